@@ -1,0 +1,3 @@
+module github.com/terse-dev/terse
+
+go 1.26

@@ -1,0 +1,421 @@
+package tree
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// DefaultMaxDepth is the nesting depth [Parse] accepts.
+const DefaultMaxDepth = 512
+
+// ParseOptions configure a parse. The zero value is ready to use.
+type ParseOptions struct {
+	// MaxDepth bounds how deeply arrays and objects may nest. Zero or
+	// negative means DefaultMaxDepth.
+	MaxDepth int
+}
+
+// SyntaxError reports malformed JSON and where it is.
+type SyntaxError struct {
+	Offset int64  // byte offset of the error, 0-based
+	Line   int    // 1-based line
+	Column int    // 1-based column, in characters
+	Msg    string // what is wrong, e.g. "expected ',' or '}' after object member"
+}
+
+func (e *SyntaxError) Error() string {
+	return strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column) + ": " + e.Msg
+}
+
+// Parse parses one JSON value. Whitespace may surround it; anything else
+// after it is an error.
+func Parse(data []byte) (Value, error) { return ParseOptions{}.Parse(data) }
+
+// ParseString is Parse on a string, without copying it.
+func ParseString(s string) (Value, error) { return ParseOptions{}.ParseString(s) }
+
+// Parse parses one JSON value with these options.
+func (o ParseOptions) Parse(data []byte) (Value, error) {
+	// One copy of the input; every string without escapes is then a
+	// substring of it, which saves an allocation per string.
+	return o.ParseString(string(data))
+}
+
+// ParseString parses one JSON value from s with these options. Strings in
+// the result may share memory with s.
+func (o ParseOptions) ParseString(s string) (Value, error) {
+	p := parser{src: s, maxDepth: o.MaxDepth}
+	if p.maxDepth <= 0 {
+		p.maxDepth = DefaultMaxDepth
+	}
+	p.skipSpace()
+	v := p.value()
+	if p.err == nil {
+		p.skipSpace()
+		if p.pos < len(p.src) {
+			p.fail(p.pos, "unexpected "+p.describe(p.pos)+" after top-level value")
+		}
+	}
+	if p.err != nil {
+		return Value{}, p.err
+	}
+	return v, nil
+}
+
+type parser struct {
+	src      string
+	pos      int
+	depth    int
+	maxDepth int
+	err      *SyntaxError
+	items    []Value  // scratch stack for array items
+	mems     []Member // scratch stack for object members
+	buf      []byte   // scratch for unescaping
+}
+
+// fail records the first error; parsing unwinds by checking p.err.
+func (p *parser) fail(off int, msg string) {
+	if p.err == nil {
+		line, col := Position(p.src, off)
+		p.err = &SyntaxError{Offset: int64(off), Line: line, Column: col, Msg: msg}
+	}
+}
+
+// Position returns the 1-based line and character column of byte offset off
+// in src.
+func Position(src string, off int) (line, col int) {
+	if off > len(src) {
+		off = len(src)
+	}
+	line, start := 1, 0
+	for i := 0; i < off; i++ {
+		if src[i] == '\n' {
+			line++
+			start = i + 1
+		}
+	}
+	return line, utf8.RuneCountInString(src[start:off]) + 1
+}
+
+func (p *parser) describe(off int) string {
+	if off >= len(p.src) {
+		return "end of input"
+	}
+	r, _ := utf8.DecodeRuneInString(p.src[off:])
+	return strconv.QuoteRune(r)
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.src) {
+		switch p.src[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() Value {
+	if p.pos >= len(p.src) {
+		p.fail(p.pos, "unexpected end of input, expected a value")
+		return Value{}
+	}
+	switch c := p.src[p.pos]; c {
+	case '{':
+		return p.object()
+	case '[':
+		return p.array()
+	case '"':
+		s := p.string()
+		return Value{kind: KindString, s: s}
+	case 't':
+		return p.literal("true", Value{kind: KindBool, b: true})
+	case 'f':
+		return p.literal("false", Value{kind: KindBool})
+	case 'n':
+		return p.literal("null", Value{})
+	default:
+		if c == '-' || isDigit(c) {
+			start := p.pos
+			end, ok := scanNumber(p.src, p.pos)
+			if !ok {
+				p.fail(end, "invalid number: unexpected "+p.describe(end))
+				return Value{}
+			}
+			p.pos = end
+			return Value{kind: KindNumber, s: p.src[start:end]}
+		}
+		p.fail(p.pos, "unexpected "+p.describe(p.pos)+", expected a value")
+		return Value{}
+	}
+}
+
+func (p *parser) literal(word string, v Value) Value {
+	if len(p.src)-p.pos >= len(word) && p.src[p.pos:p.pos+len(word)] == word {
+		p.pos += len(word)
+		return v
+	}
+	p.fail(p.pos, "invalid literal, expected "+word)
+	return Value{}
+}
+
+func (p *parser) enter() bool {
+	p.depth++
+	if p.depth > p.maxDepth {
+		p.fail(p.pos, fmt.Sprintf("nesting deeper than %d levels", p.maxDepth))
+		return false
+	}
+	return true
+}
+
+func (p *parser) array() Value {
+	if !p.enter() {
+		return Value{}
+	}
+	p.pos++ // '['
+	base := len(p.items)
+	p.skipSpace()
+	if p.pos < len(p.src) && p.src[p.pos] == ']' {
+		p.pos++
+		p.depth--
+		return Value{kind: KindArray, items: []Value{}}
+	}
+	for {
+		p.skipSpace()
+		v := p.value()
+		if p.err != nil {
+			return Value{}
+		}
+		p.items = append(p.items, v)
+		p.skipSpace()
+		if p.pos >= len(p.src) {
+			p.fail(p.pos, "unexpected end of input, expected ',' or ']' in array")
+			return Value{}
+		}
+		c := p.src[p.pos]
+		p.pos++
+		if c == ']' {
+			break
+		}
+		if c != ',' {
+			p.fail(p.pos-1, "unexpected "+p.describe(p.pos-1)+", expected ',' or ']' in array")
+			return Value{}
+		}
+	}
+	items := make([]Value, len(p.items)-base)
+	copy(items, p.items[base:])
+	clear(p.items[base:])
+	p.items = p.items[:base]
+	p.depth--
+	return Value{kind: KindArray, items: items}
+}
+
+func (p *parser) object() Value {
+	if !p.enter() {
+		return Value{}
+	}
+	p.pos++ // '{'
+	base := len(p.mems)
+	p.skipSpace()
+	if p.pos < len(p.src) && p.src[p.pos] == '}' {
+		p.pos++
+		p.depth--
+		return Value{kind: KindObject, mems: []Member{}}
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
+			p.fail(p.pos, "unexpected "+p.describe(p.pos)+", expected a string key")
+			return Value{}
+		}
+		key := p.string()
+		if p.err != nil {
+			return Value{}
+		}
+		p.skipSpace()
+		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+			p.fail(p.pos, "unexpected "+p.describe(p.pos)+", expected ':' after object key")
+			return Value{}
+		}
+		p.pos++
+		p.skipSpace()
+		v := p.value()
+		if p.err != nil {
+			return Value{}
+		}
+		p.mems = append(p.mems, Member{Key: key, Value: v})
+		p.skipSpace()
+		if p.pos >= len(p.src) {
+			p.fail(p.pos, "unexpected end of input, expected ',' or '}' in object")
+			return Value{}
+		}
+		c := p.src[p.pos]
+		p.pos++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			p.fail(p.pos-1, "unexpected "+p.describe(p.pos-1)+", expected ',' or '}' in object")
+			return Value{}
+		}
+	}
+	mems := make([]Member, len(p.mems)-base)
+	copy(mems, p.mems[base:])
+	clear(p.mems[base:])
+	p.mems = p.mems[:base]
+	p.depth--
+	return Value{kind: KindObject, mems: mems}
+}
+
+// strClass classifies bytes inside a string: 0 plain ASCII, 1 needs a look
+// ('"', '\\', control), 2 starts a multi-byte UTF-8 sequence.
+var strClass = func() (t [256]uint8) {
+	for i := 0; i < 0x20; i++ {
+		t[i] = 1
+	}
+	t['"'], t['\\'] = 1, 1
+	for i := 0x80; i < 0x100; i++ {
+		t[i] = 2
+	}
+	return t
+}()
+
+// string scans a string starting at the opening quote and returns its text.
+func (p *parser) string() string {
+	start := p.pos + 1
+	i := start
+	s := p.src
+	for i < len(s) {
+		c := s[i]
+		switch strClass[c] {
+		case 0:
+			i++
+			continue
+		case 2:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				p.fail(i, "invalid UTF-8 in string")
+				return ""
+			}
+			i += size
+			continue
+		}
+		if c == '"' {
+			p.pos = i + 1
+			return s[start:i]
+		}
+		if c == '\\' {
+			return p.stringEscaped(start, i)
+		}
+		p.fail(i, "invalid control character "+strconv.QuoteRune(rune(c))+" in string")
+		return ""
+	}
+	p.fail(len(s), "unexpected end of input in string")
+	return ""
+}
+
+// stringEscaped finishes a string that holds escapes; s[start:i] is already
+// scanned and s[i] is the first backslash.
+func (p *parser) stringEscaped(start, i int) string {
+	s := p.src
+	b := append(p.buf[:0], s[start:i]...)
+	for i < len(s) {
+		c := s[i]
+		switch strClass[c] {
+		case 0:
+			b = append(b, c)
+			i++
+			continue
+		case 2:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				p.fail(i, "invalid UTF-8 in string")
+				return ""
+			}
+			b = append(b, s[i:i+size]...)
+			i += size
+			continue
+		}
+		switch c {
+		case '"':
+			p.pos = i + 1
+			p.buf = b
+			return string(b)
+		case '\\':
+			if i+1 >= len(s) {
+				p.fail(len(s), "unexpected end of input in string escape")
+				return ""
+			}
+			e := s[i+1]
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(s, i+2)
+				if !ok {
+					p.fail(i, `invalid \u escape, expected four hex digits`)
+					return ""
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok2 := rune(0), false
+					if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						r2, ok2 = hex4(s, i+2)
+					}
+					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						p.fail(i-6, `lone UTF-16 surrogate in \u escape`)
+						return ""
+					}
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				p.fail(i, "invalid escape "+strconv.Quote(s[i:i+2])+" in string")
+				return ""
+			}
+			i += 2
+		default:
+			p.fail(i, "invalid control character "+strconv.QuoteRune(rune(c))+" in string")
+			return ""
+		}
+	}
+	p.fail(len(s), "unexpected end of input in string")
+	return ""
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

@@ -1,0 +1,303 @@
+// Package tree is the ordered JSON value model every terse stage shares.
+//
+// A [Value] is an immutable JSON value. Unlike decoding into
+// map[string]any, it keeps what a faithful re-encoding needs:
+//
+//   - object members stay in source order, duplicates included;
+//   - numbers keep their literal text exactly ("1.50" stays "1.50",
+//     "1e400" stays "1e400"), so no value is rounded on the way through;
+//   - strings are validated UTF-8.
+//
+// [Parse] reads JSON with its own scanner, bounds nesting depth so hostile
+// input cannot exhaust the stack, and reports errors as a [*SyntaxError] with
+// byte offset, line and column. [AppendJSON] writes compact JSON, [Lookup]
+// resolves RFC 6901 JSON Pointers and [Walk] visits every node.
+//
+// # Ownership
+//
+// Values share their backing slices: the slices returned by [Value.Items] and
+// [Value.Members] must not be modified. Build new values with [Array] and
+// [Object] instead. Values are safe for concurrent reads.
+package tree
+
+import (
+	"math"
+	"strconv"
+)
+
+// Kind is the JSON type of a [Value].
+type Kind uint8
+
+// The JSON kinds. The zero Value is Null.
+const (
+	KindNull Kind = iota
+	KindBool
+	KindNumber
+	KindString
+	KindArray
+	KindObject
+)
+
+var kindNames = [...]string{"null", "bool", "number", "string", "array", "object"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Value is one JSON value. The zero Value is JSON null.
+type Value struct {
+	kind  Kind
+	b     bool
+	s     string   // String: the text; Number: the literal
+	items []Value  // Array
+	mems  []Member // Object
+}
+
+// Member is one object member: a key and its value.
+type Member struct {
+	Key   string
+	Value Value
+}
+
+// Null returns JSON null (the same as the zero Value).
+func Null() Value { return Value{} }
+
+// Bool returns true or false.
+func Bool(b bool) Value { return Value{kind: KindBool, b: b} }
+
+// String returns a JSON string. s should be valid UTF-8; invalid bytes
+// are written as U+FFFD by [AppendJSON].
+func String(s string) Value { return Value{kind: KindString, s: s} }
+
+// Number returns a number with the literal text lit, which must match
+// the JSON number grammar (RFC 8259 §6); it panics otherwise, as that is a
+// programming error. Use [IsNumber] to check text first.
+func Number(lit string) Value {
+	if !IsNumber(lit) {
+		panic("tree: invalid JSON number literal " + strconv.Quote(lit))
+	}
+	return Value{kind: KindNumber, s: lit}
+}
+
+// Int returns the number i.
+func Int(i int64) Value { return Value{kind: KindNumber, s: strconv.FormatInt(i, 10)} }
+
+// Float returns the number f in the shortest form that parses back to
+// f. NaN and infinities have no JSON form and become null.
+func Float(f float64) Value {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return Value{}
+	}
+	return Value{kind: KindNumber, s: strconv.FormatFloat(f, 'g', -1, 64)}
+}
+
+// Array returns an array of items. The slice is kept, not copied.
+func Array(items ...Value) Value {
+	if items == nil {
+		items = []Value{}
+	}
+	return Value{kind: KindArray, items: items}
+}
+
+// Object returns an object with members in the given order. The slice is
+// kept, not copied.
+func Object(members ...Member) Value {
+	if members == nil {
+		members = []Member{}
+	}
+	return Value{kind: KindObject, mems: members}
+}
+
+// Kind reports the value's JSON type.
+func (v Value) Kind() Kind { return v.kind }
+
+// IsNull reports whether v is JSON null.
+func (v Value) IsNull() bool { return v.kind == KindNull }
+
+// Bool returns the value of a boolean, false for other kinds.
+func (v Value) Bool() bool { return v.b }
+
+// Str returns the text of a string, "" for other kinds.
+func (v Value) Str() string {
+	if v.kind == KindString {
+		return v.s
+	}
+	return ""
+}
+
+// Num returns the literal text of a number, "" for other kinds.
+func (v Value) Num() string {
+	if v.kind == KindNumber {
+		return v.s
+	}
+	return ""
+}
+
+// Float returns a number as float64 (rounded to nearest, ±Inf when out of
+// range, with an error).
+func (v Value) Float() (float64, error) {
+	return strconv.ParseFloat(v.Num(), 64)
+}
+
+// Int returns a number as int64, with an error when it is not an integer
+// literal that fits.
+func (v Value) Int() (int64, error) {
+	return strconv.ParseInt(v.Num(), 10, 64)
+}
+
+// Len returns the number of items of an array or members of an object, 0
+// otherwise.
+func (v Value) Len() int {
+	switch v.kind {
+	case KindArray:
+		return len(v.items)
+	case KindObject:
+		return len(v.mems)
+	}
+	return 0
+}
+
+// Items returns the items of an array (nil for other kinds). The slice must
+// not be modified.
+func (v Value) Items() []Value { return v.items }
+
+// Members returns the members of an object in order (nil for other kinds).
+// The slice must not be modified.
+func (v Value) Members() []Member { return v.mems }
+
+// Index returns item i of an array, or null when out of range.
+func (v Value) Index(i int) Value {
+	if i < 0 || i >= len(v.items) {
+		return Value{}
+	}
+	return v.items[i]
+}
+
+// Get returns the value of the first member named key.
+func (v Value) Get(key string) (Value, bool) {
+	for i := range v.mems {
+		if v.mems[i].Key == key {
+			return v.mems[i].Value, true
+		}
+	}
+	return Value{}, false
+}
+
+// Has reports whether an object has a member named key.
+func (v Value) Has(key string) bool {
+	_, ok := v.Get(key)
+	return ok
+}
+
+// IsPrimitive reports whether v is null, a boolean, a number or a string.
+func (v Value) IsPrimitive() bool { return v.kind < KindArray }
+
+// String returns v as compact JSON, for debugging and %v.
+func (v Value) String() string { return string(AppendJSON(nil, v)) }
+
+// MarshalJSON implements json.Marshaler: compact JSON, order and number text
+// kept.
+func (v Value) MarshalJSON() ([]byte, error) { return AppendJSON(nil, v), nil }
+
+// UnmarshalJSON implements json.Unmarshaler with [Parse].
+func (v *Value) UnmarshalJSON(data []byte) error {
+	x, err := Parse(data)
+	if err != nil {
+		return err
+	}
+	*v = x
+	return nil
+}
+
+// Equal reports whether a and b are the same ordered tree: same kinds, same
+// member keys in the same order, same string text and the same number
+// literal text.
+func Equal(a, b Value) bool {
+	if a.kind != b.kind {
+		return false
+	}
+	switch a.kind {
+	case KindNull:
+		return true
+	case KindBool:
+		return a.b == b.b
+	case KindNumber, KindString:
+		return a.s == b.s
+	case KindArray:
+		if len(a.items) != len(b.items) {
+			return false
+		}
+		for i := range a.items {
+			if !Equal(a.items[i], b.items[i]) {
+				return false
+			}
+		}
+		return true
+	case KindObject:
+		if len(a.mems) != len(b.mems) {
+			return false
+		}
+		for i := range a.mems {
+			if a.mems[i].Key != b.mems[i].Key || !Equal(a.mems[i].Value, b.mems[i].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// IsNumber reports whether s matches the JSON number grammar.
+func IsNumber(s string) bool {
+	n, ok := scanNumber(s, 0)
+	return ok && n == len(s)
+}
+
+// scanNumber scans a JSON number starting at s[i] and returns the index just
+// past it.
+func scanNumber(s string, i int) (int, bool) {
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i >= len(s) {
+		return i, false
+	}
+	switch c := s[i]; {
+	case c == '0':
+		i++
+	case c >= '1' && c <= '9':
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || !isDigit(s[i]) {
+			return i, false
+		}
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || !isDigit(s[i]) {
+			return i, false
+		}
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	return i, true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
