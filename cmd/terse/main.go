@@ -1,0 +1,123 @@
+// Command terse makes what an LLM agent reads smaller without making it
+// wrong.
+//
+// Usage:
+//
+//	terse encode  [--to toon|json] [--delimiter D] [--indent N] [FILE]
+//	terse decode  [--strict=true|false] [--indent N] [--pretty] [FILE]
+//	terse count   [--tokenizer o200k_base|cl100k_base|estimate] [--json] [FILE...]
+//	terse compact [--tool NAME] [--budget TOKENS] [--config FILE] [--report FILE] [FILE]
+//	terse chunk   HANDLE N
+//	terse report  [--tokenizer T] [--json] PATH...
+//	terse filter  --manifest FILE --action NAME [FILE]
+//	terse history trim [--format anthropic|openai] [--window N] [--state FILE] FILE
+//	terse proxy   [--config FILE] -- COMMAND [ARGS...]
+//	terse gateway --config FILE [--listen ADDR]
+//
+// FILE absent or "-" means standard input. Output goes to standard output,
+// diagnostics to standard error. Exit status: 0 ok, 1 failure (bad input is
+// reported on one line as NAME:LINE:COL: message), 2 usage error.
+//
+// Run "terse COMMAND --help" for a command's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// command is one subcommand: its name, a one-line summary for the overview,
+// and the function that runs it.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands in the order the overview shows them. Each
+// lives in a file of its own named after it.
+var commands = []command{
+	{"encode", "re-encode JSON as TOON or compact JSON", runEncode},
+	{"decode", "decode TOON back to JSON", runDecode},
+	{"count", "count tokens with a real tokenizer", runCount},
+	{"compact", "fit a tool result under a token budget", runCompact},
+	{"chunk", "print a chunk of an earlier compacted result", runChunk},
+	{"report", "savings table over files", runReport},
+	{"filter", "apply a declarative output filter", runFilter},
+	{"history", "trim a conversation history (history trim)", runHistory},
+	{"proxy", "stdio MCP proxy around an upstream server", runProxy},
+	{"gateway", "Streamable-HTTP MCP gateway over several upstreams", runGateway},
+}
+
+// run is the whole program; main only turns its error into an exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		usage(stderr)
+		return errUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return nil
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "terse: unknown command %q\n", args[0])
+	usage(stderr)
+	return errUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "terse makes what an LLM agent reads smaller without making it wrong.\n\nUsage: terse COMMAND [flags] [args]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'terse COMMAND --help' for a command's flags. FILE absent or '-' reads standard input.\n")
+}
+
+// errUsage marks a usage error (exit status 2) whose message was already
+// printed.
+var errUsage = errors.New("usage")
+
+// usageError is a usage error with a message still to print.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// reported marks an error whose message was already written to stderr.
+var errReported = errors.New("reported")
+
+// exitCode prints err (unless already printed) and maps it to the exit
+// status: 0 ok, 1 failure, 2 usage error.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.Is(err, errReported):
+		return 1
+	}
+	if ue, ok := errors.AsType[*usageError](err); ok {
+		fmt.Fprintf(stderr, "terse: %s\n", ue.msg)
+		return 2
+	}
+	fmt.Fprintf(stderr, "terse: %v\n", err)
+	return 1
+}

@@ -1,0 +1,10 @@
+package main
+
+import (
+	"context"
+	"io"
+)
+
+func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return errNotBuilt("proxy")
+}
