@@ -130,7 +130,7 @@ func (p *parser) value() Value {
 		return p.array()
 	case '"':
 		s := p.string()
-		return Value{kind: KindString, s: s}
+		return strValue(KindString, s)
 	case 't':
 		return p.literal("true", Value{kind: KindBool, b: true})
 	case 'f':
@@ -146,7 +146,7 @@ func (p *parser) value() Value {
 				return Value{}
 			}
 			p.pos = end
-			return Value{kind: KindNumber, s: p.src[start:end]}
+			return strValue(KindNumber, p.src[start:end])
 		}
 		p.fail(p.pos, "unexpected "+p.describe(p.pos)+", expected a value")
 		return Value{}
@@ -181,7 +181,7 @@ func (p *parser) array() Value {
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
 		p.pos++
 		p.depth--
-		return Value{kind: KindArray, items: []Value{}}
+		return arrayValue(nil)
 	}
 	for {
 		p.skipSpace()
@@ -207,10 +207,9 @@ func (p *parser) array() Value {
 	}
 	items := make([]Value, len(p.items)-base)
 	copy(items, p.items[base:])
-	clear(p.items[base:])
 	p.items = p.items[:base]
 	p.depth--
-	return Value{kind: KindArray, items: items}
+	return arrayValue(items)
 }
 
 func (p *parser) object() Value {
@@ -223,7 +222,7 @@ func (p *parser) object() Value {
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
 		p.depth--
-		return Value{kind: KindObject, mems: []Member{}}
+		return objectValue(nil)
 	}
 	for {
 		p.skipSpace()
@@ -264,10 +263,9 @@ func (p *parser) object() Value {
 	}
 	mems := make([]Member, len(p.mems)-base)
 	copy(mems, p.mems[base:])
-	clear(p.mems[base:])
 	p.mems = p.mems[:base]
 	p.depth--
-	return Value{kind: KindObject, mems: mems}
+	return objectValue(mems)
 }
 
 // strClass classifies bytes inside a string: 0 plain ASCII, 1 needs a look

@@ -60,10 +60,10 @@ func Lookup(v Value, p Pointer) (Value, error) {
 			v = x
 		case KindArray:
 			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(v.items) || (len(t) > 1 && t[0] == '0') {
-				return Value{}, errors.New("JSON pointer " + strconv.Quote(string(p)) + ": no index " + strconv.Quote(t) + " in array of " + strconv.Itoa(len(v.items)) + " at " + strconv.Quote(prefix(toks[:n])))
+			if err != nil || i < 0 || i >= v.n || (len(t) > 1 && t[0] == '0') {
+				return Value{}, errors.New("JSON pointer " + strconv.Quote(string(p)) + ": no index " + strconv.Quote(t) + " in array of " + strconv.Itoa(v.n) + " at " + strconv.Quote(prefix(toks[:n])))
 			}
-			v = v.items[i]
+			v = v.Items()[i]
 		default:
 			return Value{}, errors.New("JSON pointer " + strconv.Quote(string(p)) + ": " + v.kind.String() + " at " + strconv.Quote(prefix(toks[:n])) + " has no children")
 		}
@@ -92,12 +92,12 @@ func walk(p Pointer, v Value, fn func(Pointer, Value) bool) {
 	}
 	switch v.kind {
 	case KindArray:
-		for i := range v.items {
-			walk(p.Index(i), v.items[i], fn)
+		for i, x := range v.Items() {
+			walk(p.Index(i), x, fn)
 		}
 	case KindObject:
-		for i := range v.mems {
-			walk(p.Key(v.mems[i].Key), v.mems[i].Value, fn)
+		for _, m := range v.Members() {
+			walk(p.Key(m.Key), m.Value, fn)
 		}
 	}
 }

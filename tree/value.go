@@ -23,6 +23,7 @@ package tree
 import (
 	"math"
 	"strconv"
+	"unsafe"
 )
 
 // Kind is the JSON type of a [Value].
@@ -48,13 +49,32 @@ func (k Kind) String() string {
 }
 
 // Value is one JSON value. The zero Value is JSON null.
+//
+// A Value is three words: p and n describe the string text or number literal
+// (as unsafe.String), the array items or the object members (as
+// unsafe.Slice), by kind. Keeping it small matters: trees of real tool output
+// hold millions of values and every copy moves them.
 type Value struct {
-	kind  Kind
-	b     bool
-	s     string   // String: the text; Number: the literal
-	items []Value  // Array
-	mems  []Member // Object
+	p    unsafe.Pointer
+	n    int
+	kind Kind
+	b    bool
 }
+
+func strValue(k Kind, s string) Value {
+	return Value{kind: k, p: unsafe.Pointer(unsafe.StringData(s)), n: len(s)}
+}
+
+func arrayValue(items []Value) Value {
+	return Value{kind: KindArray, p: unsafe.Pointer(unsafe.SliceData(items)), n: len(items)}
+}
+
+func objectValue(mems []Member) Value {
+	return Value{kind: KindObject, p: unsafe.Pointer(unsafe.SliceData(mems)), n: len(mems)}
+}
+
+// text returns the string text or number literal.
+func (v Value) text() string { return unsafe.String((*byte)(v.p), v.n) }
 
 // Member is one object member: a key and its value.
 type Member struct {
@@ -70,7 +90,7 @@ func Bool(b bool) Value { return Value{kind: KindBool, b: b} }
 
 // String returns a JSON string. s should be valid UTF-8; invalid bytes
 // are written as U+FFFD by [AppendJSON].
-func String(s string) Value { return Value{kind: KindString, s: s} }
+func String(s string) Value { return strValue(KindString, s) }
 
 // Number returns a number with the literal text lit, which must match
 // the JSON number grammar (RFC 8259 §6); it panics otherwise, as that is a
@@ -79,11 +99,11 @@ func Number(lit string) Value {
 	if !IsNumber(lit) {
 		panic("tree: invalid JSON number literal " + strconv.Quote(lit))
 	}
-	return Value{kind: KindNumber, s: lit}
+	return strValue(KindNumber, lit)
 }
 
 // Int returns the number i.
-func Int(i int64) Value { return Value{kind: KindNumber, s: strconv.FormatInt(i, 10)} }
+func Int(i int64) Value { return strValue(KindNumber, strconv.FormatInt(i, 10)) }
 
 // Float returns the number f in the shortest form that parses back to
 // f. NaN and infinities have no JSON form and become null.
@@ -91,24 +111,18 @@ func Float(f float64) Value {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return Value{}
 	}
-	return Value{kind: KindNumber, s: strconv.FormatFloat(f, 'g', -1, 64)}
+	return strValue(KindNumber, strconv.FormatFloat(f, 'g', -1, 64))
 }
 
 // Array returns an array of items. The slice is kept, not copied.
 func Array(items ...Value) Value {
-	if items == nil {
-		items = []Value{}
-	}
-	return Value{kind: KindArray, items: items}
+	return arrayValue(items)
 }
 
 // Object returns an object with members in the given order. The slice is
 // kept, not copied.
 func Object(members ...Member) Value {
-	if members == nil {
-		members = []Member{}
-	}
-	return Value{kind: KindObject, mems: members}
+	return objectValue(members)
 }
 
 // Kind reports the value's JSON type.
@@ -123,7 +137,7 @@ func (v Value) Bool() bool { return v.b }
 // Str returns the text of a string, "" for other kinds.
 func (v Value) Str() string {
 	if v.kind == KindString {
-		return v.s
+		return v.text()
 	}
 	return ""
 }
@@ -131,7 +145,7 @@ func (v Value) Str() string {
 // Num returns the literal text of a number, "" for other kinds.
 func (v Value) Num() string {
 	if v.kind == KindNumber {
-		return v.s
+		return v.text()
 	}
 	return ""
 }
@@ -151,36 +165,44 @@ func (v Value) Int() (int64, error) {
 // Len returns the number of items of an array or members of an object, 0
 // otherwise.
 func (v Value) Len() int {
-	switch v.kind {
-	case KindArray:
-		return len(v.items)
-	case KindObject:
-		return len(v.mems)
+	if v.kind >= KindArray {
+		return v.n
 	}
 	return 0
 }
 
 // Items returns the items of an array (nil for other kinds). The slice must
 // not be modified.
-func (v Value) Items() []Value { return v.items }
+func (v Value) Items() []Value {
+	if v.kind != KindArray {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.p), v.n)
+}
 
 // Members returns the members of an object in order (nil for other kinds).
 // The slice must not be modified.
-func (v Value) Members() []Member { return v.mems }
+func (v Value) Members() []Member {
+	if v.kind != KindObject {
+		return nil
+	}
+	return unsafe.Slice((*Member)(v.p), v.n)
+}
 
 // Index returns item i of an array, or null when out of range.
 func (v Value) Index(i int) Value {
-	if i < 0 || i >= len(v.items) {
+	if v.kind != KindArray || i < 0 || i >= v.n {
 		return Value{}
 	}
-	return v.items[i]
+	return v.Items()[i]
 }
 
 // Get returns the value of the first member named key.
 func (v Value) Get(key string) (Value, bool) {
-	for i := range v.mems {
-		if v.mems[i].Key == key {
-			return v.mems[i].Value, true
+	mems := v.Members()
+	for i := range mems {
+		if mems[i].Key == key {
+			return mems[i].Value, true
 		}
 	}
 	return Value{}, false
@@ -225,23 +247,25 @@ func Equal(a, b Value) bool {
 	case KindBool:
 		return a.b == b.b
 	case KindNumber, KindString:
-		return a.s == b.s
+		return a.text() == b.text()
 	case KindArray:
-		if len(a.items) != len(b.items) {
+		ai, bi := a.Items(), b.Items()
+		if len(ai) != len(bi) {
 			return false
 		}
-		for i := range a.items {
-			if !Equal(a.items[i], b.items[i]) {
+		for i := range ai {
+			if !Equal(ai[i], bi[i]) {
 				return false
 			}
 		}
 		return true
 	case KindObject:
-		if len(a.mems) != len(b.mems) {
+		am, bm := a.Members(), b.Members()
+		if len(am) != len(bm) {
 			return false
 		}
-		for i := range a.mems {
-			if a.mems[i].Key != b.mems[i].Key || !Equal(a.mems[i].Value, b.mems[i].Value) {
+		for i := range am {
+			if am[i].Key != bm[i].Key || !Equal(am[i].Value, bm[i].Value) {
 				return false
 			}
 		}

@@ -19,27 +19,27 @@ func AppendJSON(dst []byte, v Value) []byte {
 		}
 		return append(dst, "false"...)
 	case KindNumber:
-		return append(dst, v.s...)
+		return append(dst, v.text()...)
 	case KindString:
-		return AppendString(dst, v.s)
+		return AppendString(dst, v.text())
 	case KindArray:
 		dst = append(dst, '[')
-		for i := range v.items {
+		for i, x := range v.Items() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendJSON(dst, v.items[i])
+			dst = AppendJSON(dst, x)
 		}
 		return append(dst, ']')
 	case KindObject:
 		dst = append(dst, '{')
-		for i := range v.mems {
+		for i, m := range v.Members() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendString(dst, v.mems[i].Key)
+			dst = AppendString(dst, m.Key)
 			dst = append(dst, ':')
-			dst = AppendJSON(dst, v.mems[i].Value)
+			dst = AppendJSON(dst, m.Value)
 		}
 		return append(dst, '}')
 	}
@@ -63,32 +63,32 @@ func appendIndent(dst []byte, v Value, indent string, depth int) []byte {
 	}
 	switch v.kind {
 	case KindArray:
-		if len(v.items) == 0 {
+		if v.n == 0 {
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
-		for i := range v.items {
+		for i, x := range v.Items() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = newline(dst, depth+1)
-			dst = appendIndent(dst, v.items[i], indent, depth+1)
+			dst = appendIndent(dst, x, indent, depth+1)
 		}
 		dst = newline(dst, depth)
 		return append(dst, ']')
 	case KindObject:
-		if len(v.mems) == 0 {
+		if v.n == 0 {
 			return append(dst, "{}"...)
 		}
 		dst = append(dst, '{')
-		for i := range v.mems {
+		for i, m := range v.Members() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = newline(dst, depth+1)
-			dst = AppendString(dst, v.mems[i].Key)
+			dst = AppendString(dst, m.Key)
 			dst = append(dst, ": "...)
-			dst = appendIndent(dst, v.mems[i].Value, indent, depth+1)
+			dst = appendIndent(dst, m.Value, indent, depth+1)
 		}
 		dst = newline(dst, depth)
 		return append(dst, '}')
