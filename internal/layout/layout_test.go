@@ -1,0 +1,130 @@
+// Package layout holds repository-wide tests: every package has exactly one
+// package doc, and packages import only the packages below them in the
+// layering of DESIGN.md.
+package layout
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/terse-dev/terse"
+
+// allowed lists, for each package, the packages of this module its non-test
+// files may import. A package missing from the map fails the test, so a new
+// package must take its place in the layering on purpose.
+var allowed = map[string][]string{
+	"tree":            {},
+	"tokens":          {},
+	"toon":            {"tree"},
+	"filter":          {"tree", "tokens"},
+	"render":          {"tree", "tokens", "toon"},
+	"dedup":           {"tree"},
+	"store":           {},
+	"fit":             {"tree", "tokens", "toon", "render", "store"},
+	"history":         {"tree", "tokens"},
+	"":                {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},
+	"config":          {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history"},
+	"telemetry":       {"", "tokens"},
+	"mcpproxy":        {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry"},
+	"cmd/terse":       {"*"},
+	"internal/corpus": {},
+	"internal/layout": {},
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(filepath.Dir(wd))
+}
+
+type pkgInfo struct {
+	docs    int
+	imports map[string]bool
+	files   int
+}
+
+func scan(t *testing.T) map[string]*pkgInfo {
+	root := moduleRoot(t)
+	pkgs := map[string]*pkgInfo{}
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "scripts" || name == "examples" || name == "docs") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			rel = ""
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return nil
+		}
+		p := pkgs[rel]
+		if p == nil {
+			p = &pkgInfo{imports: map[string]bool{}}
+			pkgs[rel] = p
+		}
+		p.files++
+		if f.Doc != nil {
+			p.docs++
+		}
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			if ip == module {
+				p.imports[""] = true
+			} else if strings.HasPrefix(ip, module+"/") {
+				p.imports[strings.TrimPrefix(ip, module+"/")] = true
+			}
+		}
+		return nil
+	})
+	return pkgs
+}
+
+func TestPackageDocs(t *testing.T) {
+	for name, p := range scan(t) {
+		if p.docs != 1 {
+			t.Errorf("package %q has %d files with a package doc comment, want exactly 1", "./"+name, p.docs)
+		}
+	}
+}
+
+func TestLayering(t *testing.T) {
+	for name, p := range scan(t) {
+		allow, ok := allowed[name]
+		if !ok {
+			t.Errorf("package %q is not in the layering map of internal/layout: add it with the packages it may import", "./"+name)
+			continue
+		}
+		if slices.Contains(allow, "*") {
+			continue
+		}
+		for imp := range p.imports {
+			if !slices.Contains(allow, imp) {
+				t.Errorf("package %q imports %q, which the layering does not allow", "./"+name, "./"+imp)
+			}
+		}
+	}
+}
