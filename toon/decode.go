@@ -1,0 +1,1206 @@
+package toon
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// DecodeOptions configure decoding. The zero value (and a nil pointer) is
+// the spec default: strict mode, two-space indentation.
+type DecodeOptions struct {
+	// IndentSize is the number of spaces per indentation level; zero means
+	// [DefaultIndent].
+	IndentSize int
+
+	// Lenient selects the spec's non-strict mode (strict=false): counts
+	// and row widths are not checked (missing cells decode as null, extra
+	// cells are dropped), indentation depth is floor(spaces/IndentSize)
+	// and a tab in indentation counts as IndentSize spaces, blank lines
+	// inside arrays are skipped, duplicate keys resolve last-write-wins
+	// (the value replaces the earlier one in its original position),
+	// malformed headers fall back to key-value lines with the literal key,
+	// lines belonging to no scope are skipped, content after a complete
+	// root array is ignored, and ill-formed UTF-8 becomes U+FFFD.
+	Lenient bool
+}
+
+// Unmarshal decodes one TOON document into a tree. A nil opts means
+// defaults (strict). Errors are [*SyntaxError].
+//
+// Numbers keep their token text: every TOON number token (§4) is also a
+// JSON number literal, so "1.5000" decodes to tree.Number("1.5000") and
+// "-1E+03" to tree.Number("-1E+03"); nothing is converted to float64.
+// Strings share memory with one copy of data.
+func Unmarshal(data []byte, opts *DecodeOptions) (tree.Value, error) {
+	return UnmarshalString(string(data), opts)
+}
+
+// UnmarshalString is [Unmarshal] on a string, without copying it.
+func UnmarshalString(src string, opts *DecodeOptions) (tree.Value, error) {
+	d := decoder{strict: true, indent: DefaultIndent}
+	if opts != nil {
+		d.strict = !opts.Lenient
+		if opts.IndentSize > 0 {
+			d.indent = opts.IndentSize
+		}
+	}
+	v, err := d.decode(src)
+	if err != nil {
+		return tree.Value{}, err
+	}
+	return v, nil
+}
+
+// A Decoder reads a TOON document from an input stream. TOON's structure
+// is carried by indentation and declared lengths, so the decoder reads the
+// stream to its end before decoding; one stream holds one document.
+type Decoder struct {
+	r    io.Reader
+	opts DecodeOptions
+	done bool
+}
+
+// NewDecoder returns a decoder reading from r. A nil opts means defaults.
+func NewDecoder(r io.Reader, opts *DecodeOptions) *Decoder {
+	d := &Decoder{r: r}
+	if opts != nil {
+		d.opts = *opts
+	}
+	return d
+}
+
+// Decode reads the whole stream and decodes it. A second call returns
+// io.EOF.
+func (dec *Decoder) Decode() (tree.Value, error) {
+	if dec.done {
+		return tree.Value{}, io.EOF
+	}
+	dec.done = true
+	data, err := io.ReadAll(dec.r)
+	if err != nil {
+		return tree.Value{}, err
+	}
+	return Unmarshal(data, &dec.opts)
+}
+
+// line is one non-comment line of the input.
+type line struct {
+	begin int32 // offset of the line's first byte
+	start int32 // offset of the content, after indentation
+	end   int32 // offset just past the content (a final CR excluded)
+	num   int32 // 1-based line number
+	depth int32
+	blank bool
+}
+
+type decoder struct {
+	src      string
+	lines    []line
+	i        int // next line
+	strict   bool
+	indent   int
+	nonBlank int
+
+	spans []int32 // item depths of the array spans open around the cursor
+
+	vals  []tree.Value  // scratch stack of array items
+	mems  []tree.Member // scratch stack of object members
+	toks  []span        // scratch: delimited tokens of one line
+	buf   []byte        // scratch: unescaping
+	vpool []tree.Value  // chunk that final item slices are carved from
+	mpool []tree.Member // chunk that final member slices are carved from
+}
+
+type span struct{ start, end int }
+
+func (d *decoder) decode(src string) (tree.Value, *SyntaxError) {
+	if len(src) > 1<<31-1 {
+		return tree.Value{}, &SyntaxError{Line: 1, Column: 1, Msg: "input larger than 2 GiB"}
+	}
+	if !utf8.ValidString(src) {
+		if d.strict {
+			off := 0
+			for off < len(src) {
+				r, n := utf8.DecodeRuneInString(src[off:])
+				if r == utf8.RuneError && n == 1 {
+					break
+				}
+				off += n
+			}
+			line, col := tree.Position(src, off)
+			return tree.Value{}, &SyntaxError{Line: line, Column: col, Msg: "invalid UTF-8"}
+		}
+		src = strings.ToValidUTF8(src, "\uFFFD")
+	}
+	d.src = src
+	if err := d.split(); err != nil {
+		return tree.Value{}, err
+	}
+	return d.root()
+}
+
+// split is the lexical pre-pass: it finds lines, drops comment lines
+// (§5.1), strips a final CR and computes depths (§12).
+func (d *decoder) split() *SyntaxError {
+	src := d.src
+	if d.lines == nil {
+		d.lines = make([]line, 0, strings.Count(src, "\n")+1)
+	}
+	num := int32(0)
+	for pos := 0; pos < len(src); {
+		num++
+		end := strings.IndexByte(src[pos:], '\n')
+		next := len(src)
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += pos
+			next = end + 1
+		}
+		if end > pos && src[end-1] == '\r' {
+			end--
+		}
+		i := pos
+		for i < end && src[i] == ' ' {
+			i++
+		}
+		if i < end && src[i] == '#' {
+			pos = next
+			continue // comment line
+		}
+		spaces := i - pos
+		if i < end && src[i] == '\t' {
+			if d.strict {
+				return &SyntaxError{Line: int(num), Column: i - pos + 1, Msg: "tab in indentation; indent with spaces"}
+			}
+			for i < end && (src[i] == ' ' || src[i] == '\t') {
+				if src[i] == '\t' {
+					spaces += d.indent
+				} else {
+					spaces++
+				}
+				i++
+			}
+		}
+		ln := line{begin: int32(pos), start: int32(i), end: int32(end), num: num, blank: i == end}
+		if !ln.blank {
+			if d.strict && spaces%d.indent != 0 {
+				return &SyntaxError{Line: int(num), Column: spaces + 1,
+					Msg: "indentation of " + strconv.Itoa(spaces) + " spaces is not a multiple of " + strconv.Itoa(d.indent)}
+			}
+			ln.depth = int32(spaces / d.indent)
+			d.nonBlank++
+		}
+		d.lines = append(d.lines, ln)
+		pos = next
+	}
+	return nil
+}
+
+// fail returns an error at byte offset off of line ln.
+func (d *decoder) fail(ln *line, off int, msg string) *SyntaxError {
+	begin, end := int(ln.begin), int(ln.end)
+	off = max(begin, min(off, end))
+	return &SyntaxError{Line: int(ln.num), Column: utf8.RuneCountInString(d.src[begin:off]) + 1, Msg: msg}
+}
+
+// failLine returns an error at the start of a line's content.
+func (d *decoder) failLine(ln *line, msg string) *SyntaxError {
+	return d.fail(ln, int(ln.start), msg)
+}
+
+func (d *decoder) content(ln *line) string { return d.src[ln.start:ln.end] }
+
+// peek skips blank lines and returns the next line, or nil at the end. In
+// strict mode a blank line inside an array span is an error (§12).
+func (d *decoder) peek() (*line, *SyntaxError) {
+	j := d.i
+	for j < len(d.lines) && d.lines[j].blank {
+		j++
+	}
+	if j > d.i && d.strict && len(d.spans) > 0 && j < len(d.lines) && d.lines[j].depth >= d.spans[0] {
+		return nil, d.failLine(&d.lines[d.i], "blank line inside an array")
+	}
+	d.i = j
+	if j == len(d.lines) {
+		return nil, nil
+	}
+	return &d.lines[j], nil
+}
+
+// root decodes the document per the root-form rules of §5.
+func (d *decoder) root() (tree.Value, *SyntaxError) {
+	ln, err := d.peek()
+	if err != nil {
+		return tree.Value{}, err
+	}
+	if ln == nil {
+		return tree.Object(), nil
+	}
+	s := d.content(ln)
+	if ln.depth == 0 && s[0] == '[' {
+		if trimSpaces(s) == "[]" {
+			d.i++
+			return tree.Array(), d.rootEnd()
+		}
+		h, herr := d.header(ln, s, int(ln.start), 0)
+		if herr == nil {
+			d.i++
+			var v tree.Value
+			if h.keyed {
+				v, err = d.keyedRows(ln, &h, 1)
+			} else {
+				v, err = d.arrayBody(ln, &h, 0)
+			}
+			if err != nil {
+				return tree.Value{}, err
+			}
+			return v, d.rootEnd()
+		}
+		if c, _ := firstUnquoted(s, ':', ':'); d.strict && (c >= 0 || d.nonBlank > 1) {
+			return tree.Value{}, herr
+		}
+	}
+	if d.nonBlank == 1 {
+		if c, _ := firstUnquoted(s, ':', ':'); c < 0 {
+			d.i++
+			return d.primitive(ln, trimSpaces(s), int(ln.start)+leadingSpaces(s))
+		}
+	}
+	var ob objBuilder
+	ob.start = len(d.mems)
+	if err := d.objectBody(&ob, 0); err != nil {
+		return tree.Value{}, err
+	}
+	return d.finishObject(&ob), nil
+}
+
+// rootEnd checks that nothing follows a complete root array or keyed root.
+func (d *decoder) rootEnd() *SyntaxError {
+	ln, err := d.peek()
+	if err != nil || ln == nil || !d.strict {
+		return err
+	}
+	return d.failLine(ln, "unexpected content after the complete root value")
+}
+
+// objBuilder collects one object's members on the scratch stack.
+type objBuilder struct {
+	start int
+	seen  map[string]int // key → index, once the object is large
+}
+
+// add appends a member, enforcing §14.3 for duplicate keys.
+func (d *decoder) add(ob *objBuilder, key string, v tree.Value, ln *line) *SyntaxError {
+	n := len(d.mems) - ob.start
+	idx := -1
+	if ob.seen != nil {
+		if j, ok := ob.seen[key]; ok {
+			idx = j
+		}
+	} else {
+		for j, m := range d.mems[ob.start:] {
+			if m.Key == key {
+				idx = j
+				break
+			}
+		}
+	}
+	if idx >= 0 {
+		if d.strict {
+			return d.failLine(ln, "duplicate key "+strconv.Quote(key))
+		}
+		d.mems[ob.start+idx].Value = v
+		return nil
+	}
+	d.mems = append(d.mems, tree.Member{Key: key, Value: v})
+	if ob.seen != nil {
+		ob.seen[key] = n
+	} else if n+1 > 32 {
+		ob.seen = make(map[string]int, 64)
+		for j, m := range d.mems[ob.start:] {
+			ob.seen[m.Key] = j
+		}
+	}
+	return nil
+}
+
+func (d *decoder) finishObject(ob *objBuilder) tree.Value {
+	n := len(d.mems) - ob.start
+	if n == 0 {
+		return tree.Object()
+	}
+	if len(d.mpool) < n {
+		d.mpool = make([]tree.Member, max(n, 256))
+	}
+	out := d.mpool[:n:n]
+	d.mpool = d.mpool[n:]
+	copy(out, d.mems[ob.start:])
+	clear(d.mems[ob.start:])
+	d.mems = d.mems[:ob.start]
+	return tree.Object(out...)
+}
+
+func (d *decoder) finishArray(start int) tree.Value {
+	n := len(d.vals) - start
+	if n == 0 {
+		return tree.Array()
+	}
+	if len(d.vpool) < n {
+		d.vpool = make([]tree.Value, max(n, 256))
+	}
+	out := d.vpool[:n:n]
+	d.vpool = d.vpool[n:]
+	copy(out, d.vals[start:])
+	clear(d.vals[start:])
+	d.vals = d.vals[:start]
+	return tree.Array(out...)
+}
+
+// objectBody reads the fields of an object at depth.
+func (d *decoder) objectBody(ob *objBuilder, depth int32) *SyntaxError {
+	for {
+		ln, err := d.peek()
+		if err != nil {
+			return err
+		}
+		if ln == nil || ln.depth < depth {
+			return nil
+		}
+		if ln.depth > depth {
+			if d.strict {
+				return d.failLine(ln, "unexpected indentation: expected a line at depth "+strconv.Itoa(int(depth))+" or less")
+			}
+			d.i++
+			continue
+		}
+		d.i++
+		key, v, err := d.field(ln, d.content(ln), int(ln.start), depth)
+		if err != nil {
+			return err
+		}
+		if err := d.add(ob, key, v, ln); err != nil {
+			return err
+		}
+	}
+}
+
+// field decodes one key-value or header line s (at offset off) of an object
+// whose fields are at depth; nested content is at depth+1.
+func (d *decoder) field(ln *line, s string, off int, depth int32) (string, tree.Value, *SyntaxError) {
+	var key string
+	var rest string // after the key
+	restOff := 0
+	if s[0] == '"' {
+		k, n, err := d.quoted(ln, s, off)
+		if err != nil {
+			return "", tree.Value{}, err
+		}
+		key, rest, restOff = k, s[n:], off+n
+		if len(rest) > 0 && rest[0] == '[' {
+			h, herr := d.header(ln, rest, restOff, 1)
+			if herr == nil {
+				v, err := d.headerValue(ln, &h, depth)
+				if err != nil {
+					return "", tree.Value{}, err.in(key)
+				}
+				return key, v, nil
+			}
+			if d.strict {
+				return "", tree.Value{}, herr
+			}
+			return d.literalField(ln, s, off, depth)
+		}
+		sp := leadingSpaces(rest)
+		if sp == len(rest) || rest[sp] != ':' {
+			return "", tree.Value{}, d.fail(ln, restOff+sp, "missing ':' after key "+strconv.Quote(key))
+		}
+		rest, restOff = rest[sp+1:], restOff+sp+1
+	} else {
+		colon, br := firstUnquoted(s, ':', '[')
+		if br >= 0 && (colon < 0 || br < colon) && (br == 0 || isIdentKey(s[:br])) {
+			h, herr := d.header(ln, s[br:], off+br, 1)
+			if herr == nil {
+				if br == 0 {
+					if d.strict {
+						return "", tree.Value{}, d.fail(ln, off, "array header without a key in an object field position")
+					}
+					return d.literalField(ln, s, off, depth)
+				}
+				key = s[:br]
+				v, err := d.headerValue(ln, &h, depth)
+				if err != nil {
+					return "", tree.Value{}, err.in(key)
+				}
+				return key, v, nil
+			}
+			if d.strict {
+				return "", tree.Value{}, herr
+			}
+			return d.literalField(ln, s, off, depth)
+		}
+		if colon < 0 {
+			return "", tree.Value{}, d.fail(ln, off+len(s), "missing ':' after key (expected 'key: value')")
+		}
+		key = trimSpaces(s[:colon])
+		rest, restOff = s[colon+1:], off+colon+1
+	}
+	v, err := d.fieldValue(ln, rest, restOff, depth)
+	if err != nil {
+		return "", tree.Value{}, err.in(key)
+	}
+	return key, v, nil
+}
+
+// literalField is the non-strict fall-back for a malformed header: a
+// key-value line whose key is the literal text before the first colon.
+func (d *decoder) literalField(ln *line, s string, off int, depth int32) (string, tree.Value, *SyntaxError) {
+	colon, _ := firstUnquoted(s, ':', ':')
+	if colon < 0 {
+		return "", tree.Value{}, d.fail(ln, off+len(s), "missing ':' after key (expected 'key: value')")
+	}
+	key := trimSpaces(s[:colon])
+	v, err := d.fieldValue(ln, s[colon+1:], off+colon+1, depth)
+	if err != nil {
+		return "", tree.Value{}, err.in(key)
+	}
+	return key, v, nil
+}
+
+// fieldValue decodes what follows "key:": a primitive, "[]", or nothing
+// (a nested object at depth+1).
+func (d *decoder) fieldValue(ln *line, rest string, off int, depth int32) (tree.Value, *SyntaxError) {
+	sp := leadingSpaces(rest)
+	v := trimSpaces(rest)
+	switch v {
+	case "":
+		next, err := d.peek()
+		if err != nil {
+			return tree.Value{}, err
+		}
+		if next == nil || next.depth <= depth {
+			return tree.Object(), nil
+		}
+		ob := objBuilder{start: len(d.mems)}
+		if err := d.objectBody(&ob, depth+1); err != nil {
+			return tree.Value{}, err
+		}
+		return d.finishObject(&ob), nil
+	case "[]":
+		return tree.Array(), nil
+	}
+	return d.primitive(ln, v, off+sp)
+}
+
+// header is a parsed array or keyed header (§6).
+type header struct {
+	n         int
+	keyed     bool
+	delim     byte
+	fields    []fieldNode // nil without a fields segment
+	leaves    int
+	dups      bool   // a brace group repeats a name (non-strict only)
+	rest      string // after the colon
+	restOff   int
+	hasFields bool
+}
+
+type fieldNode struct {
+	name string
+	kids []fieldNode
+}
+
+// header parses s, which starts with '[' at offset off. keyed headers and
+// field lists are allowed everywhere; the caller checks positions.
+func (d *decoder) header(ln *line, s string, off int, _ int) (header, *SyntaxError) {
+	h := header{delim: Comma}
+	p := 1
+	digits := p
+	for p < len(s) && s[p] >= '0' && s[p] <= '9' {
+		p++
+	}
+	switch {
+	case p == digits:
+		return h, d.fail(ln, off+p, "expected an array length in '[N]'")
+	case s[digits] == '0' && p-digits > 1:
+		return h, d.fail(ln, off+digits, "array length has a leading zero")
+	case p-digits > 9:
+		return h, d.fail(ln, off+digits, "array length too large")
+	}
+	h.n, _ = strconv.Atoi(s[digits:p])
+	if p < len(s) && s[p] == ':' {
+		h.keyed = true
+		p++
+	}
+	if p < len(s) && (s[p] == '\t' || s[p] == '|') {
+		h.delim = s[p]
+		p++
+	}
+	if p >= len(s) || s[p] != ']' {
+		return h, d.fail(ln, off+p, "expected ']' after array length (delimiter may be tab or '|'; keyed marker ':' comes first)")
+	}
+	p++
+	if p < len(s) && s[p] == '{' {
+		h.hasFields = true
+		var err *SyntaxError
+		h.fields, p, err = d.fieldList(ln, s, off, p, h.delim, &h)
+		if err != nil {
+			return h, err
+		}
+		h.leaves = countLeaves(h.fields)
+	}
+	if p >= len(s) || s[p] != ':' {
+		if p < len(s) {
+			return h, d.fail(ln, off+p, "unexpected "+describe(s[p:])+" after array header, expected ':'")
+		}
+		return h, d.fail(ln, off+p, "missing ':' after array header")
+	}
+	p++
+	if h.keyed && !h.hasFields {
+		return h, d.fail(ln, off+p-1, "keyed header needs a fields segment '{...}'")
+	}
+	h.rest, h.restOff = s[p:], off+p
+	if h.hasFields && trimSpaces(h.rest) != "" {
+		return h, d.fail(ln, off+p+leadingSpaces(h.rest), "unexpected content after a header with fields; rows go on the following lines")
+	}
+	return h, nil
+}
+
+// fieldList parses a fields segment starting at s[p] == '{'.
+func (d *decoder) fieldList(ln *line, s string, off, p int, delim byte, h *header) ([]fieldNode, int, *SyntaxError) {
+	open := p
+	p++
+	var out []fieldNode
+	for {
+		p += leadingSpaces(s[p:])
+		if p >= len(s) {
+			return nil, p, d.fail(ln, off+open, "unmatched '{' in fields segment")
+		}
+		if s[p] == '}' {
+			return nil, p, d.fail(ln, off+p, "empty fields segment; expected at least one field name")
+		}
+		var name string
+		if s[p] == '"' {
+			k, n, err := d.quoted(ln, s[p:], off+p)
+			if err != nil {
+				return nil, p, err
+			}
+			name = k
+			p += n
+		} else {
+			q := p
+			for p < len(s) && s[p] != delim && s[p] != '{' && s[p] != '}' {
+				p++
+			}
+			name = trimSpaces(s[q:p])
+			if name == "" {
+				return nil, p, d.fail(ln, off+p, "expected a field name")
+			}
+			if d.strict {
+				for i := q; i < p; i++ {
+					switch c := s[i]; c {
+					case ',', '|', '\t':
+						return nil, p, d.fail(ln, off+i, "delimiter "+strconv.QuoteRune(rune(c))+" in fields segment does not match the header's delimiter "+strconv.QuoteRune(rune(delim)))
+					case ':', '[', ']', '"':
+						return nil, p, d.fail(ln, off+i, "unexpected "+strconv.QuoteRune(rune(c))+" in field name")
+					}
+				}
+			}
+		}
+		p += leadingSpaces(s[p:])
+		node := fieldNode{name: name}
+		if p < len(s) && s[p] == '{' {
+			kids, np, err := d.fieldList(ln, s, off, p, delim, h)
+			if err != nil {
+				return nil, np, err
+			}
+			node.kids, p = kids, np
+			p += leadingSpaces(s[p:])
+		}
+		for _, f := range out {
+			if f.name == name {
+				if d.strict {
+					return nil, p, d.fail(ln, off+p, "duplicate field name "+strconv.Quote(name))
+				}
+				h.dups = true
+			}
+		}
+		out = append(out, node)
+		if p >= len(s) {
+			return nil, p, d.fail(ln, off+open, "unmatched '{' in fields segment")
+		}
+		switch s[p] {
+		case delim:
+			p++
+		case '}':
+			return out, p + 1, nil
+		default:
+			return nil, p, d.fail(ln, off+p, "expected "+strconv.QuoteRune(rune(delim))+" or '}' in fields segment")
+		}
+	}
+}
+
+func countLeaves(fs []fieldNode) int {
+	n := 0
+	for _, f := range fs {
+		if f.kids == nil {
+			n++
+		} else {
+			n += countLeaves(f.kids)
+		}
+	}
+	return n
+}
+
+// headerValue decodes the value a keyed header line opens; the line is at
+// field depth, its rows or items at depth+1.
+func (d *decoder) headerValue(ln *line, h *header, depth int32) (tree.Value, *SyntaxError) {
+	if h.keyed {
+		return d.keyedRows(ln, h, depth+1)
+	}
+	return d.arrayBody(ln, h, depth)
+}
+
+// arrayBody decodes a non-keyed array whose header line is at depth.
+func (d *decoder) arrayBody(ln *line, h *header, depth int32) (tree.Value, *SyntaxError) {
+	if h.hasFields {
+		return d.tabularRows(ln, h, depth+1)
+	}
+	if v := trimSpaces(h.rest); v != "" {
+		return d.inline(ln, h, v, h.restOff+leadingSpaces(h.rest))
+	}
+	return d.listItems(ln, h, depth+1)
+}
+
+// inline decodes an inline primitive array (§9.1).
+func (d *decoder) inline(ln *line, h *header, s string, off int) (tree.Value, *SyntaxError) {
+	toks := d.splitTokens(s, h.delim)
+	if d.strict && len(toks) != h.n {
+		return tree.Value{}, d.fail(ln, off, "array declares "+plural(h.n, "value")+", found "+strconv.Itoa(len(toks)))
+	}
+	start := len(d.vals)
+	for i, t := range toks {
+		v, err := d.primitive(ln, trimSpaces(s[t.start:t.end]), off+t.start+leadingSpaces(s[t.start:t.end]))
+		if err != nil {
+			d.vals = d.vals[:start]
+			return tree.Value{}, err.at(i)
+		}
+		d.vals = append(d.vals, v)
+	}
+	return d.finishArray(start), nil
+}
+
+// split splits s on unquoted occurrences of delim (§11.2, Appendix B.3).
+// The result is valid until the next call.
+func (d *decoder) splitTokens(s string, delim byte) []span {
+	toks := d.toks[:0]
+	start := 0
+	inQ := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case inQ:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inQ = false
+			}
+		case c == '"':
+			inQ = true
+		case c == delim:
+			toks = append(toks, span{start, i})
+			start = i + 1
+		}
+	}
+	toks = append(toks, span{start, len(s)})
+	d.toks = toks
+	return toks
+}
+
+// firstUnquoted returns the positions of the first unquoted a and b in s,
+// or -1.
+func firstUnquoted(s string, a, b byte) (int, int) {
+	pa, pb := -1, -1
+	inQ := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inQ {
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inQ = false
+			}
+			continue
+		}
+		if c == '"' {
+			inQ = true
+			continue
+		}
+		if c == a && pa < 0 {
+			pa = i
+			if pb >= 0 || a == b {
+				break
+			}
+		}
+		if c == b && pb < 0 {
+			pb = i
+			if pa >= 0 {
+				break
+			}
+		}
+	}
+	return pa, pb
+}
+
+// listItems decodes the items of an expanded list at depth (§9.4, §10).
+func (d *decoder) listItems(hl *line, h *header, depth int32) (tree.Value, *SyntaxError) {
+	start := len(d.vals)
+	open := false
+	count := 0
+	var err *SyntaxError
+	for {
+		var ln *line
+		ln, err = d.peek()
+		if err != nil || ln == nil || ln.depth < depth {
+			break
+		}
+		if ln.depth > depth {
+			if d.strict {
+				err = d.failLine(ln, "unexpected indentation: expected a list item '- ' at depth "+strconv.Itoa(int(depth)))
+				break
+			}
+			d.i++
+			continue
+		}
+		s := d.content(ln)
+		if s != "-" && !strings.HasPrefix(s, "- ") {
+			break
+		}
+		d.i++
+		if !open {
+			d.spans = append(d.spans, depth)
+			open = true
+		}
+		var v tree.Value
+		v, err = d.listItem(ln, s, depth)
+		if err != nil {
+			err = err.at(count)
+			break
+		}
+		d.vals = append(d.vals, v)
+		count++
+	}
+	if open {
+		d.spans = d.spans[:len(d.spans)-1]
+	}
+	if err == nil && d.strict && count != h.n {
+		err = d.failLine(hl, "array declares "+plural(h.n, "list item")+", found "+strconv.Itoa(count))
+	}
+	if err != nil {
+		clear(d.vals[start:])
+		d.vals = d.vals[:start]
+		return tree.Value{}, err
+	}
+	return d.finishArray(start), nil
+}
+
+// listItem decodes one list item whose hyphen line is at depth.
+func (d *decoder) listItem(ln *line, s string, depth int32) (tree.Value, *SyntaxError) {
+	off := int(ln.start) + 1
+	r := s[1:]
+	sp := leadingSpaces(r)
+	r, off = r[sp:], off+sp
+	rt := trimSpaces(r)
+	switch rt {
+	case "":
+		return tree.Object(), nil
+	case "[]":
+		return tree.Array(), nil
+	}
+	colon, br := firstUnquoted(r, ':', '[')
+	if br == 0 {
+		h, herr := d.header(ln, r, off, 0)
+		if herr == nil && !h.keyed && !h.hasFields {
+			return d.arrayBody(ln, &h, depth)
+		}
+		if herr == nil && d.strict {
+			return tree.Value{}, d.fail(ln, off, "an array header with fields or a keyed header needs a key in a list item")
+		}
+		if herr != nil && colon < 0 {
+			return d.primitive(ln, rt, off)
+		}
+		if herr != nil && d.strict {
+			return tree.Value{}, herr
+		}
+	}
+	if colon < 0 {
+		return d.primitive(ln, rt, off)
+	}
+	// An object whose first field is on the hyphen line, at depth+1.
+	ob := objBuilder{start: len(d.mems)}
+	key, v, err := d.field(ln, r, off, depth+1)
+	if err != nil {
+		return tree.Value{}, err
+	}
+	if err := d.add(&ob, key, v, ln); err != nil {
+		return tree.Value{}, err
+	}
+	if err := d.objectBody(&ob, depth+1); err != nil {
+		return tree.Value{}, err
+	}
+	return d.finishObject(&ob), nil
+}
+
+// tabularRows decodes the rows of a tabular array at depth (§9.3).
+func (d *decoder) tabularRows(hl *line, h *header, depth int32) (tree.Value, *SyntaxError) {
+	start := len(d.vals)
+	open := false
+	count := 0
+	var err *SyntaxError
+	for {
+		var ln *line
+		ln, err = d.peek()
+		if err != nil || ln == nil || ln.depth < depth {
+			break
+		}
+		if ln.depth > depth {
+			if d.strict {
+				err = d.failLine(ln, "unexpected indentation: expected a row at depth "+strconv.Itoa(int(depth)))
+				break
+			}
+			d.i++
+			continue
+		}
+		s := d.content(ln)
+		delimAt, colonAt := firstUnquoted(s, h.delim, ':')
+		if colonAt >= 0 && (delimAt < 0 || colonAt < delimAt) {
+			break // a key-value line ends the rows
+		}
+		d.i++
+		if !open {
+			d.spans = append(d.spans, depth)
+			open = true
+		}
+		var v tree.Value
+		v, err = d.row(ln, h, s, int(ln.start))
+		if err != nil {
+			err = err.at(count)
+			break
+		}
+		d.vals = append(d.vals, v)
+		count++
+	}
+	if open {
+		d.spans = d.spans[:len(d.spans)-1]
+	}
+	if err == nil && d.strict && count != h.n {
+		err = d.failLine(hl, "array declares "+plural(h.n, "row")+", found "+strconv.Itoa(count))
+	}
+	if err != nil {
+		clear(d.vals[start:])
+		d.vals = d.vals[:start]
+		return tree.Value{}, err
+	}
+	return d.finishArray(start), nil
+}
+
+// keyedRows decodes the entry rows of a keyed tabular object at depth
+// (§9.5).
+func (d *decoder) keyedRows(hl *line, h *header, depth int32) (tree.Value, *SyntaxError) {
+	ob := objBuilder{start: len(d.mems)}
+	open := false
+	count := 0
+	var err *SyntaxError
+	for {
+		var ln *line
+		ln, err = d.peek()
+		if err != nil || ln == nil || ln.depth < depth {
+			break
+		}
+		if ln.depth > depth {
+			if d.strict {
+				err = d.failLine(ln, "unexpected indentation: expected an entry row at depth "+strconv.Itoa(int(depth)))
+				break
+			}
+			d.i++
+			continue
+		}
+		s := d.content(ln)
+		off := int(ln.start)
+		d.i++
+		var key, rest string
+		restOff := 0
+		if s[0] == '"' {
+			k, n, qerr := d.quoted(ln, s, off)
+			if qerr != nil {
+				err = qerr
+				break
+			}
+			sp := leadingSpaces(s[n:])
+			if n+sp >= len(s) || s[n+sp] != ':' {
+				err = d.fail(ln, off+n+sp, "missing ':' after entry key "+strconv.Quote(k))
+				break
+			}
+			key, rest, restOff = k, s[n+sp+1:], off+n+sp+1
+		} else {
+			colon, _ := firstUnquoted(s, ':', ':')
+			if colon < 0 {
+				if d.strict {
+					err = d.failLine(ln, "expected an entry row 'key: cells' in keyed object")
+					break
+				}
+				continue
+			}
+			key, rest, restOff = trimSpaces(s[:colon]), s[colon+1:], off+colon+1
+		}
+		if !open {
+			d.spans = append(d.spans, depth)
+			open = true
+		}
+		var v tree.Value
+		if v, err = d.row(ln, h, rest, restOff); err != nil {
+			err = err.in(key)
+			break
+		}
+		if err = d.add(&ob, key, v, ln); err != nil {
+			break
+		}
+		count++
+	}
+	if open {
+		d.spans = d.spans[:len(d.spans)-1]
+	}
+	if err == nil && d.strict && count != h.n {
+		err = d.failLine(hl, "keyed header declares "+plural(h.n, "entry row")+", found "+strconv.Itoa(count))
+	}
+	if err != nil {
+		clear(d.mems[ob.start:])
+		d.mems = d.mems[:ob.start]
+		return tree.Value{}, err
+	}
+	return d.finishObject(&ob), nil
+}
+
+// row decodes the cells s (at offset off) of one tabular row or entry row
+// into an object shaped by the header's fields.
+func (d *decoder) row(ln *line, h *header, s string, off int) (tree.Value, *SyntaxError) {
+	var toks []span
+	if trimSpaces(s) != "" {
+		toks = d.splitTokens(s, h.delim)
+	}
+	if d.strict && len(toks) != h.leaves {
+		return tree.Value{}, d.fail(ln, off, "row has "+plural(len(toks), "value")+", header declares "+plural(h.leaves, "field"))
+	}
+	// Decode the cells first: they are primitives on the scratch stack.
+	start := len(d.vals)
+	for i := range h.leaves {
+		if i >= len(toks) {
+			d.vals = append(d.vals, tree.Value{})
+			continue
+		}
+		t := toks[i]
+		cell := s[t.start:t.end]
+		v, err := d.primitive(ln, trimSpaces(cell), off+t.start+leadingSpaces(cell))
+		if err != nil {
+			d.vals = d.vals[:start]
+			return tree.Value{}, err
+		}
+		d.vals = append(d.vals, v)
+	}
+	cells := d.vals[start:]
+	v, _ := d.group(h, h.fields, cells)
+	clear(d.vals[start:])
+	d.vals = d.vals[:start]
+	return v, nil
+}
+
+// group materializes one brace group from the leaf cells, returning the
+// object and the cells left over.
+func (d *decoder) group(h *header, fs []fieldNode, cells []tree.Value) (tree.Value, []tree.Value) {
+	if len(d.mpool) < len(fs) {
+		d.mpool = make([]tree.Member, max(len(fs), 1024))
+	}
+	mems := d.mpool[:len(fs):len(fs)]
+	d.mpool = d.mpool[len(fs):]
+	for i, f := range fs {
+		var v tree.Value
+		if f.kids == nil {
+			v, cells = cells[0], cells[1:]
+		} else {
+			v, cells = d.group(h, f.kids, cells)
+		}
+		mems[i] = tree.Member{Key: f.name, Value: v}
+	}
+	if h.dups {
+		// Non-strict last-write-wins: the last value of a repeated name
+		// replaces the first, in the first one's position.
+		out := mems[:0]
+		for _, m := range mems {
+			replaced := false
+			for j := range out {
+				if out[j].Key == m.Key {
+					out[j].Value = m.Value
+					replaced = true
+					break
+				}
+			}
+			if !replaced {
+				out = append(out, m)
+			}
+		}
+		mems = out
+	}
+	return tree.Object(mems...), cells
+}
+
+// primitive decodes one trimmed value token at offset off (§4).
+func (d *decoder) primitive(ln *line, tok string, off int) (tree.Value, *SyntaxError) {
+	if tok == "" {
+		return tree.String(""), nil
+	}
+	switch c := tok[0]; {
+	case c == '"':
+		s, n, err := d.quoted(ln, tok, off)
+		if err != nil {
+			return tree.Value{}, err
+		}
+		if n != len(tok) {
+			return tree.Value{}, d.fail(ln, off+n, "unexpected "+describe(tok[n:])+" after closing quote")
+		}
+		return tree.String(s), nil
+	case c == 't':
+		if tok == "true" {
+			return tree.Bool(true), nil
+		}
+	case c == 'f':
+		if tok == "false" {
+			return tree.Bool(false), nil
+		}
+	case c == 'n':
+		if tok == "null" {
+			return tree.Null(), nil
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		if tree.IsNumber(tok) {
+			return tree.Number(tok), nil
+		}
+	}
+	return tree.String(tok), nil
+}
+
+// quoted decodes the quoted string at the start of s (at offset off) and
+// returns it with the index just past the closing quote (§7.1).
+func (d *decoder) quoted(ln *line, s string, off int) (string, int, *SyntaxError) {
+	i := 1
+	for i < len(s) {
+		c := s[i]
+		if c == '"' {
+			return s[1:i], i + 1, nil
+		}
+		if c == '\\' || c < 0x20 && c != '\t' {
+			break
+		}
+		i++
+	}
+	buf := append(d.buf[:0], s[1:i]...)
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '"':
+			d.buf = buf
+			return string(buf), i + 1, nil
+		case c == '\\':
+			if i+1 >= len(s) {
+				return "", 0, d.fail(ln, off+i, "unterminated string")
+			}
+			switch e := s[i+1]; e {
+			case '\\', '"':
+				buf = append(buf, e)
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(s, i+2)
+				if !ok {
+					return "", 0, d.fail(ln, off+i, `invalid \u escape: expected four hex digits`)
+				}
+				if r >= 0xD800 && r <= 0xDFFF {
+					return "", 0, d.fail(ln, off+i, `surrogate \u escape; write the character as UTF-8`)
+				}
+				buf = utf8.AppendRune(buf, r)
+				i += 4
+			default:
+				return "", 0, d.fail(ln, off+i, "invalid escape "+strconv.Quote(s[i:i+2])+`; valid escapes are \\ \" \n \r \t \uXXXX`)
+			}
+			i += 2
+		case c < 0x20 && c != '\t' && d.strict:
+			return "", 0, d.fail(ln, off+i, "control character in quoted string; escape it")
+		default:
+			buf = append(buf, c)
+			i++
+		}
+	}
+	return "", 0, d.fail(ln, off, "unterminated string")
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// trimSpaces trims U+0020 only (§12).
+func trimSpaces(s string) string {
+	i, j := 0, len(s)
+	for i < j && s[i] == ' ' {
+		i++
+	}
+	for j > i && s[j-1] == ' ' {
+		j--
+	}
+	return s[i:j]
+}
+
+func leadingSpaces(s string) int {
+	i := 0
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// plural returns "1 row", "2 rows".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func describe(s string) string {
+	if s == "" {
+		return "end of line"
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return strconv.QuoteRune(r)
+}

@@ -1,0 +1,4 @@
+package toon
+
+// CanonicalNumber exposes the canonical number form to the external tests.
+var CanonicalNumber = canonicalNumber
