@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Dir is a durable [Store] that keeps one file per key under Path. The idle
+// timer is the file's modification time, which Get refreshes, so several
+// processes (a CLI run, then `terse chunk`) share entries. Expired files are
+// removed lazily: by Get when it finds one, and by a sweep at most once per
+// TTL during Put.
+//
+// The zero value is not usable: Path must be set. TTL zero means
+// [DefaultTTL]. Now, when set, replaces time.Now (for tests).
+type Dir struct {
+	Path string
+	TTL  time.Duration
+	Now  func() time.Time
+
+	mu        sync.Mutex
+	lastSweep time.Time
+}
+
+// DefaultDir returns the default directory for a [Dir] store:
+// the user cache directory + "/terse/chunks", or the temporary directory
+// when there is no cache directory.
+func DefaultDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "terse", "chunks")
+	}
+	return filepath.Join(os.TempDir(), "terse-chunks")
+}
+
+func (d *Dir) ttl() time.Duration {
+	if d.TTL > 0 {
+		return d.TTL
+	}
+	return DefaultTTL
+}
+
+func (d *Dir) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Dir) file(key string) (string, error) {
+	if !ValidKey(key) {
+		return "", &KeyError{key}
+	}
+	if d.Path == "" {
+		return "", errors.New("store: Dir.Path is empty")
+	}
+	return filepath.Join(d.Path, key+".chunk"), nil
+}
+
+// Put writes data under key atomically (temporary file, then rename).
+func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
+	name, err := d.file(key)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(d.Path, key+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return errors.Join(werr, cerr)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	now := d.now()
+	os.Chtimes(name, now, now)
+	d.maybeSweep(now)
+	return nil
+}
+
+// Get returns the data under key and restarts its idle timer.
+func (d *Dir) Get(ctx context.Context, key string) ([]byte, error) {
+	name, err := d.file(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := d.now()
+	if now.Sub(st.ModTime()) > d.ttl() {
+		os.Remove(name)
+		return nil, ErrNotFound
+	}
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	os.Chtimes(name, now, now)
+	return data, nil
+}
+
+// maybeSweep removes expired entries, at most once per TTL.
+func (d *Dir) maybeSweep(now time.Time) {
+	d.mu.Lock()
+	if now.Sub(d.lastSweep) < d.ttl() {
+		d.mu.Unlock()
+		return
+	}
+	d.lastSweep = now
+	d.mu.Unlock()
+	ents, err := os.ReadDir(d.Path)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".chunk") || strings.HasSuffix(e.Name(), ".tmp")) {
+			continue
+		}
+		info, err := e.Info()
+		if err == nil && now.Sub(info.ModTime()) > d.ttl() {
+			os.Remove(filepath.Join(d.Path, e.Name()))
+		}
+	}
+}
