@@ -2,9 +2,101 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+
+	"github.com/terse-dev/terse/mcpproxy"
 )
 
+const proxyDoc = `
+Proxy runs an MCP server and relays its JSON-RPC over this process's stdin
+and stdout, so the model gets compact, budgeted results. Put it in front of
+the server's command in your MCP client's config.
+
+Everything passes through unchanged, in order, except:
+  tools/list   each tool gains three optional parameters:
+                 _output_mode  "raw" returns exactly what the server returned
+                 _budget       token budget for this result
+                 _chunk        handle such as "r1.2": fetch a chunk of an
+                               earlier result without calling the tool
+               and a tool terse_compact is added (call it after the
+               conversation was compacted).
+  tools/call   text results are re-encoded (never larger than compact JSON,
+               lossless or with declared, recoverable elision). Clients that
+               show the model structuredContent (Claude Code, Copilot CLI)
+               get the compact text instead of it; Claude Code results stay
+               under its 25,000-token limit.
+
+If the server crashes, calls in flight get a JSON-RPC error and the server
+is restarted on the next request. Logs go to stderr; stdout carries only MCP.
+
+Examples:
+  terse proxy -- npx -y @modelcontextprotocol/server-filesystem /repo
+  terse proxy --verbose --stats-file stats.json -- ./my-server --flag
+  terse proxy --upstream https://mcp.example.com/mcp
+
+Claude Code config (.mcp.json):
+  {"mcpServers": {"fs": {"command": "terse",
+     "args": ["proxy", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]}}}
+`
+
 func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errNotBuilt("proxy")
+	fs := newFlagSet("proxy", "[--config FILE] [--verbose] [--stats-file F] [--upstream URL] -- COMMAND [ARGS...]", proxyDoc, stdout, stderr)
+	configPath := fs.String("config", "", "terse config `FILE` ([proxy] section and per-tool rules)")
+	verbose := fs.Bool("verbose", false, "print one line per tool call (and restarts) to stderr")
+	statsFile := fs.String("stats-file", "", "write JSON totals (calls, tokens before/after, saved by source) to `F` on exit")
+	upstreamURL := fs.String("upstream", "", "relay to a Streamable-HTTP MCP server at `URL` instead of running COMMAND")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	var up mcpproxy.Upstream
+	switch {
+	case *upstreamURL != "" && len(rest) > 0:
+		return &usageError{"proxy: give either --upstream URL or -- COMMAND, not both"}
+	case *upstreamURL != "":
+		up = &mcpproxy.HTTP{URL: *upstreamURL}
+	case len(rest) == 0:
+		return &usageError{"proxy: missing the server command: terse proxy [flags] -- COMMAND [ARGS...]"}
+	default:
+		up = &mcpproxy.Command{Path: rest[0], Args: rest[1:], Stderr: stderr}
+	}
+
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	opts, err := proxyOptions(*configPath)
+	if err != nil {
+		return err
+	}
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if *verbose {
+		opts.Verbose = stderr
+	}
+	p := mcpproxy.NewProxy(up, opts)
+	err = p.Serve(ctx, stdin, stdout)
+	if *statsFile != "" {
+		if werr := p.Stats().WriteFile(*statsFile, "estimate"); werr != nil && err == nil {
+			err = fmt.Errorf("writing stats: %w", werr)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil // interrupted: a normal way to stop a proxy
+	}
+	return err
+}
+
+// proxyOptions builds the proxy's options from the config file.
+func proxyOptions(path string) (*mcpproxy.Options, error) {
+	opts := &mcpproxy.Options{}
+	if path == "" {
+		return opts, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return nil, &usageError{"proxy: --config is not available in this build yet"}
 }

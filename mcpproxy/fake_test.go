@@ -1,0 +1,111 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The test binary doubles as a fake upstream MCP server: with
+// TERSE_FAKE_UPSTREAM=1 it serves the tools below on stdio.
+func TestMain(m *testing.M) {
+	if os.Getenv("TERSE_FAKE_UPSTREAM") == "1" {
+		serveFake()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeUpstream runs the fake server as a child of the proxy.
+func fakeUpstream(t testing.TB) *Command {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Command{Path: exe, Env: append(os.Environ(), "TERSE_FAKE_UPSTREAM=1"), Stderr: os.Stderr}
+}
+
+type row struct {
+	ID     int     `json:"id"`
+	Name   string  `json:"name"`
+	Email  string  `json:"email"`
+	Active bool    `json:"active"`
+	Score  float64 `json:"score"`
+	Tags   []string
+}
+
+func rows(n int) []row {
+	out := make([]row, n)
+	for i := range out {
+		out[i] = row{ID: i, Name: fmt.Sprintf("user%d", i), Email: fmt.Sprintf("user%d@example.com", i), Active: i%3 != 0, Score: float64(i) * 1.25, Tags: []string{"a", "b"}}
+	}
+	return out
+}
+
+// rowsText is the pretty JSON the fake "rows" tool returns for n rows.
+func rowsText(n int) string {
+	b, _ := json.MarshalIndent(map[string]any{"rows": rows(n)}, "", "  ")
+	return string(b)
+}
+
+func serveFake() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	argSchema := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
+	s.AddTool(&mcp.Tool{Name: "rows", Description: "rows as pretty JSON with structuredContent", InputSchema: argSchema, OutputSchema: obj,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			if a.N == 0 {
+				a.N = 10
+			}
+			text := rowsText(a.N)
+			var sc any
+			json.Unmarshal([]byte(text), &sc)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "text", Description: "n bytes of plain text", InputSchema: argSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("log line ok\n", a.N/12+1)}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "slow", Description: "reports progress 3 times, then waits for n ms or cancellation", InputSchema: argSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				for i := 1; i <= 3; i++ {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3})
+				}
+			}
+			select {
+			case <-time.After(time.Duration(a.N) * time.Millisecond):
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	s.AddTool(&mcp.Tool{Name: "crash", Description: "exits the server", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "an isError result carrying JSON", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: rowsText(3)}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "write_note", Description: "a mutating tool", InputSchema: obj,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true)}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "written"}}}, nil
+		})
+	s.Run(context.Background(), &mcp.StdioTransport{})
+}

@@ -1,0 +1,202 @@
+package mcpproxy
+
+import (
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/terse-dev/terse/tokens"
+)
+
+// Reads says where a client shows tool results to its model.
+type Reads int
+
+const (
+	// ReadsContent: the model reads the content blocks. structuredContent
+	// is left untouched for programs; the compact text goes into content.
+	ReadsContent Reads = iota
+	// ReadsStructured: the client shows the model structuredContent when a
+	// result carries it (Claude Code, Copilot CLI). The proxy drops
+	// structuredContent from transformed results and outputSchema from the
+	// same tools in tools/list, so the compact content text is what the
+	// model sees.
+	ReadsStructured
+)
+
+// String returns "content" or "structured".
+func (r Reads) String() string {
+	if r == ReadsStructured {
+		return "structured"
+	}
+	return "content"
+}
+
+// ClientRule sets the policy for clients whose clientInfo.name contains
+// Match (case-insensitive). The first matching rule wins; rules in
+// [Options.Clients] are tried before the built-in ones.
+type ClientRule struct {
+	Match string
+	Reads Reads
+	// Budget is the default token budget per result for these clients;
+	// 0 means none.
+	Budget int
+}
+
+// ClaudeCodeBudget is the default per-result budget for Claude Code, which
+// fails MCP results above 25,000 tokens. The margin covers the difference
+// between our tokenizer and Claude's (about 13% more tokens on JSON).
+const ClaudeCodeBudget = 20000
+
+// builtinClients are tried after Options.Clients.
+var builtinClients = []ClientRule{
+	{Match: "claude-code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
+	{Match: "claude code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
+	{Match: "copilot-cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
+	{Match: "copilot cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
+}
+
+// Policy is what the proxy does for one client.
+type Policy struct {
+	Reads  Reads
+	Budget int
+}
+
+// PolicyFor returns the policy for a client name: the first rule of rules,
+// then of the built-in rules, whose Match the name contains; ReadsContent
+// with no budget otherwise.
+func PolicyFor(client string, rules []ClientRule) Policy {
+	name := strings.ToLower(client)
+	for _, r := range slices.Concat(rules, builtinClients) {
+		if r.Match != "" && strings.Contains(name, strings.ToLower(r.Match)) {
+			return Policy{Reads: r.Reads, Budget: r.Budget}
+		}
+	}
+	return Policy{}
+}
+
+// Options configures a [Proxy] or a [Gateway]. The zero value works: the
+// built-in [Compact] transformer, the IBM plugin's size limits, every tool
+// selected, pipeline errors passed through.
+type Options struct {
+	// Transformer rewrites result text; nil means a new [Compact].
+	Transformer Transformer
+	// Chunks answers _chunk requests; nil means the Transformer when it
+	// implements [ChunkStore] (else _chunk requests get an error).
+	Chunks ChunkStore
+	// Counter counts tokens for stats; nil means tokens.Estimate().
+	Counter tokens.Counter
+
+	// MinSizeBytes: text blocks smaller than this are left alone.
+	// 0 means 100; negative means no minimum.
+	MinSizeBytes int
+	// MaxSizeBytes: text blocks larger than this are not re-encoded, only
+	// fitted to the budget (never passed raw past the client's limit).
+	// 0 means 1 MiB; negative means no maximum.
+	MaxSizeBytes int
+	// IncludeTools, when non-nil, selects only these tools (exclusions are
+	// then ignored: include wins). ExcludeTools are never transformed.
+	IncludeTools []string
+	ExcludeTools []string
+	// FailOnError turns a Transformer error into a JSON-RPC error for the
+	// call. The default (false) is skip_on_error: the original result is
+	// passed and the error counted.
+	FailOnError bool
+	// Clients are client policy rules tried before the built-in ones.
+	Clients []ClientRule
+	// DefaultBudget applies to clients whose rule sets no budget; 0 means
+	// none.
+	DefaultBudget int
+
+	// MaxMessageBytes bounds one JSON-RPC message in either direction.
+	// 0 means 64 MiB.
+	MaxMessageBytes int
+	// MaxRestarts bounds how many times a crashed upstream is restarted
+	// within a minute; 0 means 3, negative means never.
+	MaxRestarts int
+
+	// Logger receives diagnostics; nil discards them. Never stdout.
+	Logger *slog.Logger
+	// Verbose, when set, receives one line per tools/call.
+	Verbose io.Writer
+	// Stats accumulates totals; nil means a private one.
+	Stats *Stats
+}
+
+func (o *Options) minSize() int {
+	switch {
+	case o.MinSizeBytes == 0:
+		return 100
+	case o.MinSizeBytes < 0:
+		return 0
+	}
+	return o.MinSizeBytes
+}
+
+func (o *Options) maxSize() int {
+	switch {
+	case o.MaxSizeBytes == 0:
+		return 1 << 20
+	case o.MaxSizeBytes < 0:
+		return int(^uint(0) >> 1)
+	}
+	return o.MaxSizeBytes
+}
+
+func (o *Options) maxMessage() int {
+	if o.MaxMessageBytes <= 0 {
+		return 64 << 20
+	}
+	return o.MaxMessageBytes
+}
+
+func (o *Options) maxRestarts() int {
+	switch {
+	case o.MaxRestarts == 0:
+		return 3
+	case o.MaxRestarts < 0:
+		return 0
+	}
+	return o.MaxRestarts
+}
+
+// selected reports whether tool results are transformed: include wins over
+// exclude, as in the IBM plugin.
+func (o *Options) selected(tool string) bool {
+	if o.IncludeTools != nil {
+		return slices.Contains(o.IncludeTools, tool)
+	}
+	return !slices.Contains(o.ExcludeTools, tool)
+}
+
+func (o *Options) policy(client string) Policy {
+	p := PolicyFor(client, o.Clients)
+	if p.Budget == 0 {
+		p.Budget = o.DefaultBudget
+	}
+	return p
+}
+
+// withDefaults returns a copy with nil fields filled.
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Counter == nil {
+		c.Counter = tokens.Estimate()
+	}
+	if c.Transformer == nil {
+		c.Transformer = &Compact{Counter: c.Counter}
+	}
+	if c.Chunks == nil {
+		c.Chunks, _ = c.Transformer.(ChunkStore)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Stats == nil {
+		c.Stats = new(Stats)
+	}
+	return c
+}

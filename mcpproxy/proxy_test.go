@@ -1,0 +1,426 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/terse-dev/terse/tree"
+)
+
+// harness is a Proxy serving a go-sdk client over in-memory pipes.
+type harness struct {
+	p        *Proxy
+	cs       *mcp.ClientSession
+	progress chan *mcp.ProgressNotificationParams
+}
+
+// connect starts a proxy in front of up and connects a go-sdk client named
+// client to it.
+func connect(t testing.TB, up Upstream, opts *Options, client string) *harness {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cr, pw := io.Pipe()
+	pr, cw := io.Pipe()
+	h := &harness{p: NewProxy(up, opts), progress: make(chan *mcp.ProgressNotificationParams, 100)}
+	done := make(chan error, 1)
+	go func() {
+		done <- h.p.Serve(ctx, pr, pw)
+		pw.Close()
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1.0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+			h.progress <- r.Params
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("connect through proxy: %v", err)
+	}
+	h.cs = cs
+	t.Cleanup(func() {
+		cs.Close()
+		cw.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve = %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Serve did not return after the client closed")
+		}
+		cancel()
+	})
+	return h
+}
+
+func (h *harness) call(t testing.TB, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(%s, %v): %v", name, args, err)
+	}
+	return res
+}
+
+func (h *harness) tools(t testing.TB) map[string]*mcp.Tool {
+	t.Helper()
+	res, err := h.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	m := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		m[tl.Name] = tl
+	}
+	return m
+}
+
+func textOf(t testing.TB, res *mcp.CallToolResult) string {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// sameJSON reports whether two texts are JSON with equal trees.
+func sameJSON(t testing.TB, a, b string) bool {
+	t.Helper()
+	va, err := tree.ParseString(a)
+	if err != nil {
+		t.Fatalf("not JSON: %v: %.200s", err, a)
+	}
+	vb, err := tree.ParseString(b)
+	if err != nil {
+		t.Fatalf("not JSON: %v: %.200s", err, b)
+	}
+	return tree.Equal(va, vb)
+}
+
+func reservedIn(tl *mcp.Tool) []string {
+	b, _ := json.Marshal(tl.InputSchema)
+	var s struct{ Properties map[string]json.RawMessage }
+	json.Unmarshal(b, &s)
+	var got []string
+	for _, k := range []string{ParamOutputMode, ParamBudget, ParamChunk} {
+		if _, ok := s.Properties[k]; ok {
+			got = append(got, k)
+		}
+	}
+	return got
+}
+
+func TestToolsListReserved(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "generic-client")
+	tools := h.tools(t)
+	for _, name := range []string{"rows", "slow", "crash", "fail", "write_note"} {
+		tl := tools[name]
+		if tl == nil {
+			t.Fatalf("tool %s missing from tools/list", name)
+		}
+		if got, want := reservedIn(tl), []string{ParamOutputMode, ParamBudget, ParamChunk}; !cmp.Equal(got, want) {
+			t.Errorf("%s reserved params = %v, want %v", name, got, want)
+		}
+	}
+	if tools[CompactTool] == nil {
+		t.Errorf("tools/list lacks %s", CompactTool)
+	}
+	if tools["rows"].OutputSchema == nil {
+		t.Error("generic client: rows lost its outputSchema")
+	}
+}
+
+// TestPolicyGeneric: a generic client keeps structuredContent untouched and
+// reads compact JSON in content.
+func TestPolicyGeneric(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "generic-client")
+	res := h.call(t, "rows", map[string]any{"n": 50})
+	got := textOf(t, res)
+	want := rowsText(50)
+	if len(got) >= len(want) {
+		t.Errorf("content text %d bytes, want fewer than upstream's %d", len(got), len(want))
+	}
+	if !sameJSON(t, got, want) {
+		t.Error("compact content text does not decode to the upstream JSON")
+	}
+	if res.StructuredContent == nil {
+		t.Fatal("generic client: structuredContent dropped, want it untouched")
+	}
+	var wantSC any
+	json.Unmarshal([]byte(want), &wantSC)
+	if !cmp.Equal(res.StructuredContent, wantSC) {
+		t.Error("generic client: structuredContent changed")
+	}
+	if f := res.Content[0].(*mcp.TextContent).Meta[MetaFormat]; f != "json" {
+		t.Errorf("content _meta[%s] = %v, want json", MetaFormat, f)
+	}
+}
+
+// TestPolicyClaudeCode: Claude Code shows structuredContent, so the proxy
+// drops it (and the outputSchema) and the compact text is what it shows.
+func TestPolicyClaudeCode(t *testing.T) {
+	for _, client := range []string{"claude-code", "github-copilot-cli"} {
+		t.Run(client, func(t *testing.T) {
+			h := connect(t, fakeUpstream(t), nil, client)
+			if os := h.tools(t)["rows"].OutputSchema; os != nil {
+				t.Errorf("rows outputSchema = %v, want none for %s", os, client)
+			}
+			res := h.call(t, "rows", map[string]any{"n": 50})
+			if res.StructuredContent != nil {
+				t.Error("structuredContent still present")
+			}
+			got := textOf(t, res)
+			if !sameJSON(t, got, rowsText(50)) || len(got) >= len(rowsText(50)) {
+				t.Errorf("content text is not the compact form of the result: %.100s", got)
+			}
+		})
+	}
+}
+
+func TestPolicyFor(t *testing.T) {
+	tests := []struct {
+		client string
+		rules  []ClientRule
+		want   Policy
+	}{
+		{"claude-code", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
+		{"Claude Code", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
+		{"github-copilot-cli", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
+		{"cursor", nil, Policy{}},
+		{"claude-code", []ClientRule{{Match: "claude", Reads: ReadsContent, Budget: 5000}}, Policy{ReadsContent, 5000}},
+	}
+	for _, tt := range tests {
+		if got := PolicyFor(tt.client, tt.rules); got != tt.want {
+			t.Errorf("PolicyFor(%q, %v) = %+v, want %+v", tt.client, tt.rules, got, tt.want)
+		}
+	}
+}
+
+func TestRawMode(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "claude-code")
+	res := h.call(t, "rows", map[string]any{"n": 20, ParamOutputMode: "raw"})
+	if got := textOf(t, res); got != rowsText(20) {
+		t.Errorf("raw text differs from upstream text")
+	}
+	if res.StructuredContent == nil {
+		t.Error("raw mode dropped structuredContent")
+	}
+}
+
+func TestChunks(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "generic-client")
+	res := h.call(t, "rows", map[string]any{"n": 200, ParamBudget: 1000})
+	var all strings.Builder
+	text := textOf(t, res)
+	for i := 0; ; i++ {
+		body, hint, ok := strings.Cut(text, "\n> [chunk ")
+		if !ok {
+			t.Fatalf("chunk %d has no chunk hint: %.200s", i+1, text)
+		}
+		if n := (&Compact{}).counter().Count(text); n > 1000 {
+			t.Errorf("chunk %d is %d tokens, budget 1000", i+1, n)
+		}
+		all.WriteString(body)
+		if strings.HasSuffix(hint, ": end]") {
+			break
+		}
+		_, next, _ := strings.Cut(hint, `_chunk "`)
+		next, _, _ = strings.Cut(next, `"`)
+		text = textOf(t, h.call(t, "rows", map[string]any{ParamChunk: next}))
+		if i > 100 {
+			t.Fatal("too many chunks")
+		}
+	}
+	if !sameJSON(t, all.String(), rowsText(200)) {
+		t.Error("chunks joined do not decode to the upstream JSON")
+	}
+	res = h.call(t, "rows", map[string]any{ParamChunk: "r999.1"})
+	if !res.IsError || !strings.Contains(textOf(t, res), "chunk not found") {
+		t.Errorf("unknown chunk: got %v %q, want an isError result", res.IsError, textOf(t, res))
+	}
+}
+
+func TestClaudeCodeBudget(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "claude-code")
+	res := h.call(t, "rows", map[string]any{"n": 2000})
+	got := textOf(t, res)
+	if n := (&Compact{}).counter().Count(got); n > ClaudeCodeBudget {
+		t.Errorf("result is %d tokens, want at most %d", n, ClaudeCodeBudget)
+	}
+	if !strings.Contains(got, "> [chunk 1/") {
+		t.Error("over-budget result carries no chunk hint")
+	}
+}
+
+func TestIsErrorPassed(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "generic-client")
+	res := h.call(t, "fail", nil)
+	if !res.IsError {
+		t.Error("isError lost")
+	}
+	if !sameJSON(t, textOf(t, res), rowsText(3)) {
+		t.Error("isError text changed meaning")
+	}
+}
+
+func TestDedupPartitions(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "generic-client")
+	args := map[string]any{"n": 30}
+	first := textOf(t, h.call(t, "rows", args))
+	second := textOf(t, h.call(t, "rows", args))
+	if !strings.HasPrefix(second, "> [ref: ") {
+		t.Fatalf("repeat call = %.80q, want a ref hint", second)
+	}
+	h.call(t, CompactTool, nil)
+	if third := textOf(t, h.call(t, "rows", args)); third != first {
+		t.Errorf("after %s: %.80q, want the full result again", CompactTool, third)
+	}
+	h.call(t, "write_note", nil)
+	if fourth := textOf(t, h.call(t, "rows", args)); fourth != first {
+		t.Errorf("after a mutating call: %.80q, want the full result again", fourth)
+	}
+}
+
+func TestProgressAndCancel(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "generic-client")
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"n": 10}}
+	params.SetProgressToken("client-token-1")
+	if _, err := h.cs.CallTool(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case p := <-h.progress:
+			if p.ProgressToken != "client-token-1" || p.Progress != float64(i) {
+				t.Errorf("progress %d = token %v progress %v, want client-token-1 %d", i, p.ProgressToken, p.Progress, i)
+			}
+		default:
+			t.Fatalf("progress %d did not arrive before the result", i)
+		}
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.cs.CallTool(cctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"n": 60000}})
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled call: err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled call did not return")
+	}
+	if got := textOf(t, h.call(t, "slow", map[string]any{"n": 1})); got != "done" {
+		t.Errorf("call after cancellation = %q", got)
+	}
+}
+
+func TestUpstreamCrash(t *testing.T) {
+	h := connect(t, fakeUpstream(t), nil, "generic-client")
+	_, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "crash"})
+	if err == nil || !strings.Contains(err.Error(), "died") {
+		t.Fatalf("call that crashes the upstream: err = %v, want an upstream error", err)
+	}
+	res := h.call(t, "rows", map[string]any{"n": 5})
+	if !sameJSON(t, textOf(t, res), rowsText(5)) {
+		t.Error("call after restart returned the wrong result")
+	}
+	if got := h.p.Stats().Totals().Restarts; got != 1 {
+		t.Errorf("restarts = %d, want 1", got)
+	}
+	// Restarts are bounded.
+	for range 3 {
+		h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "crash"})
+	}
+	_, err = h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "rows"})
+	if err == nil || !strings.Contains(err.Error(), "not restarting") {
+		t.Errorf("after too many crashes: err = %v, want a not-restarting error", err)
+	}
+}
+
+// wire drives a proxy with raw JSON-RPC lines.
+type wire struct {
+	in  *io.PipeWriter
+	out *bufio.Scanner
+}
+
+func rawConnect(t *testing.T, opts *Options) *wire {
+	cr, pw := io.Pipe()
+	pr, cw := io.Pipe()
+	p := NewProxy(fakeUpstream(t), opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { p.Serve(ctx, pr, pw); pw.Close() })
+	t.Cleanup(func() { cw.Close(); cancel(); wg.Wait() })
+	sc := bufio.NewScanner(cr)
+	sc.Buffer(nil, 1<<24)
+	return &wire{in: cw, out: sc}
+}
+
+func (w *wire) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(w.in, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *wire) recv(t *testing.T) map[string]any {
+	t.Helper()
+	if !w.out.Scan() {
+		t.Fatalf("no message from proxy: %v", w.out.Err())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(w.out.Bytes(), &m); err != nil {
+		t.Fatalf("proxy wrote invalid JSON %q: %v", w.out.Text(), err)
+	}
+	return m
+}
+
+// TestRawWire: malformed and oversized messages are rejected with JSON-RPC
+// errors and the relay keeps serving.
+func TestRawWire(t *testing.T) {
+	w := rawConnect(t, &Options{MaxMessageBytes: 4096})
+	tests := []struct {
+		line string
+		code float64
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":`, codeParseError},
+		{`[1,2]`, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, codeInvalidRequest},
+		{`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}`, codeInvalidRequest},
+	}
+	for _, tt := range tests {
+		w.send(t, tt.line)
+		m := w.recv(t)
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != tt.code {
+			t.Errorf("%.40s... -> %v, want error code %v", tt.line, m, tt.code)
+		}
+	}
+	w.send(t, `{"jsonrpc":"2.0","method":"notifications/terse/compact"}`)
+	w.send(t, `{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := w.recv(t); m["id"] != "a" || m["result"] == nil {
+		t.Errorf("initialize after bad messages = %v", m)
+	}
+}
