@@ -575,6 +575,7 @@ func (d *decoder) fieldList(ln *line, s string, off, p int, delim byte, h *heade
 	open := p
 	p++
 	var out []fieldNode
+	var seen map[string]struct{} // names, once the group is large
 	for {
 		p += leadingSpaces(s[p:])
 		if p >= len(s) {
@@ -621,13 +622,27 @@ func (d *decoder) fieldList(ln *line, s string, off, p int, delim byte, h *heade
 			node.kids, p = kids, np
 			p += leadingSpaces(s[p:])
 		}
-		for _, f := range out {
-			if f.name == name {
-				if d.strict {
-					return nil, p, d.fail(ln, off+p, "duplicate field name "+strconv.Quote(name))
-				}
-				h.dups = true
+		dup := false
+		if seen != nil {
+			_, dup = seen[name]
+			seen[name] = struct{}{}
+		} else {
+			for _, f := range out {
+				dup = dup || f.name == name
 			}
+			if len(out) >= 32 {
+				seen = make(map[string]struct{}, 2*len(out))
+				for _, f := range out {
+					seen[f.name] = struct{}{}
+				}
+				seen[name] = struct{}{}
+			}
+		}
+		if dup {
+			if d.strict {
+				return nil, p, d.fail(ln, off+p, "duplicate field name "+strconv.Quote(name))
+			}
+			h.dups = true
 		}
 		out = append(out, node)
 		if p >= len(s) {
@@ -1038,18 +1053,14 @@ func (d *decoder) group(h *header, fs []fieldNode, cells []tree.Value) (tree.Val
 		// Non-strict last-write-wins: the last value of a repeated name
 		// replaces the first, in the first one's position.
 		out := mems[:0]
+		at := make(map[string]int, len(mems))
 		for _, m := range mems {
-			replaced := false
-			for j := range out {
-				if out[j].Key == m.Key {
-					out[j].Value = m.Value
-					replaced = true
-					break
-				}
+			if j, ok := at[m.Key]; ok {
+				out[j].Value = m.Value
+				continue
 			}
-			if !replaced {
-				out = append(out, m)
-			}
+			at[m.Key] = len(out)
+			out = append(out, m)
 		}
 		mems = out
 	}
