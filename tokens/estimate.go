@@ -28,6 +28,10 @@ func Get(name string) (Counter, error) {
 	switch name {
 	case "estimate":
 		return Estimate(), nil
+	case O200kBaseName:
+		return O200kBase(), nil
+	case Cl100kBaseName:
+		return Cl100kBase(), nil
 	}
 	return nil, fmt.Errorf("unknown tokenizer %q (want o200k_base, cl100k_base or estimate)", name)
 }
