@@ -76,7 +76,7 @@ func (r *Rule) ApplyText(s string, opts *Options) Result {
 		res.Report.Lines, res.Report.LinesKept = st.lines, st.kept
 		res.Note = r.note(textParts(st))
 	}
-	measure(&res, s, opts)
+	measure(&res, len(s), func() string { return s }, opts)
 	return res
 }
 
@@ -102,13 +102,11 @@ func (r *Rule) ApplyText(s string, opts *Options) Result {
 func (r *Rule) Apply(v tree.Value, opts *Options) Result {
 	if v.Kind() == tree.KindString && r.text != nil {
 		res := r.ApplyText(v.Str(), nil)
-		measure(&res, tree.AppendJSON(nil, v), opts)
+		measure(&res, jsonLen(v), v.String, opts)
 		return res
 	}
 	res := r.apply(v)
-	bp, orig := appendOriginal(v)
-	measure(&res, orig, opts)
-	putBuf(bp)
+	measure(&res, jsonLen(v), v.String, opts)
 	return res
 }
 
@@ -389,7 +387,9 @@ func (st *state) noteExcluded(key string) {
 
 func isEmpty(v tree.Value) bool {
 	switch v.Kind() {
-	case tree.KindString, tree.KindArray, tree.KindObject:
+	case tree.KindString:
+		return v.Str() == ""
+	case tree.KindArray, tree.KindObject:
 		return v.Len() == 0
 	}
 	return false

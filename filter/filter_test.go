@@ -192,8 +192,8 @@ func TestDropNullsAndEmpty(t *testing.T) {
 			"> [filtered: null fields dropped]"},
 		{"empty values, and members that become empty",
 			Spec{DropEmpty: true},
-			`{"a":"","b":[],"c":{},"d":{"e":""},"f":0,"g":false,"h":[""]}`,
-			`{"f":0,"g":false,"h":[""]}`,
+			`{"a":"","b":[],"c":{},"d":{"e":""},"f":0,"g":false,"h":[""],"s":"x"}`,
+			`{"f":0,"g":false,"h":[""],"s":"x"}`,
 			"> [filtered: empty fields dropped]"},
 		{"both",
 			Spec{DropNulls: true, DropEmpty: true},
@@ -681,4 +681,18 @@ func FuzzCompileApply(f *testing.F) {
 			t.Fatalf("nondeterministic: %q vs %q", a, b)
 		}
 	})
+}
+
+func TestJSONLen(t *testing.T) {
+	for _, s := range []string{`null`, `true`, `false`, `[]`, `{}`, `[1,"a",{"k":null}]`,
+		`{"a\"b":"x\\y\n\t\r\b\f\u0001 é 😀 \u2028","":[[],{}]}`} {
+		v := mustParse(t, s)
+		if got, want := jsonLen(v), len(tree.AppendJSON(nil, v)); got != want {
+			t.Errorf("jsonLen(%s) = %d, want %d", s, got, want)
+		}
+	}
+	bad := tree.String("a\xffb")
+	if got, want := jsonLen(bad), len(tree.AppendJSON(nil, bad)); got != want {
+		t.Errorf("jsonLen(invalid UTF-8) = %d, want %d", got, want)
+	}
 }

@@ -3,7 +3,7 @@ package filter
 import (
 	"strconv"
 	"strings"
-	"sync"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -147,32 +147,92 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// appendOriginal returns v as compact JSON in a pooled buffer; release it
-// with putBuf.
-func appendOriginal(v tree.Value) (*[]byte, []byte) {
-	bp := bufPool.Get().(*[]byte)
-	*bp = tree.AppendJSON((*bp)[:0], v)
-	return bp, *bp
-}
-
-func putBuf(bp *[]byte) {
-	if cap(*bp) <= 4<<20 { // don't pin the memory of one huge payload
-		bufPool.Put(bp)
+// jsonLen returns len(tree.AppendJSON(nil, v)) without writing it, so a
+// Report never serializes a payload just to measure it.
+func jsonLen(v tree.Value) int {
+	switch v.Kind() {
+	case tree.KindNull:
+		return 4
+	case tree.KindBool:
+		if v.Bool() {
+			return 4
+		}
+		return 5
+	case tree.KindNumber:
+		return len(v.Num())
+	case tree.KindString:
+		return stringLen(v.Str())
+	case tree.KindArray:
+		items := v.Items()
+		n := 2 + max(len(items)-1, 0)
+		for _, x := range items {
+			n += jsonLen(x)
+		}
+		return n
+	case tree.KindObject:
+		mems := v.Members()
+		n := 2 + max(len(mems)-1, 0)
+		for _, m := range mems {
+			n += stringLen(m.Key) + 1 + jsonLen(m.Value)
+		}
+		return n
 	}
+	return 0
 }
 
-// measure fills the size fields of res.Report from the original input
-// (compact JSON or text) and what the model will read.
-func measure[T string | []byte](res *Result, orig T, opts *Options) {
+// escExtra[c] is how many bytes tree.AppendString adds to escape the
+// ASCII byte c.
+var escExtra = func() (t [256]uint8) {
+	for c := range 0x20 {
+		t[c] = 5 // \u00XX
+	}
+	for _, c := range []byte{'"', '\\', '\n', '\r', '\t', '\b', '\f'} {
+		t[c] = 1
+	}
+	return t
+}()
+
+// stringLen is the length of s as written by tree.AppendString.
+func stringLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		n += int(escExtra[s[i]])
+	}
+	if utf8.ValidString(s) {
+		return n
+	}
+	// Each invalid byte becomes U+FFFD (3 bytes).
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 2
+		}
+		i += size
+	}
+	return n
+}
+
+// measure fills the size fields of res.Report: origLen is the input's
+// size; orig returns its text, called only when tokens are counted.
+func measure(res *Result, origLen int, orig func() string, opts *Options) {
 	rep := &res.Report
-	rep.OriginalBytes = len(orig)
+	rep.OriginalBytes = origLen
+	if opts == nil || opts.Counter == nil {
+		n := len(res.Note)
+		if n > 0 {
+			n++
+		}
+		if res.IsText {
+			n += len(res.Text)
+		} else {
+			n += jsonLen(res.Value)
+		}
+		rep.ResultBytes = n
+		return
+	}
 	out := res.Append(nil)
 	rep.ResultBytes = len(out)
-	if opts != nil && opts.Counter != nil {
-		rep.Tokenizer = opts.Counter.Name()
-		rep.OriginalTokens = opts.Counter.Count(string(orig))
-		rep.ResultTokens = opts.Counter.Count(string(out))
-	}
+	rep.Tokenizer = opts.Counter.Name()
+	rep.OriginalTokens = opts.Counter.Count(orig())
+	rep.ResultTokens = opts.Counter.Count(string(out))
 }
