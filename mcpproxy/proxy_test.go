@@ -67,6 +67,9 @@ func (h *harness) call(t testing.TB, name string, args map[string]any) *mcp.Call
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if args == nil {
+		args = map[string]any{}
+	}
 	res, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("CallTool(%s, %v): %v", name, args, err)

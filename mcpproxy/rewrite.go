@@ -425,8 +425,26 @@ func fitOnly(ctx context.Context, t Transformer, c *Call, text string) (Output, 
 	return t.Transform(ctx, c, text)
 }
 
-// contentCarries reports whether a text block holds structured as JSON.
+// contentCarries reports whether the text blocks already hold what
+// structured holds: one block is structured as JSON, or structured is an
+// object that only wraps block texts (as in {"content": "<file text>"}).
 func contentCarries(blocks []tree.Value, structured tree.Value) bool {
+	if structured.Kind() == tree.KindObject && structured.Len() > 0 {
+		wraps := true
+		for _, m := range structured.Members() {
+			found := false
+			for _, b := range blocks {
+				if s, ok := b.Get("text"); ok && m.Value.Kind() == tree.KindString && s.Str() == m.Value.Str() {
+					found = true
+					break
+				}
+			}
+			wraps = wraps && found
+		}
+		if wraps {
+			return true
+		}
+	}
 	for _, b := range blocks {
 		if s, ok := b.Get("text"); ok && s.Kind() == tree.KindString {
 			if v, err := tree.ParseString(s.Str()); err == nil && sameValue(v, structured) {
