@@ -1,0 +1,441 @@
+package history
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/terse-dev/terse/tokens"
+)
+
+// Defaults for [Options].
+const (
+	DefaultThreshold     = 0.8
+	DefaultTarget        = 0.6
+	DefaultKeepAssistant = 10
+	DefaultMaxArgs       = 256
+)
+
+// Options configure [Reduce]. The zero value (or nil) uses the defaults.
+type Options struct {
+	// Threshold is the fraction of the window above which trimming starts.
+	// Zero means DefaultThreshold (0.8).
+	Threshold float64
+	// Target is the fraction of the window trimming brings the estimate
+	// down to once it starts; the gap to Threshold is headroom that keeps
+	// the boundary, and so the cached prefix, still for the next turns.
+	// Zero means DefaultTarget (0.6); a Target above Threshold is taken as
+	// Threshold (no hysteresis).
+	Target float64
+	// KeepAssistant is how many of the newest assistant messages are left
+	// untrimmed when trimming starts, best effort: the budget wins. Zero
+	// means DefaultKeepAssistant (10); negative keeps none.
+	KeepAssistant int
+	// MaxArgs is the size in bytes above which a trimmed tool call's
+	// arguments are replaced by a placeholder object. Zero means
+	// DefaultMaxArgs (256); negative never replaces them.
+	MaxArgs int
+	// Counter counts tokens; nil uses the conservative estimate
+	// ([Estimate]).
+	Counter tokens.Counter
+	// Tools are the request's tool definitions; their size
+	// ([ToolOverhead]) counts against the budget.
+	Tools []Tool
+	// StripTags are the tags Normalize strips; nil means
+	// [DefaultStripTags], an empty non-nil slice none.
+	StripTags []string
+	// KeepThinking keeps thinking blocks of trimmed turns. By default a
+	// turn's thinking is dropped whole once the turn and the user message
+	// after it lie before the boundary (Anthropic ignores earlier turns'
+	// thinking anyway). Thinking is never edited either way.
+	KeepThinking bool
+
+	// seed reproduces the seed algorithm exactly, for its test vectors:
+	// no hysteresis, no protection of the newest exchange, no argument
+	// placeholders, no thinking removal and no second stage.
+	seed bool
+}
+
+func (o *Options) withDefaults() Options {
+	var x Options
+	if o != nil {
+		x = *o
+	}
+	if x.Threshold <= 0 {
+		x.Threshold = DefaultThreshold
+	}
+	if x.Target <= 0 {
+		x.Target = DefaultTarget
+	}
+	if x.Target > x.Threshold || x.seed {
+		x.Target = x.Threshold
+	}
+	switch {
+	case x.KeepAssistant == 0:
+		x.KeepAssistant = DefaultKeepAssistant
+	case x.KeepAssistant < 0:
+		x.KeepAssistant = 0
+	}
+	if x.MaxArgs == 0 {
+		x.MaxArgs = DefaultMaxArgs
+	}
+	if x.seed {
+		x.MaxArgs = -1
+		x.KeepThinking = true
+	}
+	return x
+}
+
+// Report says what one [Reduce] call did. Token figures include the tool
+// definitions and are in the units of Tokenizer.
+type Report struct {
+	Tokenizer string `json:"tokenizer"` // "estimate" or the Counter's name
+	Window    int    `json:"window"`
+	Threshold int    `json:"threshold"` // tokens: trimming starts above this
+	Target    int    `json:"target"`    // tokens: trimming aims at or below this
+
+	TokensBefore int `json:"tokens_before"` // the normalised conversation, untrimmed
+	TokensAfter  int `json:"tokens_after"`  // the result
+
+	Messages        int `json:"messages"`         // normalised messages
+	Trimmed         int `json:"trimmed"`          // messages with placeholders
+	Dropped         int `json:"dropped"`          // messages removed by the second stage
+	ArgsTrimmed     int `json:"args_trimmed"`     // tool calls whose arguments became a placeholder
+	ThinkingDropped int `json:"thinking_dropped"` // thinking parts removed with their turn
+
+	Boundary         int `json:"boundary"`
+	PrevBoundary     int `json:"prev_boundary"`
+	DropBoundary     int `json:"drop_boundary"`
+	PrevDropBoundary int `json:"prev_drop_boundary"`
+
+	// CachePrefixChanged is true when this call changed what precedes the
+	// boundary (so the provider's prompt cache misses once).
+	CachePrefixChanged bool `json:"cache_prefix_changed"`
+	// CachePrefixChanges and Calls count over the life of the state.
+	CachePrefixChanges int `json:"cache_prefix_changes"`
+	Calls              int `json:"calls"`
+
+	// OverBudget is true when even the most trimming allowed (everything
+	// but user and system content and the newest tool exchange) leaves the
+	// result above Threshold.
+	OverBudget bool `json:"over_budget"`
+	// StateMismatch says why the given state was not used ("" when it was).
+	StateMismatch string `json:"state_mismatch,omitempty"`
+
+	Normalize NormalizeReport `json:"normalize"`
+}
+
+// Reduce normalises msgs ([Normalize]) and trims them to fit window
+// tokens, continuing from st. It returns the messages to send, the state
+// to pass to the next call, and a report. msgs is not modified; the result
+// may share unchanged messages and parts with it.
+//
+// Nothing is trimmed while the estimate is at or under Threshold × window.
+// Above it, the boundary moves forward (never back) until the estimate is
+// at or under Target × window: first to keep only the newest KeepAssistant
+// assistant messages untrimmed, then one message at a time, never past the
+// assistant message that made the newest tool call. If placeholders alone
+// still exceed Target, the oldest trimmed assistant and tool messages are
+// dropped, in whole call/result groups. Under the threshold the previous
+// boundary is re-applied unchanged, so the prefix stays byte-identical.
+func Reduce(msgs []Message, window int, st State, o *Options) ([]Message, State, Report) {
+	opt := o.withDefaults()
+	norm, nrep := Normalize(msgs, opt.StripTags)
+	n := len(norm)
+	z := sizer{opt.Counter}
+	rep := Report{Tokenizer: "estimate", Window: window, Messages: n, Normalize: nrep}
+	if opt.Counter != nil {
+		rep.Tokenizer = opt.Counter.Name()
+	}
+	rep.Threshold = int(math.Floor(float64(window)*opt.Threshold + 1e-9))
+	rep.Target = int(math.Floor(float64(window)*opt.Target + 1e-9))
+	overhead := ToolOverhead(opt.Counter, opt.Tools)
+
+	// Prefix sums of each message's size kept, trimmed, and dropped.
+	pu := make([]int, 3*(n+1))
+	pt, pk := pu[n+1:2*(n+1)], pu[2*(n+1):]
+	pu = pu[:n+1]
+	for i := range norm {
+		m := &norm[i]
+		u := z.message(m)
+		t, k := u, u
+		if trimmable(m.Role) {
+			t, k = z.trimmedMessage(m, opt.MaxArgs), 0
+		}
+		pu[i+1] = pu[i] + u
+		pt[i+1] = pt[i] + t
+		pk[i+1] = pk[i] + k
+	}
+	cost := func(d, b int) int {
+		return safe(pk[d]+pt[b]-pt[d]+pu[n]-pu[b]) + overhead
+	}
+	rep.TokensBefore = cost(0, 0)
+
+	// The state.
+	b0, d0, why := checkState(norm, st)
+	var closed []bool // positions where no call is separated from its result
+	if why == "" && d0 > 0 {
+		closed = closedPositions(norm)
+		if !closed[d0] {
+			why = "dropped " + strconv.Itoa(d0) + " splits a tool call from its result"
+		}
+	}
+	if why != "" {
+		b0, d0 = 0, 0
+		rep.StateMismatch = why
+	}
+	rep.PrevBoundary, rep.PrevDropBoundary = b0, d0
+	b, d := b0, d0
+
+	bmax := maxBoundary(norm, opt.seed)
+	if (b0 > 0 || d0 > 0 || rep.TokensBefore > rep.Threshold) && cost(d, b) > rep.Threshold {
+		// Stage 1: placeholders.
+		cand := b
+		if k := keepBoundary(norm, opt.KeepAssistant); k > 0 {
+			cand = max(cand, min(k, bmax))
+		}
+		for i := cand; cost(d, cand) > rep.Target && i < bmax; i++ {
+			if trimmable(norm[i].Role) {
+				cand = i + 1
+			}
+		}
+		b = max(b, cand)
+		// Stage 2: drop the oldest trimmed messages in whole groups.
+		if !opt.seed && cost(d, b) > rep.Target {
+			if closed == nil {
+				closed = closedPositions(norm)
+			}
+			for j := d + 1; j <= b; j++ {
+				if closed[j] {
+					d = j
+					if cost(d, b) <= rep.Target {
+						break
+					}
+				}
+			}
+		}
+	}
+	rep.Boundary, rep.DropBoundary = b, d
+
+	out := apply(norm, b, d, opt, &rep)
+	rep.TokensAfter = Count(opt.Counter, out) + overhead
+	rep.OverBudget = rep.TokensAfter > rep.Threshold
+
+	next := State{Version: StateVersion, Boundary: b, Dropped: d, Calls: st.Calls + 1, PrefixChanges: st.PrefixChanges}
+	if b > 0 {
+		next.First, next.Last = Fingerprint(&norm[0]), Fingerprint(&norm[b-1])
+	}
+	rep.CachePrefixChanged = why != "" || b != b0 || d != d0
+	if rep.CachePrefixChanged {
+		next.PrefixChanges++
+	}
+	rep.Calls, rep.CachePrefixChanges = next.Calls, next.PrefixChanges
+	return out, next, rep
+}
+
+// trimmable reports whether a role's content may be replaced.
+func trimmable(r Role) bool { return r == RoleAssistant || r == RoleTool }
+
+// checkState validates st against the conversation and returns its
+// boundaries, or why it does not fit.
+func checkState(msgs []Message, st State) (b, d int, why string) {
+	switch {
+	case st.problem != "":
+		return 0, 0, st.problem
+	case st.Version == 0 && st.Boundary == 0 && st.Dropped == 0:
+		return 0, 0, ""
+	case st.Version != StateVersion:
+		return 0, 0, fmt.Sprintf("state version %d, want %d", st.Version, StateVersion)
+	case st.Boundary < 0 || st.Dropped < 0 || st.Dropped > st.Boundary:
+		return 0, 0, fmt.Sprintf("dropped %d and boundary %d are not 0 ≤ dropped ≤ boundary", st.Dropped, st.Boundary)
+	case st.Boundary > len(msgs):
+		return 0, 0, fmt.Sprintf("boundary %d is past the end (%d messages)", st.Boundary, len(msgs))
+	case st.Boundary == 0:
+		return 0, 0, ""
+	case st.First != Fingerprint(&msgs[0]):
+		return 0, 0, "first message differs from the one the state was made for"
+	case st.Last != Fingerprint(&msgs[st.Boundary-1]):
+		return 0, 0, "message before the boundary differs from the one the state was made for"
+	}
+	return st.Boundary, st.Dropped, ""
+}
+
+// maxBoundary is how far the boundary may go: never past the assistant
+// message that made the newest tool call (so the newest result and its
+// call stay whole), and never over the last message.
+func maxBoundary(msgs []Message, seed bool) int {
+	n := len(msgs)
+	if seed || n == 0 {
+		return n
+	}
+	bmax := n - 1
+	for r := n - 1; r >= 0; r-- {
+		if msgs[r].Role != RoleTool {
+			continue
+		}
+		bmax = min(bmax, r)
+		for a := r - 1; a >= 0; a-- {
+			if msgs[a].Role == RoleAssistant {
+				bmax = min(bmax, a)
+				break
+			}
+		}
+		break
+	}
+	return bmax
+}
+
+// keepBoundary is the index of the keep-th assistant message from the end:
+// len(msgs) when keep is 0, 0 when there are fewer.
+func keepBoundary(msgs []Message, keep int) int {
+	if keep == 0 {
+		return len(msgs)
+	}
+	seen := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			if seen++; seen == keep {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// closedPositions marks each index j in [0, len] where cutting the
+// conversation leaves every tool call on the same side as its result.
+func closedPositions(msgs []Message) []bool {
+	n := len(msgs)
+	calls := make(map[string]int)
+	diff := make([]int, n+2)
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			switch p.Kind {
+			case ToolCall:
+				calls[p.ID] = i
+			case ToolResult:
+				if c, ok := calls[p.ID]; ok && c < i {
+					diff[c+1]++
+					diff[i+1]--
+				}
+			}
+		}
+	}
+	closed := make([]bool, n+1)
+	open := 0
+	for j := 0; j <= n; j++ {
+		open += diff[j]
+		closed[j] = open == 0
+	}
+	return closed
+}
+
+// apply builds the result: assistant and tool messages before d removed,
+// those before b trimmed.
+func apply(msgs []Message, b, d int, opt Options, rep *Report) []Message {
+	dropThinking := !opt.KeepThinking
+	nextUser := len(msgs)
+	out := make([]Message, 0, len(msgs))
+	var arena []Part
+	userAfter := make([]int, b) // index of the first user message after i
+	for i := b - 1; i >= 0; i-- {
+		userAfter[i] = nextUser
+		if msgs[i].Role == RoleUser {
+			nextUser = i
+		}
+	}
+	for i := range msgs {
+		m := msgs[i]
+		if !trimmable(m.Role) || i >= b {
+			out = append(out, m)
+			continue
+		}
+		if i < d {
+			rep.Dropped++
+			continue
+		}
+		rep.Trimmed++
+		if len(arena) < len(m.Parts)+1 {
+			arena = make([]Part, max(256, len(m.Parts)+1))
+		}
+		m.Parts = trimParts(arena[:0:len(m.Parts)+1], m, opt.MaxArgs, dropThinking && userAfter[i] < b, rep)
+		arena = arena[len(m.Parts):cap(arena)]
+		out = append(out, m)
+	}
+	return out
+}
+
+// placeholderContent is the content of a trimmed tool result.
+func placeholderContent() []Part { return []Part{{Kind: Text, Text: Placeholder}} }
+
+// ArgsPlaceholder is the JSON object that replaces trimmed tool-call
+// arguments of the given size in bytes. Models read it: its wording is
+// part of the API.
+func ArgsPlaceholder(size int) string {
+	return `{"trimmed":"` + strconv.Itoa(size) + ` bytes"}`
+}
+
+// trimParts appends m's parts with their content replaced by
+// placeholders to dst.
+func trimParts(dst []Part, m Message, maxArgs int, dropThinking bool, rep *Report) []Part {
+	src := m.src
+	for _, p := range m.Parts {
+		if src == 0 {
+			src = p.src
+		}
+		switch p.Kind {
+		case Text:
+			p.Text = Placeholder
+		case Image:
+			p = Part{Kind: Text, Text: Placeholder, src: p.src}
+		case ToolCall:
+			if maxArgs >= 0 && len(p.Args) > maxArgs {
+				p.Args = ArgsPlaceholder(len(p.Args))
+				rep.ArgsTrimmed++
+			}
+		case ToolResult:
+			p.Content = placeholderContent()
+		case Thinking:
+			if dropThinking {
+				rep.ThinkingDropped++
+				continue
+			}
+		}
+		dst = append(dst, p)
+	}
+	if len(dst) == 0 {
+		dst = append(dst, Part{Kind: Text, Text: Placeholder, src: src})
+	}
+	return dst
+}
+
+// trimmedMessage is the size of m once trimmed, thinking kept.
+func (z sizer) trimmedMessage(m *Message, maxArgs int) int {
+	ph := z.text(Placeholder)
+	if len(m.Parts) == 0 {
+		return ph + messageOverhead
+	}
+	if len(m.Parts) == 1 && (m.Parts[0].Kind == Text || m.Parts[0].Kind == Image) {
+		return ph + messageOverhead
+	}
+	n := messageOverhead
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		switch p.Kind {
+		case Text, Image:
+			n += ph
+		case ToolCall:
+			if maxArgs >= 0 && len(p.Args) > maxArgs {
+				n += z.wrapped(0, p.Name, ArgsPlaceholder(len(p.Args)))
+			} else {
+				n += z.part(p)
+			}
+		case ToolResult:
+			n += z.wrapped(0, Placeholder)
+		default:
+			n += z.part(p)
+		}
+		n += partOverhead
+	}
+	return n
+}

@@ -1,0 +1,262 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// Format is a provider's request shape.
+type Format uint8
+
+// The request formats.
+const (
+	// Anthropic is the Anthropic Messages API request body.
+	Anthropic Format = iota + 1
+	// OpenAI is the OpenAI Chat Completions request body.
+	OpenAI
+)
+
+func (f Format) String() string {
+	switch f {
+	case Anthropic:
+		return "anthropic"
+	case OpenAI:
+		return "openai"
+	}
+	return "unknown"
+}
+
+// ParseFormat returns the format named "anthropic" or "openai".
+func ParseFormat(name string) (Format, error) {
+	switch name {
+	case "anthropic":
+		return Anthropic, nil
+	case "openai":
+		return OpenAI, nil
+	}
+	return 0, fmt.Errorf("unknown format %q (want anthropic or openai)", name)
+}
+
+// Request is a decoded provider request: its conversation in the neutral
+// model, its tool definitions, and everything else as raw JSON.
+//
+// Edit Messages freely (Reduce returns a new slice to assign); parts keep
+// a link to the provider blocks they came from so that fields the model
+// does not name survive [Request.AppendJSON].
+type Request struct {
+	Format   Format
+	Messages []Message
+	Tools    []Tool
+
+	raw  tree.Value   // the whole request object
+	srcs []tree.Value // provider messages (src-1 indexes this); Anthropic's system value is one of them
+	sys  int32        // Anthropic: src of the top-level system value (0: none)
+}
+
+// FormatError reports a request whose JSON is well formed but whose shape
+// is not the format's.
+type FormatError struct {
+	Pointer tree.Pointer // where, e.g. "/messages/3/role"
+	Msg     string
+}
+
+func (e *FormatError) Error() string {
+	if e.Pointer == "" {
+		return e.Msg
+	}
+	return string(e.Pointer) + ": " + e.Msg
+}
+
+func shapeErr(p tree.Pointer, format string, args ...any) error {
+	return &FormatError{Pointer: p, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Decode parses a request in format f. A zero f detects the format with
+// [DetectFormat]. JSON syntax errors are [*tree.SyntaxError]s; shape errors
+// are [*FormatError]s.
+func Decode(data []byte, f Format) (*Request, error) {
+	v, err := tree.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if f == 0 {
+		f = DetectFormat(v)
+	}
+	switch f {
+	case Anthropic:
+		return decodeAnthropic(v)
+	case OpenAI:
+		return decodeOpenAI(v)
+	}
+	return nil, errors.New("history: unknown format")
+}
+
+// DecodeAnthropic parses an Anthropic Messages request body.
+func DecodeAnthropic(data []byte) (*Request, error) { return Decode(data, Anthropic) }
+
+// DecodeOpenAI parses an OpenAI Chat Completions request body.
+func DecodeOpenAI(data []byte) (*Request, error) { return Decode(data, OpenAI) }
+
+// DetectFormat guesses a request's format: Anthropic when it has a
+// top-level "system", or a message whose content blocks are tool_use,
+// tool_result or thinking, or whose role is not one Anthropic allows
+// elsewhere; OpenAI otherwise.
+func DetectFormat(v tree.Value) Format {
+	if v.Has("system") {
+		return Anthropic
+	}
+	msgs, _ := v.Get("messages")
+	for _, m := range msgs.Items() {
+		role, _ := m.Get("role")
+		switch role.Str() {
+		case "system", "developer", "tool", "function":
+			return OpenAI
+		}
+		if m.Has("tool_calls") || m.Has("tool_call_id") {
+			return OpenAI
+		}
+		c, _ := m.Get("content")
+		for _, b := range c.Items() {
+			t, _ := b.Get("type")
+			switch t.Str() {
+			case "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document":
+				return Anthropic
+			case "image_url", "input_audio", "file":
+				return OpenAI
+			}
+		}
+	}
+	return OpenAI
+}
+
+// AppendJSON appends the request as compact JSON. Members, blocks and
+// fields the model does not name are written as they were read; when the
+// messages were not changed the output equals the input's compact form.
+func (r *Request) AppendJSON(dst []byte) ([]byte, error) {
+	v, err := r.Value()
+	if err != nil {
+		return dst, err
+	}
+	return tree.AppendJSON(dst, v), nil
+}
+
+// Value returns the request as a JSON tree.
+func (r *Request) Value() (tree.Value, error) {
+	switch r.Format {
+	case Anthropic:
+		return r.encodeAnthropic()
+	case OpenAI:
+		return r.encodeOpenAI()
+	}
+	return tree.Value{}, errors.New("history: request has no format")
+}
+
+// piece is a run of parts that becomes one provider message: consecutive
+// parts from the same provider message are put back together.
+type piece struct {
+	src   int32
+	role  Role
+	parts []Part
+}
+
+// pieces splits messages into provider-message pieces.
+func pieces(msgs []Message) []piece {
+	var out []piece
+	add := func(src int32, role Role, ps []Part) {
+		if n := len(out); n > 0 && src != 0 && out[n-1].src == src {
+			out[n-1].parts = append(out[n-1].parts, ps...)
+			return
+		}
+		out = append(out, piece{src: src, role: role, parts: append([]Part(nil), ps...)})
+	}
+	for _, m := range msgs {
+		if len(m.Parts) == 0 {
+			add(m.src, m.Role, nil)
+			continue
+		}
+		start := 0
+		for i := 1; i <= len(m.Parts); i++ {
+			if i == len(m.Parts) || m.Parts[i].src != m.Parts[start].src {
+				add(m.Parts[start].src, m.Role, m.Parts[start:i])
+				start = i
+			}
+		}
+	}
+	return out
+}
+
+// patch returns raw (an object) with the members in set replacing those of
+// the same key, in place, set members raw lacks appended, and members
+// named in drop removed. A raw that is not an object yields set alone.
+func patch(raw tree.Value, set []tree.Member, drop ...string) tree.Value {
+	if raw.Kind() != tree.KindObject {
+		return tree.Object(set...)
+	}
+	mems := raw.Members()
+	out := make([]tree.Member, 0, len(mems)+len(set))
+	used := make([]bool, len(set))
+outer:
+	for _, m := range mems {
+		for _, d := range drop {
+			if m.Key == d {
+				continue outer
+			}
+		}
+		for i, s := range set {
+			if s.Key == m.Key {
+				if !used[i] {
+					out = append(out, s)
+					used[i] = true
+				}
+				continue outer
+			}
+		}
+		out = append(out, m)
+	}
+	for i, s := range set {
+		if !used[i] {
+			out = append(out, s)
+		}
+	}
+	return tree.Object(out...)
+}
+
+func member(k string, v tree.Value) tree.Member { return tree.Member{Key: k, Value: v} }
+
+// get returns v's member key (null when absent).
+func get(v tree.Value, key string) tree.Value {
+	x, _ := v.Get(key)
+	return x
+}
+
+// argsValue parses tool-call arguments, falling back to an empty object.
+func argsValue(args string) tree.Value {
+	if args == "" {
+		return tree.Object()
+	}
+	v, err := tree.ParseString(args)
+	if err != nil {
+		return tree.Object()
+	}
+	return v
+}
+
+// toolsFrom reads tool definitions; name, description and schema are found
+// either at the top of each entry (Anthropic) or under "function"
+// (OpenAI).
+func toolsFrom(v tree.Value) []Tool {
+	var out []Tool
+	for _, t := range v.Items() {
+		if fn, ok := t.Get("function"); ok {
+			t = fn
+		}
+		schema, ok := t.Get("input_schema")
+		if !ok {
+			schema = get(t, "parameters")
+		}
+		out = append(out, Tool{Name: get(t, "name").Str(), Description: get(t, "description").Str(), Schema: schema})
+	}
+	return out
+}
