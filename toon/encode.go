@@ -115,7 +115,8 @@ type encoder struct {
 	ordered bool
 	unsafe  *[256]bool
 
-	fields []field // scratch: header field trees
+	fields []field             // scratch: header field trees
+	seen   map[string]struct{} // scratch: duplicate-key check of wide rows
 
 	w    io.Writer // streaming target, or nil
 	werr error
@@ -684,7 +685,7 @@ func (e *encoder) keyedHeader(mems []tree.Member) (int, bool) {
 // leaf fields, non-empty objects nested field groups. Arrays, empty objects
 // and duplicate keys make the shape ineligible.
 func (e *encoder) group(mems []tree.Member) (int, bool) {
-	if hasDuplicateKeys(mems) {
+	if e.hasDuplicateKeys(mems) {
 		return 0, false
 	}
 	g := len(e.fields)
@@ -751,7 +752,7 @@ func (e *encoder) match(mems []tree.Member, g int) bool {
 	return true
 }
 
-func hasDuplicateKeys(mems []tree.Member) bool {
+func (e *encoder) hasDuplicateKeys(mems []tree.Member) bool {
 	if len(mems) <= 32 {
 		for i := 1; i < len(mems); i++ {
 			for j := range i {
@@ -762,7 +763,11 @@ func hasDuplicateKeys(mems []tree.Member) bool {
 		}
 		return false
 	}
-	seen := make(map[string]struct{}, len(mems))
+	if e.seen == nil {
+		e.seen = make(map[string]struct{}, len(mems))
+	}
+	seen := e.seen
+	defer clear(seen)
 	for _, m := range mems {
 		if _, ok := seen[m.Key]; ok {
 			return true
