@@ -247,7 +247,7 @@ func (d *decoder) root() (tree.Value, *SyntaxError) {
 			d.i++
 			return tree.Array(), d.rootEnd()
 		}
-		h, herr := d.header(ln, s, int(ln.start), 0)
+		h, herr := d.header(ln, s, int(ln.start))
 		if herr == nil {
 			d.i++
 			var v tree.Value
@@ -402,7 +402,7 @@ func (d *decoder) field(ln *line, s string, off int, depth int32) (string, tree.
 		}
 		key, rest, restOff = k, s[n:], off+n
 		if len(rest) > 0 && rest[0] == '[' {
-			h, herr := d.header(ln, rest, restOff, 1)
+			h, herr := d.header(ln, rest, restOff)
 			if herr == nil {
 				v, err := d.headerValue(ln, &h, depth)
 				if err != nil {
@@ -423,7 +423,7 @@ func (d *decoder) field(ln *line, s string, off int, depth int32) (string, tree.
 	} else {
 		colon, br := firstUnquoted(s, ':', '[')
 		if br >= 0 && (colon < 0 || br < colon) && (br == 0 || isIdentKey(s[:br])) {
-			h, herr := d.header(ln, s[br:], off+br, 1)
+			h, herr := d.header(ln, s[br:], off+br)
 			if herr == nil {
 				if br == 0 {
 					if d.strict {
@@ -516,7 +516,7 @@ type fieldNode struct {
 
 // header parses s, which starts with '[' at offset off. keyed headers and
 // field lists are allowed everywhere; the caller checks positions.
-func (d *decoder) header(ln *line, s string, off int, _ int) (header, *SyntaxError) {
+func (d *decoder) header(ln *line, s string, off int) (header, *SyntaxError) {
 	h := header{delim: Comma}
 	p := 1
 	digits := p
@@ -837,7 +837,7 @@ func (d *decoder) listItem(ln *line, s string, depth int32) (tree.Value, *Syntax
 	}
 	colon, br := firstUnquoted(r, ':', '[')
 	if br == 0 {
-		h, herr := d.header(ln, r, off, 0)
+		h, herr := d.header(ln, r, off)
 		if herr == nil && !h.keyed && !h.hasFields {
 			return d.arrayBody(ln, &h, depth)
 		}
