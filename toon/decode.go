@@ -507,6 +507,7 @@ type header struct {
 	rest      string // after the colon
 	restOff   int
 	hasFields bool
+	lenOff    int // offset of the declared length, for count errors
 }
 
 type fieldNode struct {
@@ -517,7 +518,7 @@ type fieldNode struct {
 // header parses s, which starts with '[' at offset off. keyed headers and
 // field lists are allowed everywhere; the caller checks positions.
 func (d *decoder) header(ln *line, s string, off int) (header, *SyntaxError) {
-	h := header{delim: Comma}
+	h := header{delim: Comma, lenOff: off + 1}
 	p := 1
 	digits := p
 	for p < len(s) && s[p] >= '0' && s[p] <= '9' {
@@ -812,7 +813,7 @@ func (d *decoder) listItems(hl *line, h *header, depth int32) (tree.Value, *Synt
 		d.spans = d.spans[:len(d.spans)-1]
 	}
 	if err == nil && d.strict && count != h.n {
-		err = d.failLine(hl, "array declares "+plural(h.n, "list item")+", found "+strconv.Itoa(count))
+		err = d.fail(hl, h.lenOff, "array declares "+plural(h.n, "list item")+", found "+strconv.Itoa(count))
 	}
 	if err != nil {
 		clear(d.vals[start:])
@@ -912,7 +913,7 @@ func (d *decoder) tabularRows(hl *line, h *header, depth int32) (tree.Value, *Sy
 		d.spans = d.spans[:len(d.spans)-1]
 	}
 	if err == nil && d.strict && count != h.n {
-		err = d.failLine(hl, "array declares "+plural(h.n, "row")+", found "+strconv.Itoa(count))
+		err = d.fail(hl, h.lenOff, "array declares "+plural(h.n, "row")+", found "+strconv.Itoa(count))
 	}
 	if err != nil {
 		clear(d.vals[start:])
@@ -989,7 +990,7 @@ func (d *decoder) keyedRows(hl *line, h *header, depth int32) (tree.Value, *Synt
 		d.spans = d.spans[:len(d.spans)-1]
 	}
 	if err == nil && d.strict && count != h.n {
-		err = d.failLine(hl, "keyed header declares "+plural(h.n, "entry row")+", found "+strconv.Itoa(count))
+		err = d.fail(hl, h.lenOff, "keyed header declares "+plural(h.n, "entry row")+", found "+strconv.Itoa(count))
 	}
 	if err != nil {
 		clear(d.mems[ob.start:])
