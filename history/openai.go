@@ -188,13 +188,16 @@ func openaiToolMessage(raw tree.Value, p *Part) (tree.Value, error) {
 	if !p.raw.IsNull() {
 		raw = p.raw
 	}
-	c, err := openaiEncodeContent(get(raw, "content"), p.Content)
-	if err != nil {
-		return c, err
-	}
-	set := []tree.Member{member("role", tree.String("tool")), member("tool_call_id", tree.String(p.ID)), member("content", c)}
+	set := []tree.Member{member("role", tree.String("tool")), member("tool_call_id", tree.String(p.ID))}
 	if get(raw, "role").Str() == "tool" {
 		set = set[1:]
+	}
+	if orig := get(raw, "content"); len(p.Content) > 0 || raw.IsNull() || !orig.IsNull() {
+		c, err := openaiEncodeContent(orig, p.Content)
+		if err != nil {
+			return c, err
+		}
+		set = append(set, member("content", c))
 	}
 	return patch(raw, set), nil
 }

@@ -46,8 +46,9 @@ type Options struct {
 	StripTags []string
 	// KeepThinking keeps thinking blocks of trimmed turns. By default a
 	// turn's thinking is dropped whole once the turn and the user message
-	// after it lie before the boundary (Anthropic ignores earlier turns'
-	// thinking anyway). Thinking is never edited either way.
+	// that ends it lie before the boundary (Anthropic ignores earlier
+	// turns' thinking anyway; text sent together with tool results does
+	// not end a turn). Thinking is never edited either way.
 	KeepThinking bool
 
 	// seed reproduces the seed algorithm exactly, for its test vectors:
@@ -340,7 +341,7 @@ func apply(msgs []Message, b, d int, opt Options, rep *Report) []Message {
 	userAfter := make([]int, b) // index of the first user message after i
 	for i := b - 1; i >= 0; i-- {
 		userAfter[i] = nextUser
-		if msgs[i].Role == RoleUser {
+		if msgs[i].Role == RoleUser && !splitFromResults(msgs, i) {
 			nextUser = i
 		}
 	}
@@ -363,6 +364,17 @@ func apply(msgs []Message, b, d int, opt Options, rep *Report) []Message {
 		out = append(out, m)
 	}
 	return out
+}
+
+// splitFromResults reports whether user message i is the text that came
+// in one provider message with the tool results before it (Anthropic): it
+// does not end the assistant's turn.
+func splitFromResults(msgs []Message, i int) bool {
+	if i == 0 || msgs[i-1].Role != RoleTool || len(msgs[i].Parts) == 0 {
+		return false
+	}
+	prev := msgs[i-1].Parts
+	return len(prev) > 0 && prev[len(prev)-1].src != 0 && prev[len(prev)-1].src == msgs[i].Parts[0].src
 }
 
 // placeholderContent is the content of a trimmed tool result.

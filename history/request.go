@@ -189,12 +189,28 @@ func pieces(msgs []Message) []piece {
 
 // patch returns raw (an object) with the members in set replacing those of
 // the same key, in place, set members raw lacks appended, and members
-// named in drop removed. A raw that is not an object yields set alone.
+// named in drop removed. A member whose value is unchanged is left as it
+// was, duplicates included, so that patching with unchanged values gives
+// raw back; a changed one replaces every member of its key. A raw that is
+// not an object yields set alone.
 func patch(raw tree.Value, set []tree.Member, drop ...string) tree.Value {
 	if raw.Kind() != tree.KindObject {
 		return tree.Object(set...)
 	}
 	mems := raw.Members()
+	same := make([]bool, len(set))
+	present := make([]bool, len(set))
+	changed := len(drop) > 0
+	for i, s := range set {
+		if v, ok := raw.Get(s.Key); ok {
+			present[i] = true
+			same[i] = tree.Equal(v, s.Value)
+		}
+		changed = changed || !same[i]
+	}
+	if !changed {
+		return raw
+	}
 	out := make([]tree.Member, 0, len(mems)+len(set))
 	used := make([]bool, len(set))
 outer:
@@ -205,7 +221,7 @@ outer:
 			}
 		}
 		for i, s := range set {
-			if s.Key == m.Key {
+			if s.Key == m.Key && !same[i] {
 				if !used[i] {
 					out = append(out, s)
 					used[i] = true
@@ -216,7 +232,7 @@ outer:
 		out = append(out, m)
 	}
 	for i, s := range set {
-		if !used[i] {
+		if !present[i] {
 			out = append(out, s)
 		}
 	}

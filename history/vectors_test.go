@@ -153,8 +153,8 @@ func TestSeedBudgetVectors(t *testing.T) {
 			msgs: pairs(5, labelled("user message ", "x", 100), labelled("assistant message ", "y", 100)), window: 500, keep: 2, want: 7, wantAfter: -1,
 		},
 		{
-			name: "keep 0 trims every assistant",
-			msgs: []Message{user(strings.Repeat("x", 200)), assistant("a1"), user(strings.Repeat("x", 200)), assistant("a2")},
+			name:   "keep 0 trims every assistant",
+			msgs:   []Message{user(strings.Repeat("x", 200)), assistant("a1"), user(strings.Repeat("x", 200)), assistant("a2")},
 			window: 50, keep: 0, want: 4, wantAfter: -1,
 			check: func(t *testing.T, out []Message) {
 				if !isTrimmed(out[1]) || !isTrimmed(out[3]) || isTrimmed(out[0]) || isTrimmed(out[2]) {
@@ -163,7 +163,7 @@ func TestSeedBudgetVectors(t *testing.T) {
 			},
 		},
 		{
-			name: "keep 1 keeps only the last assistant",
+			name:   "keep 1 keeps only the last assistant",
 			msgs:   pairs(3, rep("x", 50), rep("y", 100)),
 			window: 200, keep: 1, want: 5, wantAfter: 135,
 			check: func(t *testing.T, out []Message) {
