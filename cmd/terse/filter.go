@@ -2,9 +2,190 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"strings"
+
+	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
 
+const filterDoc = `
+Filter applies a declared per-tool filter to one tool result (FILE, or
+standard input) and prints what the model would read: one note line
+declaring what was left out, when anything was, then the payload as
+compact JSON, or as text for logs and compact templates.
+
+The rule comes from one of:
+  --manifest FILE --action NAME   a kimbap service manifest, unchanged
+                                  (actions.NAME.response: extract, filter,
+                                  text_filter, compact)
+  --config FILE --tool NAME       terse's own config (see docs/config.md);
+                                  the rule of the first [[tools]] entry
+                                  matching NAME: exact name, then globs in
+                                  file order, then NAME without its MCP
+                                  server prefix ("github__list_issues")
+
+Operations, per item of the payload's list (or on a single object):
+select (output key <- source path such as user.login, labels[0].name,
+labels[*].name), exclude (name globs at any depth, e.g. *_url), max_items,
+drop_nulls, drop_empty; for text: include/exclude line patterns, head/tail,
+collapse of repeated lines. The list is the configured root, else the
+"items", "data" or "result" array, else the first array of an envelope; a
+single object with array fields (a GitHub issue and its assignees) stays
+one object.
+
+The note is a Markdown blockquote, for example:
+  > [filtered: showing 25 of 140 items; 71 fields per item omitted by config; call with _output_mode=raw for all]
+When no select path matches, the payload passes unfiltered with a
+"> [filter failed: ...]" note and the exit status is still 0.
+
+Examples:
+  terse filter --manifest github.yaml --action list-repos repos.json
+  gh api /repos/o/r/issues | terse filter --config terse.toml --tool list_issues
+  terse filter --manifest kubectl.yaml --action logs --report - pod.log
+`
+
 func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errNotBuilt("filter")
+	fs := newFlagSet("filter", "(--manifest FILE --action NAME | --config FILE --tool NAME) [--report FILE] [FILE]", filterDoc, stdout, stderr)
+	manifest := fs.String("manifest", "", "kimbap service manifest (YAML)")
+	action := fs.String("action", "", "action `NAME` in the manifest")
+	cfgPath := fs.String("config", "", "terse config file (TOML)")
+	tool := fs.String("tool", "", "tool `NAME` to look up in the config")
+	report := fs.String("report", "", "write the filter report as JSON to `FILE` (\"-\" for stderr)")
+	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer for the report's token counts: o200k_base, cl100k_base or estimate")
+	recover := fs.String("recover", "", "override the clause that tells the model how to get what was left out")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return &usageError{"filter takes at most one FILE"}
+	}
+	var spec filter.Spec
+	switch {
+	case *manifest != "" && *cfgPath != "":
+		return &usageError{"use either --manifest or --config, not both"}
+	case *manifest != "":
+		if *action == "" {
+			return &usageError{"--manifest needs --action NAME"}
+		}
+		m, err := config.LoadManifest(*manifest)
+		if err != nil {
+			return reportConfigError(stderr, err)
+		}
+		a := m.Action(*action)
+		if a == nil {
+			return fmt.Errorf("%s: no action %q (actions: %s)", *manifest, *action, strings.Join(m.ActionNames(), ", "))
+		}
+		if spec, err = a.FilterSpec(); err != nil {
+			return err
+		}
+	case *cfgPath != "":
+		if *tool == "" {
+			return &usageError{"--config needs --tool NAME"}
+		}
+		c, err := config.Load(*cfgPath)
+		if err != nil {
+			return reportConfigError(stderr, err)
+		}
+		t := c.Tool(*tool)
+		if t == nil {
+			return fmt.Errorf("%s: no [[tools]] rule matches %q", *cfgPath, *tool)
+		}
+		spec = t.FilterSpec()
+	default:
+		return &usageError{"give --manifest FILE --action NAME or --config FILE --tool NAME"}
+	}
+	if *recover != "" {
+		spec.Recover = *recover
+	}
+	rule, err := filter.Compile(spec)
+	if err != nil {
+		return err
+	}
+	var opts filter.Options
+	if *report != "" {
+		if opts.Counter, err = tokens.Get(*tokenizer); err != nil {
+			return &usageError{err.Error()}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, name, err := readInput(fs.Arg(0), stdin)
+	if err != nil {
+		return err
+	}
+	res, err := rule.ApplyBytes(data, &opts)
+	if err != nil {
+		if se, ok := errors.AsType[*tree.SyntaxError](err); ok {
+			fmt.Fprintf(stderr, "%s:%d:%d: %s\n", name, se.Line, se.Column, se.Msg)
+			return errReported
+		}
+		return err
+	}
+	out := append(res.Append(nil), '\n')
+	if _, err := stdout.Write(out); err != nil {
+		return err
+	}
+	if *report != "" {
+		return writeFilterReport(*report, stderr, res.Report)
+	}
+	return nil
+}
+
+// reportConfigError prints config and manifest errors, which already
+// carry FILE:LINE:COL, one per line.
+func reportConfigError(stderr io.Writer, err error) error {
+	var pe *config.Error
+	if _, ok := errors.AsType[*config.ValidationError](err); ok || errors.As(err, &pe) {
+		fmt.Fprintln(stderr, err)
+		return errReported
+	}
+	return err
+}
+
+func writeFilterReport(path string, stderr io.Writer, r filter.Report) error {
+	type jsonReport struct {
+		Applied        bool     `json:"applied"`
+		Root           string   `json:"root"`
+		Detected       bool     `json:"root_detected"`
+		List           bool     `json:"list"`
+		Total          int      `json:"items_total"`
+		Count          int      `json:"items_shown"`
+		TruncatedFrom  int      `json:"items_truncated_from,omitempty"`
+		FieldsOmitted  int      `json:"fields_omitted"`
+		NullsDropped   int      `json:"nulls_dropped"`
+		EmptyDropped   int      `json:"empty_dropped"`
+		Unmatched      []string `json:"unmatched_select_paths,omitempty"`
+		Lines          int      `json:"lines,omitempty"`
+		LinesKept      int      `json:"lines_kept,omitempty"`
+		OriginalBytes  int      `json:"original_bytes"`
+		ResultBytes    int      `json:"result_bytes"`
+		Tokenizer      string   `json:"tokenizer"`
+		OriginalTokens int      `json:"original_tokens"`
+		ResultTokens   int      `json:"result_tokens"`
+		Error          string   `json:"error,omitempty"`
+	}
+	jr := jsonReport{r.Applied, r.Root, r.Detected, r.List, r.Total, r.Count, r.TruncatedFrom, r.FieldsOmitted,
+		r.NullsDropped, r.EmptyDropped, r.Unmatched, r.Lines, r.LinesKept, r.OriginalBytes, r.ResultBytes,
+		r.Tokenizer, r.OriginalTokens, r.ResultTokens, ""}
+	if r.Err != nil {
+		jr.Error = r.Err.Error()
+	}
+	data, err := json.MarshalIndent(jr, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if path == "-" {
+		_, err = stderr.Write(data)
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
