@@ -1,0 +1,74 @@
+package fit
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+var corpusBudgets = []int{300, 1000, 4000, 16000}
+
+// corpusInputs returns every JSON and text file of the corpus.
+func corpusInputs(t testing.TB) []string {
+	return corpus.Files(t, ".json", ".txt", ".log", ".diff", ".md", ".yaml")
+}
+
+// fitFile fits one corpus file the way the pipeline does: JSON when it
+// parses, text otherwise.
+func fitFile(t testing.TB, data []byte, o *Options) (Result, bool) {
+	t.Helper()
+	if v, err := tree.Parse(data); err == nil {
+		r, err := FitJSON(context.Background(), v, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, true
+	}
+	r, err := FitText(context.Background(), string(data), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, false
+}
+
+// TestCorpusBudgets is the budget guarantee: every corpus file at every
+// budget fits by the real o200k_base count, and keeps at least one item
+// whenever one fits at minimal detail.
+func TestCorpusBudgets(t *testing.T) {
+	files := corpusInputs(t)
+	c := tokens.O200kBase()
+	st := &store.Mem{}
+	cases, trimmed, empty := 0, 0, 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range corpusBudgets {
+			o := &Options{Budget: b, Counter: c, Store: st}
+			r, _ := fitFile(t, data, o)
+			cases++
+			n := c.Count(r.Text)
+			if n > b {
+				t.Errorf("%s at %d: output is %d tokens", corpus.Name(f), b, n)
+			}
+			if r.Stats.Truncated {
+				trimmed++
+				if r.Stats.Full+r.Stats.Standard+r.Stats.Minimal == 0 {
+					empty++
+					t.Logf("%s at %d: no item kept (%d total)", corpus.Name(f), b, r.Stats.Total)
+				}
+			}
+			if strings.TrimSpace(r.Text) == "" {
+				t.Errorf("%s at %d: empty output", corpus.Name(f), b)
+			}
+		}
+	}
+	t.Logf("%d cases (%d files × %d budgets), %d trimmed, %d with no item kept, 0 over budget", cases, len(files), len(corpusBudgets), trimmed, empty)
+}

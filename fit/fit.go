@@ -1,0 +1,669 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// Format is an output format: a name and an append-style encoder. Formats
+// are plain values so that callers can plug in encoders (TOON, adaptive
+// rendering) that this package does not import.
+type Format struct {
+	Name   string
+	Append func(dst []byte, v tree.Value) []byte
+}
+
+// JSON is compact JSON, the baseline format.
+var JSON = Format{Name: "json", Append: tree.AppendJSON}
+
+// DefaultBudget is the budget used when Options.Budget is zero: the
+// largest MCP result Claude Code accepts.
+const DefaultBudget = 25000
+
+// DefaultFetch is the default command template of hints and chunk indexes.
+const DefaultFetch = "terse chunk {handle} {n}"
+
+// Options configure fitting. The zero value works: a 25,000-token budget by
+// o200k_base, compact JSON, the item array found by [FindItems], the
+// strategy resolved from Tool, and nothing stored.
+type Options struct {
+	// Budget is the largest output, in tokens of Counter. Zero means
+	// DefaultBudget.
+	Budget int
+	// Counter measures tokens. Nil means o200k_base.
+	Counter tokens.Counter
+	// Format renders JSON output. The zero value means [JSON].
+	Format Format
+	// Formats are the formats [Chunk] can render stored payloads in, by
+	// name; JSON is always available.
+	Formats []Format
+	// Pointer is the JSON Pointer of the item array. Empty means found by
+	// [FindItems].
+	Pointer string
+	// Tool is the tool name, used to resolve the strategy.
+	Tool string
+	// Strategy forces a strategy by name. Empty means resolved from Tool
+	// with [Resolve].
+	Strategy string
+	// Strategies maps tool names to strategy names (configuration); it is
+	// consulted before the built-in defaults.
+	Strategies map[string]string
+	// Drop lists extra fields the standard level drops; Keep lists fields
+	// it never drops; Identity replaces [DefaultIdentity] for the minimal
+	// level.
+	Drop, Keep, Identity []string
+	// Store keeps the full payload so that every chunk can be fetched
+	// later. Nil means nothing is stored, and hints say to re-run with a
+	// larger budget instead.
+	Store store.Store
+	// Fetch is the command shown for fetching chunk {n} of {handle}.
+	// Empty means DefaultFetch.
+	Fetch string
+
+	// lineBase offsets line numbers in markers (a chunk fitted again).
+	lineBase int
+}
+
+func (o *Options) normalized() Options {
+	var x Options
+	if o != nil {
+		x = *o
+	}
+	if x.Budget <= 0 {
+		x.Budget = DefaultBudget
+	}
+	if x.Counter == nil {
+		x.Counter = tokens.O200kBase()
+	}
+	if x.Format.Append == nil {
+		x.Format = JSON
+	}
+	if x.Fetch == "" {
+		x.Fetch = DefaultFetch
+	}
+	return x
+}
+
+// Result is fitted text and what fitting did.
+type Result struct {
+	Text  string
+	Stats Stats
+}
+
+// Stats describe one fitting.
+type Stats struct {
+	Truncated      bool   // something was left out or shortened
+	Kind           string // "json", "text" or "diff"
+	Pointer        string // JSON Pointer of the item array ("" is the root)
+	Unit           string // "items", "lines" or "files"
+	Total          int    // items in the source
+	Full           int    // items kept at full detail
+	Standard       int    // … at standard
+	Minimal        int    // … at minimal
+	Strategy       string
+	StrategySource string
+	Solver         string
+	Handle         string // store handle of the full payload, if stored
+	Chunks         int    // chunks in the index
+	Tokens         int    // tokens of Text by the counter, when Counted
+	Counted        bool
+	Iterations     int // solve-render-count rounds
+}
+
+// Error is returned for options that cannot be applied.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return "fit: " + e.Msg }
+
+// level value factors: the share of an item's information each level
+// keeps.
+var levelValue = [...]float64{Full: 1, Standard: 0.6, Minimal: 0.3}
+
+// engine is what the JSON and text paths share: per-item options and
+// values, the solve-render-count loop and the in-band notes.
+type engine struct {
+	o      Options
+	kind   string
+	unit   string
+	n      int
+	vals   []float64
+	levels [][]Level // available levels per item, richest first
+	bytes  [][]int   // rendering size per available level
+	costs  [][]int   // token cost per available level
+	render func(i int, l Level) []byte
+	linear bool    // items are lines: head+tail solver
+	head   float64 // head share for linear text
+	// assemble returns the complete output for a selection.
+	assemble func(sel []Level, idx *chunkIndex) string
+	chunks   *chunkIndex
+}
+
+// exactBytes is the total rendering size up to which every option is
+// counted exactly; above it, costs are estimated from an exactly counted
+// sample and the final output is still counted exactly.
+const exactBytes = 96 << 10
+
+func (e *engine) measure() {
+	e.costs = make([][]int, e.n)
+	total := 0
+	for i := range e.n {
+		for _, b := range e.bytes[i] {
+			total += b
+		}
+		e.costs[i] = make([]int, len(e.levels[i]))
+	}
+	c := e.o.Counter
+	if total <= exactBytes {
+		for i := range e.n {
+			for k, l := range e.levels[i] {
+				e.costs[i][k] = tokens.CountBytes(c, e.render(i, l)) + 1
+			}
+		}
+		return
+	}
+	// Per level: count up to 64 evenly spread items exactly, estimate the
+	// rest from the sample's tokens per byte, rounded up with a 10 % margin.
+	for l := Full; l < Skip; l++ {
+		var idx []int
+		for i := range e.n {
+			if k := levelIndex(e.levels[i], l); k >= 0 {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		step := max(1, len(idx)/64)
+		tok, byt := 0, 0
+		for j := 0; j < len(idx); j += step {
+			i := idx[j]
+			k := levelIndex(e.levels[i], l)
+			n := tokens.CountBytes(c, e.render(i, l))
+			e.costs[i][k] = n + 1
+			tok += n
+			byt += e.bytes[i][k]
+		}
+		ratio := 0.3
+		if byt > 0 {
+			ratio = float64(tok) / float64(byt)
+		}
+		for j, i := range idx {
+			if j%step == 0 {
+				continue
+			}
+			k := levelIndex(e.levels[i], l)
+			e.costs[i][k] = int(math.Ceil(float64(e.bytes[i][k])*ratio*1.1)) + 1
+		}
+	}
+}
+
+func levelIndex(ls []Level, l Level) int {
+	for k, x := range ls {
+		if x == l {
+			return k
+		}
+	}
+	return -1
+}
+
+func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
+
+// run finds the selection: solve with an estimated capacity, render, count
+// the whole output exactly, and tighten until it fits. The budget is a
+// guarantee: the returned text is ≤ Budget by the counter, or empty.
+func (e *engine) run(st *Stats) string {
+	budget := e.o.Budget
+	skip := make([]Level, e.n)
+	for i := range skip {
+		skip[i] = Skip
+	}
+	base := e.count(e.assemble(skip, e.chunks))
+	capacity := budget - base - 8 - budget/50
+	var sel []Level
+	text := ""
+	fits := false
+	for iter := 1; iter <= 8 && capacity > 0; iter++ {
+		st.Iterations = iter
+		p := &problem{capacity: capacity, items: make([][]option, e.n)}
+		for i := range e.n {
+			opts := make([]option, len(e.levels[i]))
+			for k, l := range e.levels[i] {
+				opts[k] = option{e.costs[i][k], e.vals[i] * levelValue[l]}
+			}
+			p.items[i] = opts
+		}
+		var s solution
+		if e.linear {
+			s, st.Solver = solveLinear(p, e.head), SolverHeadTail
+		} else {
+			s, st.Solver = solve(p, false)
+		}
+		sel = make([]Level, e.n)
+		for i, k := range s {
+			sel[i] = Skip
+			if k >= 0 {
+				sel[i] = e.levels[i][k]
+			}
+		}
+		text = e.assemble(sel, e.chunks)
+		n := e.count(text)
+		if n <= budget {
+			st.Tokens, st.Counted, fits = n, true, true
+			break
+		}
+		over := n - budget
+		capacity -= over + capacity/16 + 1
+	}
+	if !fits && sel != nil {
+		// Drop the least valuable kept items, an eighth at a time.
+		for !fits {
+			var kept []int
+			for i, l := range sel {
+				if l != Skip {
+					kept = append(kept, i)
+				}
+			}
+			if len(kept) == 0 {
+				break
+			}
+			sortByValue(kept, e.vals)
+			for _, i := range kept[:max(1, len(kept)/8)] {
+				sel[i] = Skip
+			}
+			st.Iterations++
+			text = e.assemble(sel, e.chunks)
+			if n := e.count(text); n <= budget {
+				st.Tokens, st.Counted, fits = n, true, true
+			}
+		}
+	}
+	if !fits {
+		sel = skip
+		for _, idx := range []*chunkIndex{e.chunks, nil} {
+			text = e.assemble(sel, idx)
+			if n := e.count(text); n <= budget {
+				st.Tokens, st.Counted, fits = n, true, true
+				break
+			}
+		}
+		if !fits {
+			text, st.Tokens, st.Counted = "", 0, true
+		}
+	}
+	for _, l := range sel {
+		switch l {
+		case Full:
+			st.Full++
+		case Standard:
+			st.Standard++
+		case Minimal:
+			st.Minimal++
+		}
+	}
+	st.Truncated = true
+	return text
+}
+
+// sortByValue orders item indexes by increasing value, later items first
+// among equals (so that earlier items survive).
+func sortByValue(idx []int, vals []float64) {
+	for a := 1; a < len(idx); a++ {
+		for b := a; b > 0; b-- {
+			x, y := idx[b-1], idx[b]
+			if vals[x] < vals[y] || vals[x] == vals[y] && x > y {
+				break
+			}
+			idx[b-1], idx[b] = y, x
+		}
+	}
+}
+
+// solveLinear is head+tail for lines with a head share.
+func solveLinear(p *problem, head float64) solution {
+	return solveHeadTailShare(p, head)
+}
+
+// FitJSON fits a JSON document under the budget.
+func FitJSON(ctx context.Context, root tree.Value, opts *Options) (Result, error) {
+	o := opts.normalized()
+	body := o.Format.Append(nil, root)
+	if fitsQuick(o, body) {
+		return Result{Text: string(body), Stats: Stats{Kind: "json", Solver: SolverNone, Unit: "items", Total: -1}}, nil
+	}
+	return fitJSON(ctx, o, root, body)
+}
+
+// fitsQuick reports whether text is within budget without trimming. A
+// token is at least one byte, so a text no longer than the budget in bytes
+// fits without being counted.
+func fitsQuick(o Options, text []byte) bool {
+	return len(text) <= o.Budget || tokens.CountBytes(o.Counter, text) <= o.Budget
+}
+
+func resolveStrategy(o Options, kind string) (string, string, error) {
+	name, src := o.Strategy, "option"
+	if name == "" {
+		name, src = Resolve(o.Tool, o.Strategies)
+		if src == "uniform" {
+			switch kind {
+			case "diff":
+				name, src = StrategySizeProportional, "kind default"
+			case "text":
+				name, src = StrategyHeadTail, "kind default"
+			}
+		}
+	}
+	if !knownStrategy(name) {
+		return "", "", &Error{fmt.Sprintf("unknown strategy %q (want one of %s)", name, strings.Join(Strategies, ", "))}
+	}
+	return name, src, nil
+}
+
+// jsonMode is how a JSON document is split into items.
+type jsonMode uint8
+
+const (
+	modeArray   jsonMode = iota // the elements of the item array
+	modeMembers                 // the members of the root object
+	modeSingle                  // the whole document as one item
+)
+
+func fitJSON(ctx context.Context, o Options, root tree.Value, body []byte) (Result, error) {
+	ptr := tree.Pointer(o.Pointer)
+	mode := modeArray
+	if o.Pointer != "" {
+		v, err := tree.Lookup(root, ptr)
+		if err != nil {
+			return Result{}, &Error{err.Error()}
+		}
+		if v.Kind() != tree.KindArray {
+			return Result{}, &Error{fmt.Sprintf("pointer %q is a %s, not an array", o.Pointer, v.Kind())}
+		}
+	} else if p, ok := FindItems(root); ok {
+		ptr = p
+	} else if root.Kind() == tree.KindObject {
+		mode = modeMembers
+	} else {
+		mode = modeSingle
+	}
+	res, err := fitJSONMode(ctx, o, root, body, mode, ptr)
+	if err != nil || mode != modeArray || o.Pointer != "" || root.Kind() != tree.KindObject ||
+		res.Stats.Full+res.Stats.Standard+res.Stats.Minimal > 0 {
+		return res, err
+	}
+	// The envelope around the item array left no room: fit the root
+	// object's members instead, so that something is shown.
+	return fitJSONMode(ctx, o, root, body, modeMembers, "")
+}
+
+func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, mode jsonMode, ptr tree.Pointer) (Result, error) {
+	st := Stats{Kind: "json", Unit: "items"}
+	var items []tree.Value
+	var keys []string
+	switch mode {
+	case modeArray:
+		v, _ := tree.Lookup(root, ptr)
+		items = v.Items()
+	case modeMembers:
+		for _, m := range root.Members() {
+			items, keys = append(items, m.Value), append(keys, m.Key)
+		}
+		st.Unit = "members"
+	default:
+		items = []tree.Value{root}
+	}
+	toks, _ := ptr.Tokens()
+	st.Pointer, st.Total = string(ptr), len(items)
+	name, src, err := resolveStrategy(o, "json")
+	if err != nil {
+		return Result{}, err
+	}
+	st.Strategy, st.StrategySource = name, src
+	n := len(items)
+	stdCap := max(200, o.Budget*2/max(1, n))
+	r := newRules(&o, name, stdCap)
+	e := &engine{o: o, kind: "json", unit: st.Unit, n: n, vals: jsonValues(name, items)}
+	if mode == modeMembers {
+		// Members that the standard level would drop (urls, node ids, …)
+		// are worth little on their own.
+		_, primary := primaryTimestamp(root)
+		for i, m := range root.Members() {
+			e.vals[i] = 1
+			if r.lowValue(m, primary) {
+				e.vals[i] = 0.1
+			}
+		}
+	}
+	vals := make([][]tree.Value, n)
+	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
+	var buf []byte
+	for i, it := range items {
+		lv := []Level{Full}
+		vs := []tree.Value{it}
+		if s, changed := r.standard(it); changed {
+			lv, vs = append(lv, Standard), append(vs, s)
+		}
+		if it.Kind() != tree.KindArray || mode == modeArray {
+			m := r.minimal(it)
+			if !tree.Equal(m, vs[len(vs)-1]) {
+				lv, vs = append(lv, Minimal), append(vs, m)
+			}
+		}
+		vals[i], e.levels[i] = vs, lv
+		e.bytes[i] = make([]int, len(vs))
+		for k, v := range vs {
+			buf = o.Format.Append(buf[:0], v)
+			e.bytes[i][k] = len(buf)
+		}
+	}
+	e.render = func(i int, l Level) []byte {
+		v := vals[i][levelIndex(e.levels[i], l)]
+		if mode == modeMembers {
+			v = tree.Object(tree.Member{Key: keys[i], Value: v})
+		}
+		return o.Format.Append(nil, v)
+	}
+	e.measure()
+	var envelope tree.Value
+	switch mode {
+	case modeArray:
+		envelope = setAt(root, toks, tree.Array())
+	case modeMembers:
+		envelope = tree.Object()
+	}
+	envCost := e.count(string(o.Format.Append(nil, envelope)))
+	fullCosts := make([]int, n)
+	for i := range n {
+		fullCosts[i] = e.costs[i][0]
+	}
+	ck := partition(fullCosts, o.Budget, envCost)
+	ck.unit, ck.zeroBased = st.Unit, true
+	switch mode {
+	case modeArray:
+		ck.label = string(ptr)
+		if ptr == "" {
+			ck.label = "the root array"
+		}
+		ck.summary = func(a, b int) string { return summarizeItems(items[a:b]) }
+	case modeMembers:
+		ck.label = "the root object"
+		ck.summary = func(a, b int) string { return "keys " + keyList(keys[a:b], 6) }
+	default:
+		ck.label = "the document"
+		ck.summary = func(a, b int) string { return "the whole document" }
+	}
+	e.chunks = ck
+	detail := detailNote(name)
+	name0 := func(idx []int) string {
+		if mode == modeMembers {
+			ks := make([]string, len(idx))
+			for j, i := range idx {
+				ks[j] = keys[i]
+			}
+			return keyList(ks, 8)
+		}
+		return ranges(idx, 0)
+	}
+	e.assemble = func(sel []Level, idx *chunkIndex) string {
+		var kept []tree.Value
+		var mems []tree.Member
+		for i, l := range sel {
+			if l == Skip {
+				continue
+			}
+			v := vals[i][levelIndex(e.levels[i], l)]
+			if mode == modeMembers {
+				mems = append(mems, tree.Member{Key: keys[i], Value: v})
+			} else {
+				kept = append(kept, v)
+			}
+		}
+		var sb strings.Builder
+		switch mode {
+		case modeArray:
+			sb.Write(o.Format.Append(nil, setAt(root, toks, tree.Array(kept...))))
+			sb.WriteByte('\n')
+		case modeMembers:
+			sb.Write(o.Format.Append(nil, tree.Object(mems...)))
+			sb.WriteByte('\n')
+		default:
+			if len(kept) == 1 {
+				sb.Write(o.Format.Append(nil, kept[0]))
+				sb.WriteByte('\n')
+			}
+		}
+		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0)
+		writeHintAndIndex(&sb, o, sel, idx)
+		return strings.TrimSuffix(sb.String(), "\n")
+	}
+	if o.Store != nil {
+		h, err := save(ctx, o, header{Kind: "json", Pointer: string(ptr), Mode: int(mode), Format: o.Format.Name, Budget: o.Budget,
+			Tokenizer: o.Counter.Name(), Chunks: ck.ranges, Label: ck.label, Unit: st.Unit}, body0(root))
+		if err != nil {
+			return Result{}, err
+		}
+		ck.handle = h
+		st.Handle = h
+	}
+	st.Chunks = len(ck.ranges)
+	text := e.run(&st)
+	return Result{Text: text, Stats: st}, nil
+}
+
+// keyList joins up to max keys, then "… (+k more)".
+func keyList(keys []string, max int) string {
+	if len(keys) <= max {
+		return strings.Join(keys, ", ")
+	}
+	return strings.Join(keys[:max], ", ") + fmt.Sprintf(", … (+%d more)", len(keys)-max)
+}
+
+// body0 is the stored form of a JSON payload: compact JSON.
+func body0(root tree.Value) []byte { return tree.AppendJSON(nil, root) }
+
+func detailNote(strategy string) string {
+	s := "dropped urls, avatars, node ids, extra timestamps, empty values; long strings cut"
+	if strategy == StrategyThreadLevel {
+		s += "; threads keep first and last note"
+	}
+	return s
+}
+
+// writeJSONNotes declares the gaps and the detail levels of a JSON
+// selection. The wording is part of the API (models parse it):
+//
+//	> [omitted /items: 10–13, 15–119 (114 of 120 items, 0-based)]
+//	> [detail /items: standard 10–13 (dropped …); minimal 14 (identity fields only)]
+//	> [omitted the root object: history, info (2 of 5 members)]
+func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string, names func([]int) string) {
+	var skipped, std, min []int
+	for i, l := range sel {
+		switch l {
+		case Skip:
+			skipped = append(skipped, i)
+		case Standard:
+			std = append(std, i)
+		case Minimal:
+			min = append(min, i)
+		}
+	}
+	if len(skipped) > 0 {
+		zb := ", 0-based"
+		if unit != "items" {
+			zb = ""
+		}
+		fmt.Fprintf(sb, "> [omitted %s: %s (%d of %d %s%s)]\n", label, names(skipped), len(skipped), len(sel), unit, zb)
+	}
+	if len(std)+len(min) > 0 {
+		fmt.Fprintf(sb, "> [detail %s:", label)
+		sep := " "
+		if len(std) > 0 {
+			fmt.Fprintf(sb, "%sstandard %s (%s)", sep, names(std), detail)
+			sep = "; "
+		}
+		if len(min) > 0 {
+			fmt.Fprintf(sb, "%sminimal %s (identity fields only)", sep, names(min))
+		}
+		sb.WriteString("]\n")
+	}
+}
+
+// writeHintAndIndex writes the overflow hint and the chunk index.
+//
+//	> [+114 more items, 20 shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
+func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex) {
+	skipped, short := 0, 0
+	for _, l := range sel {
+		switch l {
+		case Skip:
+			skipped++
+		case Standard, Minimal:
+			short++
+		}
+	}
+	if skipped+short == 0 || idx == nil {
+		return
+	}
+	unit := idx.unit
+	what := fmt.Sprintf("+%d more %s", skipped, unit)
+	if short > 0 {
+		what += fmt.Sprintf(", %d shortened", short)
+	}
+	if idx.handle != "" {
+		fmt.Fprintf(sb, "> [%s: get any chunk in full with: %s]\n", what, fetch(o, idx.handle, "N"))
+	} else {
+		fmt.Fprintf(sb, "> [%s: not stored; re-run with a larger budget to see them]\n", what)
+	}
+	idx.write(sb, o, sel)
+}
+
+func fetch(o Options, handle, n string) string {
+	return strings.NewReplacer("{handle}", handle, "{n}", n).Replace(o.Fetch)
+}
+
+// ranges formats sorted indexes as "0–9, 14, 20–24", adding base.
+func ranges(idx []int, base int) string {
+	var sb strings.Builder
+	for j := 0; j < len(idx); {
+		k := j
+		for k+1 < len(idx) && idx[k+1] == idx[k]+1 {
+			k++
+		}
+		if sb.Len() > 0 {
+			sb.WriteString(", ")
+		}
+		if k == j {
+			fmt.Fprintf(&sb, "%d", idx[j]+base)
+		} else {
+			fmt.Fprintf(&sb, "%d–%d", idx[j]+base, idx[k]+base)
+		}
+		j = k + 1
+	}
+	return sb.String()
+}

@@ -1,0 +1,292 @@
+package fit
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// Level is how much of an item a result shows.
+type Level uint8
+
+// The detail levels, richest first.
+const (
+	Full     Level = iota // the item as it is
+	Standard              // low-value fields dropped, long strings cut
+	Minimal               // identity fields only, short strings
+	Skip                  // left out (declared as a gap)
+)
+
+var levelNames = [...]string{"full", "standard", "minimal", "skip"}
+
+func (l Level) String() string { return levelNames[l] }
+
+// DefaultIdentity lists the fields Minimal keeps (case-insensitive).
+var DefaultIdentity = []string{"id", "key", "number", "iid", "name", "title", "state", "status",
+	"login", "slug", "path", "filename", "new_path", "type", "kind", "level", "severity", "summary", "ts", "user", "username"}
+
+// Marker for a cut string. Models parse it: its form is part of the API.
+//
+//	…[+1234 chars]
+const cutMarker = "…[+%d chars]"
+
+// cutString cuts s after max runes, on a rune boundary, and appends the
+// marker with the number of runes removed. Strings of at most max runes are
+// returned unchanged.
+func cutString(s string, max int) (string, bool) {
+	if max < 0 || len(s) <= max {
+		return s, false
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s, false
+	}
+	i, k := 0, 0
+	for k < max {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		k++
+	}
+	return s[:i] + "…[+" + strconv.Itoa(n-max) + " chars]", true
+}
+
+// rules are the generic detail-level rules with per-tool additions.
+type rules struct {
+	drop     map[string]bool // extra fields Standard drops
+	keep     map[string]bool // fields Standard never drops
+	identity map[string]bool // fields Minimal keeps (lowercase)
+	stdCap   int             // Standard: strings longer than this many runes are cut
+	minCap   int             // Minimal: same
+	threads  bool            // Standard keeps only the first and last note of a thread
+}
+
+func newRules(o *Options, strategy string, stdCap int) *rules {
+	r := &rules{drop: set(o.Drop), keep: set(o.Keep), identity: map[string]bool{}, stdCap: stdCap, minCap: 80,
+		threads: strategy == StrategyThreadLevel}
+	ids := o.Identity
+	if len(ids) == 0 {
+		ids = DefaultIdentity
+	}
+	for _, k := range ids {
+		r.identity[strings.ToLower(k)] = true
+	}
+	return r
+}
+
+func set(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
+}
+
+func isEmpty(v tree.Value) bool {
+	switch v.Kind() {
+	case tree.KindNull:
+		return true
+	case tree.KindString:
+		return v.Str() == ""
+	case tree.KindArray, tree.KindObject:
+		return v.Len() == 0
+	}
+	return false
+}
+
+func looksLikeDate(v tree.Value) bool {
+	switch v.Kind() {
+	case tree.KindNumber:
+		return true
+	case tree.KindString:
+		s := v.Str()
+		return len(s) >= 10 && s[4] == '-' && s[7] == '-' && isDigits(s[:4])
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isTimestampKey reports whether a key names a point in time.
+func isTimestampKey(k string) bool {
+	l := strings.ToLower(k)
+	return strings.HasSuffix(l, "_at") || strings.HasSuffix(k, "At") || strings.HasSuffix(l, "_on") ||
+		strings.HasSuffix(l, "date") || strings.HasSuffix(l, "time") || strings.HasSuffix(l, "timestamp") ||
+		l == "created" || l == "updated" || l == "ts"
+}
+
+// primaryTimestamp returns the first timestamp member of an object (in
+// member order): the one Standard keeps.
+func primaryTimestamp(v tree.Value) (string, string) {
+	if v.Kind() != tree.KindObject {
+		return "", ""
+	}
+	for _, m := range v.Members() {
+		if isTimestampKey(m.Key) && looksLikeDate(m.Value) {
+			if m.Value.Kind() == tree.KindString {
+				return m.Value.Str(), m.Key
+			}
+			return m.Value.Num(), m.Key
+		}
+	}
+	return "", ""
+}
+
+// lowValue reports whether Standard drops member m of an object whose
+// primary timestamp key is primary: URLs and URL templates, avatars, node
+// ids, _links, timestamps other than the primary one, empty values.
+func (r *rules) lowValue(m tree.Member, primary string) bool {
+	if r.keep[m.Key] {
+		return false
+	}
+	if r.drop[m.Key] || isEmpty(m.Value) {
+		return true
+	}
+	l := strings.ToLower(m.Key)
+	switch {
+	case l == "_links" || l == "links" && m.Value.Kind() == tree.KindObject:
+		return true
+	case l == "url" || l == "uri" || l == "href" || strings.HasSuffix(l, "_url") || strings.HasSuffix(m.Key, "Url") ||
+		strings.HasSuffix(m.Key, "URL") || strings.HasSuffix(l, "_uri"):
+		return true
+	case strings.Contains(l, "avatar") || l == "gravatar_id":
+		return true
+	case l == "node_id" || l == "nodeid" || l == "graphql_id" || l == "global_id":
+		return true
+	case m.Key != primary && isTimestampKey(m.Key) && looksLikeDate(m.Value):
+		return true
+	}
+	if m.Value.Kind() == tree.KindString {
+		s := m.Value.Str()
+		if strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") {
+			return !strings.ContainsAny(s, " \n") // a bare URL, not prose that starts with one
+		}
+	}
+	return false
+}
+
+var threadKeys = map[string]bool{"notes": true, "comments": true, "replies": true, "messages": true}
+
+// standard applies the Standard rules to v, recursively. changed reports
+// whether anything was dropped or cut.
+func (r *rules) standard(v tree.Value) (tree.Value, bool) {
+	switch v.Kind() {
+	case tree.KindString:
+		s, cut := cutString(v.Str(), r.stdCap)
+		if cut {
+			return tree.String(s), true
+		}
+		return v, false
+	case tree.KindArray:
+		items := v.Items()
+		var out []tree.Value
+		changed := false
+		for i, x := range items {
+			y, c := r.standard(x)
+			if c && out == nil {
+				out = append(make([]tree.Value, 0, len(items)), items[:i]...)
+			}
+			changed = changed || c
+			if out != nil {
+				out = append(out, y)
+			}
+		}
+		if !changed {
+			return v, false
+		}
+		return tree.Array(out...), true
+	case tree.KindObject:
+		_, primary := primaryTimestamp(v)
+		mems := v.Members()
+		out := make([]tree.Member, 0, len(mems))
+		changed := false
+		for _, m := range mems {
+			if r.lowValue(m, primary) {
+				changed = true
+				continue
+			}
+			val := m.Value
+			if r.threads && threadKeys[m.Key] && val.Kind() == tree.KindArray && val.Len() > 2 {
+				its := val.Items()
+				val = tree.Array(its[0], its[len(its)-1])
+				changed = true
+			}
+			y, c := r.standard(val)
+			if c {
+				changed = true
+				if isEmpty(y) {
+					continue
+				}
+			}
+			out = append(out, tree.Member{Key: m.Key, Value: y})
+		}
+		if !changed {
+			return v, false
+		}
+		return tree.Object(out...), true
+	}
+	return v, false
+}
+
+// minimal keeps identity fields (recursing into identity-keyed objects
+// such as status: {name: …}) with short strings. An object without any
+// identity field keeps its first two non-empty primitive members.
+func (r *rules) minimal(v tree.Value) tree.Value {
+	switch v.Kind() {
+	case tree.KindString:
+		s, _ := cutString(v.Str(), r.minCap)
+		return tree.String(s)
+	case tree.KindArray:
+		return tree.Array()
+	case tree.KindObject:
+		var out []tree.Member
+		for _, m := range v.Members() {
+			if !r.identity[strings.ToLower(m.Key)] || isEmpty(m.Value) {
+				continue
+			}
+			switch m.Value.Kind() {
+			case tree.KindArray:
+				continue
+			case tree.KindObject:
+				y := r.minimalInner(m.Value)
+				if y.Len() == 0 {
+					continue
+				}
+				out = append(out, tree.Member{Key: m.Key, Value: y})
+			default:
+				out = append(out, tree.Member{Key: m.Key, Value: r.minimal(m.Value)})
+			}
+		}
+		if len(out) == 0 {
+			for _, m := range v.Members() {
+				if m.Value.IsPrimitive() && !isEmpty(m.Value) && !r.lowValue(m, "") {
+					out = append(out, tree.Member{Key: m.Key, Value: r.minimal(m.Value)})
+					if len(out) == 2 {
+						break
+					}
+				}
+			}
+		}
+		return tree.Object(out...)
+	}
+	return v
+}
+
+// minimalInner is minimal for a nested object: identity primitives only.
+func (r *rules) minimalInner(v tree.Value) tree.Value {
+	var out []tree.Member
+	for _, m := range v.Members() {
+		if r.identity[strings.ToLower(m.Key)] && m.Value.IsPrimitive() && !isEmpty(m.Value) {
+			out = append(out, tree.Member{Key: m.Key, Value: r.minimal(m.Value)})
+		}
+	}
+	return tree.Object(out...)
+}

@@ -1,0 +1,342 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// splitLines splits s into lines without their "\n". A final newline does
+// not start an extra line.
+func splitLines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// isDiff reports whether lines look like a unified diff with file headers.
+func isDiff(lines []string) bool {
+	for i, l := range lines {
+		if strings.HasPrefix(l, "diff --git ") {
+			return true
+		}
+		if strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") {
+			return true
+		}
+	}
+	return false
+}
+
+// gapMarker is the line that stands for omitted source lines. Its form is
+// part of the API (models parse it):
+//
+//	[… 118 lines omitted (3–120) …]
+//	[… 40 lines omitted (120–159): +30/−10 …]
+func gapMarker(a, b int, extra string) string {
+	if extra != "" {
+		extra = ": " + extra
+	}
+	n := b - a
+	if n == 1 {
+		return fmt.Sprintf("[… 1 line omitted (%d)%s …]", a+1, extra)
+	}
+	return fmt.Sprintf("[… %d lines omitted (%d–%d)%s …]", n, a+1, b, extra)
+}
+
+// textUnit is a run of source lines [a, b) fitted as one item: a line, or a
+// diff file section (or the preamble before the first file).
+type textUnit struct {
+	a, b   int
+	path   string // diff file path
+	add    int
+	del    int
+	levels []Level
+	out    [][]string // lines per level, markers included
+}
+
+// FitText fits text (logs, diffs, prose) under the budget. Lines are never
+// cut: a line is kept whole or declared in a gap marker with its line
+// numbers. Diffs are fitted by file, each at full, standard (long hunks
+// shortened) or minimal (the file header and its +/− counts).
+func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
+	o := opts.normalized()
+	if fitsQuick(o, []byte(s)) {
+		return Result{Text: s, Stats: Stats{Kind: "text", Unit: "lines", Solver: SolverNone, Total: -1}}, nil
+	}
+	lines := splitLines(s)
+	kind := "text"
+	if isDiff(lines) {
+		kind = "diff"
+	}
+	name, src, err := resolveStrategy(o, kind)
+	if err != nil {
+		return Result{}, err
+	}
+	base := o.lineBase
+	st := Stats{Kind: kind, Strategy: name, StrategySource: src}
+	var units []textUnit
+	if kind == "diff" {
+		units = diffUnits(lines, base)
+		st.Unit = "files"
+	} else {
+		units = make([]textUnit, len(lines))
+		for i, l := range lines {
+			units[i] = textUnit{a: i, b: i + 1, levels: []Level{Full}, out: [][]string{{l}}}
+		}
+		st.Unit = "lines"
+	}
+	n := len(units)
+	st.Total = n
+	e := &engine{o: o, kind: kind, unit: st.Unit, n: n, vals: make([]float64, n), linear: kind == "text"}
+	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
+	for i, u := range units {
+		e.levels[i] = u.levels
+		e.bytes[i] = make([]int, len(u.out))
+		for k, ls := range u.out {
+			for _, l := range ls {
+				e.bytes[i][k] += len(l) + 1
+			}
+		}
+	}
+	e.render = func(i int, l Level) []byte {
+		return []byte(strings.Join(units[i].out[levelIndex(units[i].levels, l)], "\n") + "\n")
+	}
+	switch {
+	case kind == "diff":
+		for i, u := range units {
+			switch {
+			case u.path == "":
+				e.vals[i] = 1
+			case name == StrategySizeProportional:
+				e.vals[i] = PathWeight(u.path)
+			case name == StrategyElementCount:
+				e.vals[i] = positionValue(i, n)
+			default:
+				e.vals[i] = 1
+			}
+		}
+	default:
+		e.head = 0.3
+		switch name {
+		case StrategyDefault, StrategyElementCount:
+			e.head = 1
+		case StrategyCascading:
+			e.head = 0
+		}
+		for i := range e.vals {
+			e.vals[i] = 1
+		}
+		if name == StrategyHeadTail {
+			for i, l := range lines {
+				if isErrorLine(l) {
+					for j := max(0, i-1); j <= min(n-1, i+1); j++ {
+						e.vals[j] = boostValue
+					}
+				}
+			}
+		}
+	}
+	e.measure()
+	fullCosts := make([]int, n)
+	for i := range n {
+		fullCosts[i] = e.costs[i][0]
+	}
+	ck := partition(fullCosts, o.Budget, 0)
+	ck.unit = st.Unit
+	if kind == "diff" {
+		ck.label = "the diff"
+		ck.span = func(a, b int) string {
+			return fmt.Sprintf("files %d–%d, lines %d–%d", a+1, b, units[a].a+1+base, units[b-1].b+base)
+		}
+		ck.summary = func(a, b int) string {
+			var paths []string
+			add, del := 0, 0
+			for _, u := range units[a:b] {
+				if u.path != "" {
+					paths = append(paths, u.path)
+				}
+				add, del = add+u.add, del+u.del
+			}
+			if len(paths) == 0 {
+				return fmt.Sprintf("%d lines of preamble", units[b-1].b-units[a].a)
+			}
+			return fmt.Sprintf("%d files: %s; +%d/−%d", len(paths), dirSummary(paths), add, del)
+		}
+	} else {
+		ck.label = "the text"
+		ck.span = func(a, b int) string { return fmt.Sprintf("lines %d–%d", a+1+base, b+base) }
+		ck.summary = func(a, b int) string {
+			errs := 0
+			for _, l := range lines[a:b] {
+				if isErrorLine(l) {
+					errs++
+				}
+			}
+			s := fmt.Sprintf("%d lines", b-a)
+			if errs > 0 {
+				s += fmt.Sprintf(", %d error lines", errs)
+			}
+			return s
+		}
+	}
+	e.chunks = ck
+	trailing := strings.HasSuffix(s, "\n")
+	e.assemble = func(sel []Level, idx *chunkIndex) string {
+		var sb strings.Builder
+		for i := 0; i < n; {
+			if sel[i] == Skip {
+				j := i
+				for j < n && sel[j] == Skip {
+					j++
+				}
+				extra := ""
+				if kind == "diff" {
+					files := 0
+					for _, u := range units[i:j] {
+						if u.path != "" {
+							files++
+						}
+					}
+					if files > 0 {
+						extra = fmt.Sprintf("%d files", files)
+					}
+				}
+				sb.WriteString(gapMarker(units[i].a+base, units[j-1].b+base, extra))
+				sb.WriteByte('\n')
+				i = j
+				continue
+			}
+			u := units[i]
+			for _, l := range u.out[levelIndex(u.levels, sel[i])] {
+				sb.WriteString(l)
+				sb.WriteByte('\n')
+			}
+			i++
+		}
+		writeHintAndIndex(&sb, o, sel, idx)
+		out := sb.String()
+		if !trailing {
+			out = strings.TrimSuffix(out, "\n")
+		}
+		return out
+	}
+	if o.Store != nil {
+		lr := make([][2]int, len(ck.ranges))
+		for k, r := range ck.ranges {
+			lr[k] = [2]int{units[r[0]].a, units[r[1]-1].b}
+		}
+		h, err := save(ctx, o, header{Kind: kind, Budget: o.Budget, Tokenizer: o.Counter.Name(), Label: ck.label, Unit: st.Unit,
+			Chunks: ck.ranges, Lines: lr}, []byte(s))
+		if err != nil {
+			return Result{}, err
+		}
+		ck.handle, st.Handle = h, h
+	}
+	st.Chunks = len(ck.ranges)
+	text := e.run(&st)
+	return Result{Text: text, Stats: st}, nil
+}
+
+// diffUnits splits a diff into its preamble and one unit per file, with
+// the three detail levels of each file.
+func diffUnits(lines []string, base int) []textUnit {
+	var starts []int
+	for i, l := range lines {
+		if strings.HasPrefix(l, "diff --git ") {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) == 0 { // plain unified diff: split at "--- " before "+++ "
+		for i, l := range lines {
+			if strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") {
+				starts = append(starts, i)
+			}
+		}
+	}
+	var units []textUnit
+	if starts[0] > 0 {
+		pre := lines[:starts[0]]
+		u := textUnit{a: 0, b: starts[0], levels: []Level{Full}, out: [][]string{pre}}
+		if len(pre) > 1 {
+			u.levels = append(u.levels, Minimal)
+			u.out = append(u.out, []string{pre[0], gapMarker(1+base, starts[0]+base, "")})
+		}
+		units = append(units, u)
+	}
+	for k, a := range starts {
+		b := len(lines)
+		if k+1 < len(starts) {
+			b = starts[k+1]
+		}
+		units = append(units, diffFile(lines, a, b, base))
+	}
+	return units
+}
+
+// diffFile builds the unit of one file section lines[a:b].
+func diffFile(lines []string, a, b, base int) textUnit {
+	sec := lines[a:b]
+	u := textUnit{a: a, b: b}
+	for _, l := range sec {
+		switch {
+		case strings.HasPrefix(l, "+++ "):
+			p := strings.TrimPrefix(l, "+++ ")
+			if p == "/dev/null" {
+				break
+			}
+			u.path = strings.TrimPrefix(p, "b/")
+		case strings.HasPrefix(l, "--- ") && u.path == "":
+			if p := strings.TrimPrefix(l, "--- "); p != "/dev/null" {
+				u.path = strings.TrimPrefix(p, "a/")
+			}
+		case strings.HasPrefix(l, "+"):
+			u.add++
+		case strings.HasPrefix(l, "-"):
+			u.del++
+		}
+	}
+	if u.path == "" && strings.HasPrefix(sec[0], "diff --git ") {
+		if f := strings.Fields(sec[0]); len(f) >= 4 {
+			u.path = strings.TrimPrefix(f[3], "b/")
+		}
+	}
+	// Standard: headers kept, each hunk body longer than 12 lines keeps its
+	// first 6 and last 3 lines around a gap marker.
+	var std []string
+	changed := false
+	for i := 0; i < len(sec); {
+		if !strings.HasPrefix(sec[i], "@@") {
+			std = append(std, sec[i])
+			i++
+			continue
+		}
+		std = append(std, sec[i])
+		j := i + 1
+		for j < len(sec) && !strings.HasPrefix(sec[j], "@@") {
+			j++
+		}
+		body := sec[i+1 : j]
+		if len(body) > 12 {
+			std = append(std, body[:6]...)
+			std = append(std, gapMarker(a+i+1+6+base, a+j-3+base, ""))
+			std = append(std, body[len(body)-3:]...)
+			changed = true
+		} else {
+			std = append(std, body...)
+		}
+		i = j
+	}
+	u.levels = []Level{Full}
+	u.out = [][]string{sec}
+	if changed {
+		u.levels = append(u.levels, Standard)
+		u.out = append(u.out, std)
+	}
+	if len(sec) > 1 {
+		u.levels = append(u.levels, Minimal)
+		u.out = append(u.out, []string{sec[0], gapMarker(a+1+base, b+base, fmt.Sprintf("+%d/−%d", u.add, u.del))})
+	}
+	return u
+}
