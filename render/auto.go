@@ -1,0 +1,890 @@
+package render
+
+import (
+	"hash/maphash"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// form is how one value is written in an auto document.
+type form uint8
+
+const (
+	formInline form = iota // one line: inline JSON, a bare scalar or @N
+	formBlock              // an object as key: value lines
+	formTable              // an array of objects as a header and rows
+	formList               // an array as "- " items
+	formFence              // a multi-line string as a fenced block
+)
+
+// choice is the chooser's decision for one container (or fenced string).
+type choice struct {
+	inline float64 // cost written inline
+	best   float64 // cost of the cheapest form allowed in a block
+	form   form
+	cols   []string // table columns
+	nulls  []bool   // table columns that are null in every row
+	forced bool     // holds a fenced key (Options.FenceKeys): written as a block
+}
+
+// group is a set of equal containers: a legend candidate.
+type group struct {
+	rep  tree.Value
+	n    int // occurrences in the whole tree
+	uses int // occurrences left after factoring
+	sel  bool
+	id   int
+}
+
+// autoEncoder holds the state of one auto encoding.
+type autoEncoder struct {
+	opts      *Options
+	fenceKeys map[string]bool
+
+	seed   maphash.Seed
+	groups map[uint64][]*group
+	nodeG  map[tree.Value]*group // container → its group (large containers only)
+
+	legend   []*group // selected, by id-1
+	prefixes []string // declared prefixes, by id-1
+	prefixOf map[string]int
+
+	memo map[tree.Value]*choice
+}
+
+// minLegendBytes is the smallest container (in compact JSON bytes) worth a
+// legend entry: smaller ones cost about as much as their reference.
+const minLegendBytes = 48
+
+var seed = maphash.MakeSeed()
+
+func newAutoEncoder(opts *Options) *autoEncoder {
+	e := &autoEncoder{
+		opts:   opts,
+		seed:   seed,
+		groups: map[uint64][]*group{},
+		nodeG:  map[tree.Value]*group{},
+		memo:   map[tree.Value]*choice{},
+	}
+	if len(opts.FenceKeys) > 0 {
+		e.fenceKeys = map[string]bool{}
+		for _, k := range opts.FenceKeys {
+			e.fenceKeys[k] = true
+		}
+	}
+	return e
+}
+
+// encode writes v as an auto document.
+func (e *autoEncoder) encode(v tree.Value) []byte {
+	if !e.opts.NoFactor {
+		e.analyze(v)
+		e.selectLegend(v)
+		e.selectPrefixes(v)
+	}
+	e.choose(v)
+	var b []byte
+	for i, p := range e.prefixes {
+		b = append(b, '~')
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		b = append(b, " = "...)
+		b = append(b, p...)
+		b = append(b, '\n')
+	}
+	for i, g := range e.legend {
+		b = append(b, '@')
+		b = strconv.AppendInt(b, int64(i+1), 10)
+		b = append(b, " = "...)
+		b = e.appendInline(b, g.rep, true)
+		b = append(b, '\n')
+	}
+	b = e.appendRoot(b, v)
+	return b
+}
+
+// ---- analysis: equal containers ----
+
+func (e *autoEncoder) hashString(k byte, s string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(e.seed)
+	h.WriteByte(k)
+	h.WriteString(s)
+	return h.Sum64()
+}
+
+// analyze hashes every container bottom-up and groups the large ones by
+// equality. It returns v's hash and compact JSON size (approximate).
+func (e *autoEncoder) analyze(v tree.Value) (uint64, int) {
+	switch v.Kind() {
+	case tree.KindNull:
+		return 1, 4
+	case tree.KindBool:
+		if v.Bool() {
+			return 2, 4
+		}
+		return 3, 5
+	case tree.KindNumber:
+		return e.hashString('n', v.Num()), len(v.Num())
+	case tree.KindString:
+		return e.hashString('s', v.Str()), len(v.Str()) + 2
+	}
+	var h maphash.Hash
+	h.SetSeed(e.seed)
+	size := 2
+	var buf [8]byte
+	put := func(x uint64) {
+		for i := range buf {
+			buf[i] = byte(x >> (8 * i))
+		}
+		h.Write(buf[:])
+	}
+	if v.Kind() == tree.KindArray {
+		h.WriteByte('a')
+		for _, it := range v.Items() {
+			ch, cs := e.analyze(it)
+			put(ch)
+			size += cs + 1
+		}
+	} else {
+		h.WriteByte('o')
+		for _, m := range v.Members() {
+			h.WriteString(m.Key)
+			h.WriteByte(0)
+			ch, cs := e.analyze(m.Value)
+			put(ch)
+			size += len(m.Key) + 4 + cs
+		}
+	}
+	sum := h.Sum64()
+	if size >= minLegendBytes && v.Len() > 0 {
+		var g *group
+		for _, c := range e.groups[sum] {
+			if tree.Equal(c.rep, v) {
+				g = c
+				break
+			}
+		}
+		if g == nil {
+			g = &group{rep: v}
+			e.groups[sum] = append(e.groups[sum], g)
+		}
+		g.n++
+		e.nodeG[v] = g
+	}
+	return sum, size
+}
+
+// selectLegend picks the repeated containers that become legend entries.
+// Candidates are groups seen at least twice; a pass in document order counts
+// how often each would still be written once outer entries are factored
+// out, and entries used only once are dropped until nothing changes.
+func (e *autoEncoder) selectLegend(root tree.Value) {
+	var cands []*group
+	for _, gs := range e.groups {
+		for _, g := range gs {
+			if g.n >= 2 {
+				g.sel = true
+				cands = append(cands, g)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	for round := 0; round < 4; round++ {
+		for _, g := range cands {
+			g.uses = 0
+		}
+		var visit func(v tree.Value)
+		visit = func(v tree.Value) {
+			if v.Kind() < tree.KindArray {
+				return
+			}
+			if g := e.nodeG[v]; g != nil && g.sel {
+				g.uses++
+				if g.uses > 1 {
+					return
+				}
+			}
+			e.eachChild(v, visit)
+		}
+		visit(root)
+		changed := false
+		for _, g := range cands {
+			if g.sel && g.uses < 2 {
+				g.sel = false
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	// Number entries so that each is defined before it is used: children
+	// before parents, in document order.
+	var define func(v tree.Value, top bool)
+	define = func(v tree.Value, top bool) {
+		if v.Kind() < tree.KindArray {
+			return
+		}
+		g := e.nodeG[v]
+		if g != nil && g.sel && !top {
+			if g.id != 0 {
+				return
+			}
+			g.id = -1 // in progress
+			define(g.rep, true)
+			e.legend = append(e.legend, g)
+			g.id = len(e.legend)
+			return
+		}
+		e.eachChild(v, func(c tree.Value) { define(c, false) })
+	}
+	define(root, true)
+	// The root itself is never a legend entry.
+	if g := e.nodeG[root]; g != nil && g.sel && g.id == 0 {
+		g.sel = false
+	}
+}
+
+func (e *autoEncoder) eachChild(v tree.Value, fn func(tree.Value)) {
+	if v.Kind() == tree.KindArray {
+		for _, it := range v.Items() {
+			fn(it)
+		}
+	} else if v.Kind() == tree.KindObject {
+		for _, m := range v.Members() {
+			fn(m.Value)
+		}
+	}
+}
+
+// ref returns the legend id of v, or 0.
+func (e *autoEncoder) ref(v tree.Value) int {
+	if v.Kind() < tree.KindArray || len(e.legend) == 0 {
+		return 0
+	}
+	if g := e.nodeG[v]; g != nil && g.sel && g.id > 0 {
+		return g.id
+	}
+	return 0
+}
+
+// walkWritten calls fn for every value that is written once factoring is
+// applied: legend definitions once, references not expanded.
+func (e *autoEncoder) walkWritten(root tree.Value, fn func(tree.Value)) {
+	var visit func(v tree.Value, top bool)
+	visit = func(v tree.Value, top bool) {
+		if !top && e.ref(v) != 0 {
+			return
+		}
+		fn(v)
+		e.eachChild(v, func(c tree.Value) { visit(c, false) })
+	}
+	for _, g := range e.legend {
+		visit(g.rep, true)
+	}
+	visit(root, true)
+}
+
+// ---- analysis: URL prefixes ----
+
+// isURL reports whether s looks like an absolute URL.
+func isURL(s string) bool {
+	i := strings.Index(s, "://")
+	if i <= 0 || i > 10 {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		if s[j] < 0x21 || s[j] == 0x7f || s[j] == '"' || s[j] == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// selectPrefixes declares URL prefixes where they pay: greedy, each round
+// taking the prefix whose declaration saves the most, until none saves.
+func (e *autoEncoder) selectPrefixes(root tree.Value) {
+	counts := map[string]int{}
+	var urls []string
+	e.walkWritten(root, func(v tree.Value) {
+		if v.Kind() == tree.KindString && isURL(v.Str()) {
+			s := v.Str()
+			if counts[s] == 0 {
+				urls = append(urls, s)
+			}
+			counts[s]++
+		}
+	})
+	if len(urls) < 2 {
+		return
+	}
+	slices.Sort(urls)
+	type cand struct {
+		p    string
+		urls []int
+	}
+	cands := map[string]*cand{}
+	var order []string
+	for i, u := range urls {
+		start := strings.Index(u, "://") + 3
+		for j := start; j <= len(u); j++ {
+			if j < len(u) && u[j] != '/' {
+				continue
+			}
+			p := u[:j]
+			c := cands[p]
+			if c == nil {
+				c = &cand{p: p}
+				cands[p] = c
+				order = append(order, p)
+			}
+			c.urls = append(c.urls, i)
+		}
+	}
+	slices.Sort(order)
+	best := make([]int, len(urls)) // length of the chosen prefix per URL
+	chosen := map[string]bool{}
+	const maxPrefixes = 64
+	for len(chosen) < maxPrefixes {
+		var bestP string
+		var bestGain float64
+		for _, p := range order {
+			if chosen[p] {
+				continue
+			}
+			c := cands[p]
+			gain := -(approxTokens(p) + 3) // the declaration line
+			for _, ui := range c.urls {
+				if len(p) <= best[ui] {
+					continue
+				}
+				n := float64(counts[urls[ui]])
+				saved := approxTokens(p[best[ui]:])
+				if best[ui] == 0 {
+					saved -= 1.5 // the ~N reference
+				}
+				gain += n * saved
+			}
+			if gain > bestGain+0.01 {
+				bestP, bestGain = p, gain
+			}
+		}
+		if bestP == "" || bestGain < 2 {
+			break
+		}
+		chosen[bestP] = true
+		for _, ui := range cands[bestP].urls {
+			if len(bestP) > best[ui] {
+				best[ui] = len(bestP)
+			}
+		}
+	}
+	if len(chosen) == 0 {
+		return
+	}
+	for _, p := range order {
+		if chosen[p] {
+			e.prefixes = append(e.prefixes, p)
+		}
+	}
+	ids := map[string]int{}
+	for i, p := range e.prefixes {
+		ids[p] = i + 1
+	}
+	e.prefixOf = map[string]int{}
+	for i, u := range urls {
+		if best[i] > 0 {
+			e.prefixOf[u] = ids[u[:best[i]]]
+		}
+	}
+}
+
+// content returns the text a string is written with: its prefix reference
+// or, in a document that declares prefixes, the string with a leading '~'
+// doubled.
+func (e *autoEncoder) content(s string) string {
+	if len(e.prefixes) == 0 {
+		return s
+	}
+	if id := e.prefixOf[s]; id != 0 {
+		p := e.prefixes[id-1]
+		return "~" + strconv.Itoa(id) + s[len(p):]
+	}
+	return escapeSigil(s)
+}
+
+// ---- the chooser ----
+
+// approxTokens is the chooser's cost model: a quick count of BPE-like
+// pieces (letter runs, digit groups of three, punctuation). It only ranks
+// alternatives; the result is measured with the real counter afterwards.
+func approxTokens(s string) float64 {
+	var n float64
+	run, kind := 0, 0
+	flush := func() {
+		switch kind {
+		case 1:
+			n += float64((run + 5) / 6)
+		case 2:
+			n += float64((run + 2) / 3)
+		}
+		run, kind = 0, 0
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		k := 3
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			k = 1
+		case c >= '0' && c <= '9':
+			k = 2
+		}
+		if k != kind {
+			flush()
+		}
+		if k == 3 {
+			if c != ' ' || i+1 >= len(s) || s[i+1] == ' ' {
+				n += 0.8
+			}
+			continue
+		}
+		kind = k
+		run++
+	}
+	flush()
+	return n
+}
+
+func (e *autoEncoder) keyCost(k string) float64 {
+	if isBareKey(k) {
+		return approxTokens(k)
+	}
+	return approxTokens(k) + 1
+}
+
+// scalarCost is the cost of a scalar inline (bare false) or as a cell or
+// key:value value (bare true).
+func (e *autoEncoder) scalarCost(v tree.Value, bare, cell bool) float64 {
+	switch v.Kind() {
+	case tree.KindNull, tree.KindBool:
+		return 1
+	case tree.KindNumber:
+		return float64((len(v.Num()) + 2) / 3)
+	}
+	s := e.content(v.Str())
+	c := approxTokens(s)
+	if bare && isBareString(s, cell) {
+		return c
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' || s[i] < 0x20 {
+			c += 0.5
+		}
+	}
+	return c + 1
+}
+
+// choose computes the cost and form of every container reachable from v.
+func (e *autoEncoder) choose(v tree.Value) *choice {
+	if v.Kind() < tree.KindArray {
+		return nil
+	}
+	if c := e.memo[v]; c != nil {
+		return c
+	}
+	c := &choice{}
+	e.memo[v] = c
+	if v.Kind() == tree.KindObject {
+		inl, blk := 1.0, 0.0
+		for _, m := range v.Members() {
+			k := e.keyCost(m.Key)
+			inl += k + 1 + e.inlineCost(m.Value)
+			blk += 1 + k + 0.5 + e.memberCost(m.Key, m.Value)
+			if e.ref(m.Value) == 0 && (e.fenceKeys[m.Key] && e.fenceOK(m.Key, m.Value) || e.isForced(m.Value)) {
+				c.forced = true
+			}
+		}
+		c.inline, c.best, c.form = inl, inl, formInline
+		if v.Len() > 0 && (blk < inl || c.forced) {
+			c.best, c.form = blk, formBlock
+		}
+		return c
+	}
+	items := v.Items()
+	inl := 1.0
+	for _, it := range items {
+		inl += e.inlineCost(it) + 0.5
+	}
+	c.inline, c.best, c.form = inl, inl, formInline
+	if len(items) == 0 {
+		return c
+	}
+	var list float64
+	for _, it := range items {
+		list += 1
+		if ic := e.choose(it); ic != nil && it.Kind() == tree.KindObject && e.ref(it) == 0 && ic.form == formBlock {
+			list += ic.best
+		} else {
+			list += e.inlineCost(it)
+		}
+	}
+	for _, it := range items {
+		if e.ref(it) == 0 && it.Kind() == tree.KindObject && e.isForced(it) {
+			c.forced = true
+		}
+	}
+	if list+2 < c.best || c.forced {
+		c.best, c.form = list+2, formList
+	}
+	if c.forced {
+		return c
+	}
+	if cols, ok := e.tableColumns(items); ok {
+		nulls := nullColumns(items, cols)
+		t := 3.0
+		cells := 0
+		for i, k := range cols {
+			t += e.keyCost(k) + 0.7
+			if nulls[i] {
+				t += 1
+			} else {
+				cells++
+			}
+		}
+		for _, it := range items {
+			t += 1 + 0.7*float64(cells-1)
+			for _, m := range it.Members() {
+				if m.Value.Kind() != tree.KindNull || !nulls[slices.Index(cols, m.Key)] {
+					t += e.cellCost(m.Value)
+				}
+			}
+		}
+		if t < c.best {
+			c.best, c.form, c.cols, c.nulls = t, formTable, cols, nulls
+		}
+	}
+	return c
+}
+
+func (e *autoEncoder) isForced(v tree.Value) bool {
+	c := e.choose(v)
+	return c != nil && c.forced
+}
+
+func (e *autoEncoder) inlineCost(v tree.Value) float64 {
+	if e.ref(v) != 0 {
+		return 2
+	}
+	if v.Kind() < tree.KindArray {
+		return e.scalarCost(v, false, false)
+	}
+	return e.choose(v).inline
+}
+
+func (e *autoEncoder) cellCost(v tree.Value) float64 {
+	if e.ref(v) != 0 {
+		return 2
+	}
+	if v.Kind() < tree.KindArray {
+		return e.scalarCost(v, true, true)
+	}
+	return e.choose(v).inline
+}
+
+// memberCost is the cost of the value of a key:value line: the cheaper of
+// its inline form and (for containers and long strings) a block form.
+func (e *autoEncoder) memberCost(k string, v tree.Value) float64 {
+	if e.ref(v) != 0 {
+		return 2
+	}
+	if v.Kind() < tree.KindArray {
+		c := e.scalarCost(v, true, false)
+		if e.fenceOK(k, v) {
+			if f := approxTokens(v.Str()) + 4; f < c || e.fenceKeys[k] {
+				return f
+			}
+		}
+		return c
+	}
+	return e.choose(v).best
+}
+
+// fenceOK reports whether v is a string that may be written as a fenced
+// block: it has a line break and no carriage returns.
+func (e *autoEncoder) fenceOK(k string, v tree.Value) bool {
+	if v.Kind() != tree.KindString {
+		return false
+	}
+	s := v.Str()
+	return strings.IndexByte(s, '\n') >= 0 && strings.IndexByte(s, '\r') < 0 && (e.fenceKeys[k] || len(s) >= 80)
+}
+
+// useFence reports whether the member k: v is written as a fenced block.
+func (e *autoEncoder) useFence(k string, v tree.Value) bool {
+	if !e.fenceOK(k, v) || e.ref(v) != 0 {
+		return false
+	}
+	return e.fenceKeys[k] || approxTokens(v.Str())+4 < e.scalarCost(v, true, false)
+}
+
+// tableColumns returns the union of the items' keys in an order that
+// every item's own key order follows, or false when the items cannot be
+// table rows (not all objects, empty, duplicate keys, conflicting orders,
+// or legend references).
+func (e *autoEncoder) tableColumns(items []tree.Value) ([]string, bool) {
+	if len(items) < 2 {
+		return nil, false
+	}
+	var cols []string
+	pos := map[string]int{}
+	for _, it := range items {
+		if it.Kind() != tree.KindObject || it.Len() == 0 || e.ref(it) != 0 {
+			return nil, false
+		}
+		last := -1
+		for _, m := range it.Members() {
+			p, ok := pos[m.Key]
+			if ok {
+				if p <= last {
+					return nil, false // out of order or duplicate key
+				}
+				last = p
+				continue
+			}
+			// Insert a new column right after the last one matched.
+			at := last + 1
+			cols = slices.Insert(cols, at, m.Key)
+			for i := at; i < len(cols); i++ {
+				pos[cols[i]] = i
+			}
+			last = at
+		}
+	}
+	return cols, true
+}
+
+// nullColumns marks the columns every item has with the value null; they
+// are declared once in the header ("key=null") instead of in every row.
+// At least one column must stay a cell so that no row is empty.
+func nullColumns(items []tree.Value, cols []string) []bool {
+	nulls := make([]bool, len(cols))
+	for i, k := range cols {
+		nulls[i] = true
+		for _, it := range items {
+			if v, ok := it.Get(k); !ok || v.Kind() != tree.KindNull {
+				nulls[i] = false
+				break
+			}
+		}
+	}
+	if !slices.Contains(nulls, false) {
+		nulls[len(nulls)-1] = false
+	}
+	return nulls
+}
+
+// ---- the writer ----
+
+func indent(b []byte, depth int) []byte {
+	for range depth {
+		b = append(b, "  "...)
+	}
+	return b
+}
+
+func (e *autoEncoder) appendRoot(b []byte, v tree.Value) []byte {
+	c := e.choose(v)
+	if c == nil {
+		return e.appendInline(b, v, false)
+	}
+	switch c.form {
+	case formBlock:
+		return e.appendBlock(b, v, 0)
+	case formTable:
+		return e.appendTable(b, v, c, 0)
+	case formList:
+		return e.appendList(b, v, 0)
+	}
+	return e.appendInline(b, v, false)
+}
+
+// appendInline writes v as inline JSON with references and prefixes. top
+// writes a legend entry's own content rather than a reference to it.
+func (e *autoEncoder) appendInline(b []byte, v tree.Value, top bool) []byte {
+	if !top {
+		if id := e.ref(v); id != 0 {
+			b = append(b, '@')
+			return strconv.AppendInt(b, int64(id), 10)
+		}
+	}
+	switch v.Kind() {
+	case tree.KindString:
+		return tree.AppendString(b, e.content(v.Str()))
+	case tree.KindArray:
+		b = append(b, '[')
+		for i, it := range v.Items() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = e.appendInline(b, it, false)
+		}
+		return append(b, ']')
+	case tree.KindObject:
+		b = append(b, '{')
+		for i, m := range v.Members() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = tree.AppendString(b, m.Key)
+			b = append(b, ':')
+			b = e.appendInline(b, m.Value, false)
+		}
+		return append(b, '}')
+	}
+	return tree.AppendJSON(b, v)
+}
+
+// appendValue writes v as a cell (cell true) or key:value value: bare
+// when it reads back unchanged, else inline.
+func (e *autoEncoder) appendValue(b []byte, v tree.Value, cell bool) []byte {
+	if v.Kind() == tree.KindString {
+		s := e.content(v.Str())
+		if isBareString(s, cell) {
+			return append(b, s...)
+		}
+		return tree.AppendString(b, s)
+	}
+	return e.appendInline(b, v, false)
+}
+
+func (e *autoEncoder) appendBlock(b []byte, v tree.Value, depth int) []byte {
+	for i, m := range v.Members() {
+		if i > 0 {
+			b = append(b, '\n')
+			b = indent(b, depth)
+		} else if depth > 0 {
+			b = indent(b, depth)
+		}
+		b = e.appendMember(b, m.Key, m.Value, depth)
+	}
+	return b
+}
+
+// appendMember writes one member line (and the block under it) without
+// the leading indentation or trailing newline.
+func (e *autoEncoder) appendMember(b []byte, k string, v tree.Value, depth int) []byte {
+	b = appendKey(b, k)
+	if e.ref(v) == 0 {
+		if c := e.choose(v); c != nil {
+			switch c.form {
+			case formBlock:
+				b = append(b, ":\n"...)
+				return e.appendBlock(b, v, depth+1)
+			case formTable:
+				return e.appendTable(b, v, c, depth+1)
+			case formList:
+				return e.appendList(b, v, depth+1)
+			}
+		} else if e.useFence(k, v) {
+			return appendFence(b, v.Str())
+		}
+	}
+	b = append(b, ": "...)
+	return e.appendValue(b, v, false)
+}
+
+// appendTable writes "[N]{cols}:" and one row per item at depth.
+func (e *autoEncoder) appendTable(b []byte, v tree.Value, c *choice, depth int) []byte {
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(v.Len()), 10)
+	b = append(b, "]{"...)
+	for i, k := range c.cols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendKey(b, k)
+		if c.nulls[i] {
+			b = append(b, "=null"...)
+		}
+	}
+	b = append(b, "}:"...)
+	for _, it := range v.Items() {
+		b = append(b, '\n')
+		b = indent(b, depth)
+		ms := it.Members()
+		j := 0
+		first := true
+		for i, k := range c.cols {
+			if c.nulls[i] {
+				j++ // every row has it, in column order
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			if j < len(ms) && ms[j].Key == k {
+				b = e.appendValue(b, ms[j].Value, true)
+				j++
+			}
+		}
+	}
+	return b
+}
+
+// appendList writes "[N]:" and one "- " item per element at depth.
+func (e *autoEncoder) appendList(b []byte, v tree.Value, depth int) []byte {
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(v.Len()), 10)
+	b = append(b, "]:"...)
+	for _, it := range v.Items() {
+		b = append(b, '\n')
+		b = indent(b, depth)
+		b = append(b, "- "...)
+		if c := e.choose(it); c != nil && e.ref(it) == 0 && c.form == formBlock {
+			for i, m := range it.Members() {
+				if i > 0 {
+					b = append(b, '\n')
+					b = indent(b, depth+1)
+				}
+				b = e.appendMember(b, m.Key, m.Value, depth+1)
+			}
+			continue
+		}
+		b = e.appendInline(b, it, false)
+	}
+	return b
+}
+
+// appendFence writes ": " and s as a fenced block: an opening fence longer
+// than any backtick run in s, the text, and the fence on its own line.
+func appendFence(b []byte, s string) []byte {
+	n, run := 3, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			if run >= n {
+				n = run + 1
+			}
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", n)
+	b = append(b, ": "...)
+	b = append(b, fence...)
+	if looksLikeDiff(s) {
+		b = append(b, "diff"...)
+	} else {
+		b = append(b, "text"...)
+	}
+	b = append(b, '\n')
+	b = append(b, s...)
+	b = append(b, '\n')
+	return append(b, fence...)
+}

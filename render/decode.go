@@ -1,0 +1,634 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/terse-dev/terse/toon"
+	"github.com/terse-dev/terse/tree"
+)
+
+// SyntaxError reports malformed auto-document text.
+type SyntaxError struct {
+	Line, Column int // 1-based
+	Msg          string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("%d:%d: %s", e.Line, e.Column, e.Msg)
+}
+
+// Decode turns any text [Encode] produces for JSON input back into the
+// tree: an auto document, a fenced TOON document (```toon ... ```) or
+// plain JSON. Errors are [*SyntaxError], [*tree.SyntaxError] or
+// [*toon.SyntaxError] values.
+func Decode(text string) (tree.Value, error) {
+	if strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```") {
+		return toon.UnmarshalString(text[len("```toon\n"):len(text)-len("\n```")], nil)
+	}
+	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
+		if v, err := tree.ParseString(text); err == nil {
+			return v, nil
+		}
+	}
+	d := &decoder{lines: strings.Split(text, "\n")}
+	return d.document()
+}
+
+type decoder struct {
+	lines    []string
+	i        int
+	prefixes []string
+	legend   []tree.Value
+}
+
+func (d *decoder) errf(line, col int, format string, args ...any) error {
+	return &SyntaxError{Line: line + 1, Column: col + 1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// declaration parses "~N = text" or "@N = value" lines.
+func (d *decoder) declaration() (bool, error) {
+	if d.i >= len(d.lines) {
+		return false, nil
+	}
+	l := d.lines[d.i]
+	if len(l) < 2 || (l[0] != '~' && l[0] != '@') {
+		return false, nil
+	}
+	j := 1
+	for j < len(l) && l[j] >= '0' && l[j] <= '9' {
+		j++
+	}
+	if j == 1 || !strings.HasPrefix(l[j:], " = ") {
+		return false, nil
+	}
+	id, _ := strconv.Atoi(l[1:j])
+	rest := l[j+3:]
+	if l[0] == '~' {
+		if id != len(d.prefixes)+1 {
+			return false, d.errf(d.i, 1, "prefix ~%d declared out of order", id)
+		}
+		d.prefixes = append(d.prefixes, rest)
+	} else {
+		if id != len(d.legend)+1 {
+			return false, d.errf(d.i, 1, "legend entry @%d declared out of order", id)
+		}
+		v, err := d.inlineAll(rest, d.i, j+3)
+		if err != nil {
+			return false, err
+		}
+		d.legend = append(d.legend, v)
+	}
+	d.i++
+	return true, nil
+}
+
+func (d *decoder) document() (tree.Value, error) {
+	for {
+		ok, err := d.declaration()
+		if err != nil {
+			return tree.Value{}, err
+		}
+		if !ok {
+			break
+		}
+	}
+	if d.i >= len(d.lines) {
+		return tree.Value{}, d.errf(d.i, 0, "no value after the declarations")
+	}
+	l := d.lines[d.i]
+	var v tree.Value
+	var err error
+	switch {
+	case strings.HasPrefix(l, "["):
+		n, cols, nulls, isTable, rest, perr := parseHeader(l, 0)
+		if perr == nil && rest == "" {
+			d.i++
+			if isTable {
+				v, err = d.table(n, cols, nulls, 0)
+			} else {
+				v, err = d.list(n, 0)
+			}
+			break
+		}
+		fallthrough
+	default:
+		if d.i == len(d.lines)-1 {
+			if iv, ierr := d.inlineAll(l, d.i, 0); ierr == nil {
+				d.i++
+				return iv, nil
+			}
+		}
+		v, err = d.block(0)
+	}
+	if err != nil {
+		return tree.Value{}, err
+	}
+	if d.i < len(d.lines) {
+		return tree.Value{}, d.errf(d.i, 0, "unexpected line")
+	}
+	return v, nil
+}
+
+// indentOf returns the depth of a line (two spaces per level) and whether
+// its indentation is a whole number of levels.
+func indentOf(l string) (int, bool) {
+	n := 0
+	for n < len(l) && l[n] == ' ' {
+		n++
+	}
+	return n / 2, n%2 == 0
+}
+
+// block parses member lines at depth into an object.
+func (d *decoder) block(depth int) (tree.Value, error) {
+	var ms []tree.Member
+	for d.i < len(d.lines) {
+		l := d.lines[d.i]
+		dep, ok := indentOf(l)
+		if dep < depth {
+			break
+		}
+		if dep > depth || !ok {
+			return tree.Value{}, d.errf(d.i, 0, "unexpected indentation")
+		}
+		m, err := d.member(l[2*depth:], 2*depth, depth)
+		if err != nil {
+			return tree.Value{}, err
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return tree.Value{}, d.errf(d.i, 0, "expected key: value lines")
+	}
+	return tree.Object(ms...), nil
+}
+
+// member parses one member line whose text (after indentation at column
+// col) is s; nested lines are at depth+1. It advances past what it used.
+func (d *decoder) member(s string, col, depth int) (tree.Member, error) {
+	line := d.i
+	k, rest, err := parseKey(s)
+	if err != nil {
+		return tree.Member{}, d.errf(line, col, "%v", err)
+	}
+	d.i++
+	switch {
+	case rest == ":":
+		v, err := d.block(depth + 1)
+		return tree.Member{Key: k, Value: v}, err
+	case strings.HasPrefix(rest, "["):
+		n, cols, nulls, isTable, tail, err := parseHeader(rest, 0)
+		if err != nil || tail != "" {
+			return tree.Member{}, d.errf(line, col+len(s)-len(rest), "malformed array header")
+		}
+		var v tree.Value
+		if isTable {
+			v, err = d.table(n, cols, nulls, depth+1)
+		} else {
+			v, err = d.list(n, depth+1)
+		}
+		return tree.Member{Key: k, Value: v}, err
+	case strings.HasPrefix(rest, ": "):
+		vs := rest[2:]
+		vcol := col + len(s) - len(vs)
+		if strings.HasPrefix(vs, "```") {
+			v, err := d.fence(vs, line, vcol)
+			return tree.Member{Key: k, Value: v}, err
+		}
+		v, missing, err := d.value(vs, false, line, vcol)
+		if err == nil && missing {
+			err = d.errf(line, vcol, "missing value")
+		}
+		return tree.Member{Key: k, Value: v}, err
+	}
+	return tree.Member{}, d.errf(line, col+len(s)-len(rest), "expected ':' after key")
+}
+
+// fence reads a fenced block opened by open (e.g. "```diff") up to its
+// closing fence line.
+func (d *decoder) fence(open string, line, col int) (tree.Value, error) {
+	n := 0
+	for n < len(open) && open[n] == '`' {
+		n++
+	}
+	fence := open[:n]
+	start := d.i
+	for d.i < len(d.lines) {
+		if d.lines[d.i] == fence {
+			s := strings.Join(d.lines[start:d.i], "\n")
+			d.i++
+			return tree.String(s), nil
+		}
+		d.i++
+	}
+	return tree.Value{}, d.errf(line, col, "unclosed fenced block")
+}
+
+// table reads n rows of cells for cols at depth.
+func (d *decoder) table(n int, cols []string, nulls []bool, depth int) (tree.Value, error) {
+	items := make([]tree.Value, 0, n)
+	for range n {
+		if d.i >= len(d.lines) {
+			return tree.Value{}, d.errf(d.i, 0, "table ends after %d of %d rows", len(items), n)
+		}
+		l := d.lines[d.i]
+		if dep, ok := indentOf(l); dep != depth || !ok {
+			return tree.Value{}, d.errf(d.i, 0, "table row expected at depth %d", depth)
+		}
+		row := l[2*depth:]
+		ms := make([]tree.Member, 0, len(cols))
+		p := 0
+		last := len(cols) - 1
+		for last >= 0 && nulls[last] {
+			last--
+		}
+		cells := 0
+		for ci, k := range cols {
+			if nulls[ci] {
+				ms = append(ms, tree.Member{Key: k, Value: tree.Null()})
+				continue
+			}
+			cells++
+			q, err := cellEnd(row, p)
+			if err != nil {
+				return tree.Value{}, d.errf(d.i, 2*depth+p, "%v", err)
+			}
+			v, missing, err := d.value(row[p:q], true, d.i, 2*depth+p)
+			if err != nil {
+				return tree.Value{}, err
+			}
+			if !missing {
+				ms = append(ms, tree.Member{Key: k, Value: v})
+			}
+			if ci < last {
+				if q >= len(row) || row[q] != ',' {
+					return tree.Value{}, d.errf(d.i, 2*depth+q, "row ends after %d cells", cells)
+				}
+				q++
+			} else if q != len(row) {
+				return tree.Value{}, d.errf(d.i, 2*depth+q, "row has more than %d cells", cells)
+			}
+			p = q
+		}
+		if len(ms) == 0 {
+			return tree.Value{}, d.errf(d.i, 0, "empty row")
+		}
+		items = append(items, tree.Object(ms...))
+		d.i++
+	}
+	return tree.Array(items...), nil
+}
+
+// list reads n "- " items at depth.
+func (d *decoder) list(n, depth int) (tree.Value, error) {
+	items := make([]tree.Value, 0, n)
+	for range n {
+		if d.i >= len(d.lines) {
+			return tree.Value{}, d.errf(d.i, 0, "list ends after %d of %d items", len(items), n)
+		}
+		l := d.lines[d.i]
+		dep, ok := indentOf(l)
+		if dep != depth || !ok || !strings.HasPrefix(l[2*depth:], "- ") {
+			return tree.Value{}, d.errf(d.i, 2*depth, "list item \"- \" expected")
+		}
+		s := l[2*depth+2:]
+		if v, err := d.inlineAll(s, d.i, 2*depth+2); err == nil {
+			d.i++
+			items = append(items, v)
+			continue
+		}
+		// An object whose first member shares the "- " line.
+		m, err := d.member(s, 2*depth+2, depth+1)
+		if err != nil {
+			return tree.Value{}, err
+		}
+		ms := []tree.Member{m}
+		for d.i < len(d.lines) {
+			l := d.lines[d.i]
+			dep, ok := indentOf(l)
+			if dep != depth+1 || !ok {
+				if dep > depth+1 {
+					return tree.Value{}, d.errf(d.i, 0, "unexpected indentation")
+				}
+				break
+			}
+			m, err := d.member(l[2*depth+2:], 2*depth+2, depth+1)
+			if err != nil {
+				return tree.Value{}, err
+			}
+			ms = append(ms, m)
+		}
+		items = append(items, tree.Object(ms...))
+	}
+	return tree.Array(items...), nil
+}
+
+// value parses a cell (cell true) or key:value value. An empty cell is
+// missing.
+func (d *decoder) value(s string, cell bool, line, col int) (v tree.Value, missing bool, err error) {
+	switch {
+	case s == "":
+		return tree.Value{}, true, nil
+	case s == "null":
+		return tree.Null(), false, nil
+	case s == "true":
+		return tree.Bool(true), false, nil
+	case s == "false":
+		return tree.Bool(false), false, nil
+	case tree.IsNumber(s):
+		return tree.Number(s), false, nil
+	case s[0] == '"' || s[0] == '{' || s[0] == '[' || isRef(s):
+		v, err := d.inlineAll(s, line, col)
+		return v, false, err
+	}
+	str, err := d.unsigil(s)
+	if err != nil {
+		return tree.Value{}, false, d.errf(line, col, "%v", err)
+	}
+	return tree.String(str), false, nil
+}
+
+// unsigil expands a prefix reference or un-doubles an escaped '~', in
+// documents that declare prefixes.
+func (d *decoder) unsigil(s string) (string, error) {
+	if len(d.prefixes) == 0 || len(s) == 0 || s[0] != '~' {
+		return s, nil
+	}
+	if len(s) > 1 && s[1] == '~' {
+		return s[1:], nil
+	}
+	j := 1
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	id, err := strconv.Atoi(s[1:j])
+	if err != nil || id < 1 || id > len(d.prefixes) {
+		return "", fmt.Errorf("unknown prefix in %q", s)
+	}
+	return d.prefixes[id-1] + s[j:], nil
+}
+
+// inlineAll parses s as one inline value (JSON with @N references).
+func (d *decoder) inlineAll(s string, line, col int) (tree.Value, error) {
+	p := &inlineParser{d: d, s: s}
+	v, err := p.value()
+	if err == nil && p.i != len(s) {
+		err = fmt.Errorf("unexpected %q after value", s[p.i])
+	}
+	if err != nil {
+		return tree.Value{}, d.errf(line, col+p.i, "%v", err)
+	}
+	return v, nil
+}
+
+type inlineParser struct {
+	d *decoder
+	s string
+	i int
+}
+
+func (p *inlineParser) value() (tree.Value, error) {
+	if p.i >= len(p.s) {
+		return tree.Value{}, fmt.Errorf("unexpected end of value")
+	}
+	switch c := p.s[p.i]; {
+	case c == '"':
+		str, err := p.str()
+		if err != nil {
+			return tree.Value{}, err
+		}
+		str, err = p.d.unsigil(str)
+		return tree.String(str), err
+	case c == '{':
+		p.i++
+		var ms []tree.Member
+		if p.i < len(p.s) && p.s[p.i] == '}' {
+			p.i++
+			return tree.Object(), nil
+		}
+		for {
+			if p.i >= len(p.s) || p.s[p.i] != '"' {
+				return tree.Value{}, fmt.Errorf("expected a key")
+			}
+			k, err := p.str()
+			if err != nil {
+				return tree.Value{}, err
+			}
+			if p.i >= len(p.s) || p.s[p.i] != ':' {
+				return tree.Value{}, fmt.Errorf("expected ':'")
+			}
+			p.i++
+			v, err := p.value()
+			if err != nil {
+				return tree.Value{}, err
+			}
+			ms = append(ms, tree.Member{Key: k, Value: v})
+			if p.i < len(p.s) && p.s[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.s) && p.s[p.i] == '}' {
+				p.i++
+				return tree.Object(ms...), nil
+			}
+			return tree.Value{}, fmt.Errorf("expected ',' or '}'")
+		}
+	case c == '[':
+		p.i++
+		var items []tree.Value
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return tree.Array(), nil
+		}
+		for {
+			v, err := p.value()
+			if err != nil {
+				return tree.Value{}, err
+			}
+			items = append(items, v)
+			if p.i < len(p.s) && p.s[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.s) && p.s[p.i] == ']' {
+				p.i++
+				return tree.Array(items...), nil
+			}
+			return tree.Value{}, fmt.Errorf("expected ',' or ']'")
+		}
+	case c == '@':
+		j := p.i + 1
+		for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
+			j++
+		}
+		id, err := strconv.Atoi(p.s[p.i+1 : j])
+		if err != nil || id < 1 || id > len(p.d.legend) || p.s[p.i+1] == '0' {
+			return tree.Value{}, fmt.Errorf("unknown legend reference %q", p.s[p.i:j])
+		}
+		p.i = j
+		return p.d.legend[id-1], nil
+	}
+	j := p.i
+	for j < len(p.s) && p.s[j] != ',' && p.s[j] != ']' && p.s[j] != '}' {
+		j++
+	}
+	lit := p.s[p.i:j]
+	switch {
+	case lit == "null":
+		p.i = j
+		return tree.Null(), nil
+	case lit == "true":
+		p.i = j
+		return tree.Bool(true), nil
+	case lit == "false":
+		p.i = j
+		return tree.Bool(false), nil
+	case tree.IsNumber(lit):
+		p.i = j
+		return tree.Number(lit), nil
+	}
+	return tree.Value{}, fmt.Errorf("invalid value %q", lit)
+}
+
+// str parses a JSON string literal at p.i.
+func (p *inlineParser) str() (string, error) {
+	j := p.i + 1
+	plain := true
+	for j < len(p.s) && p.s[j] != '"' {
+		if p.s[j] == '\\' {
+			plain = false
+			j++
+		} else if p.s[j] < 0x20 {
+			return "", fmt.Errorf("control character in string")
+		}
+		j++
+	}
+	if j >= len(p.s) {
+		return "", fmt.Errorf("unterminated string")
+	}
+	lit := p.s[p.i : j+1]
+	p.i = j + 1
+	if plain {
+		return lit[1 : len(lit)-1], nil
+	}
+	v, err := tree.ParseString(lit)
+	if err != nil {
+		return "", err
+	}
+	return v.Str(), nil
+}
+
+// cellEnd returns the end of the cell starting at p: a quoted string or
+// bracketed value is skipped whole, anything else runs to the next comma.
+func cellEnd(row string, p int) (int, error) {
+	if p >= len(row) {
+		return p, nil
+	}
+	switch row[p] {
+	case '"', '{', '[':
+		depth, inStr := 0, false
+		for j := p; j < len(row); j++ {
+			c := row[j]
+			if inStr {
+				if c == '\\' {
+					j++
+				} else if c == '"' {
+					inStr = false
+					if depth == 0 {
+						return j + 1, nil
+					}
+				}
+				continue
+			}
+			switch c {
+			case '"':
+				inStr = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, fmt.Errorf("unterminated cell")
+	}
+	j := strings.IndexByte(row[p:], ',')
+	if j < 0 {
+		return len(row), nil
+	}
+	return p + j, nil
+}
+
+// parseKey reads a bare or quoted key from the start of s.
+func parseKey(s string) (key, rest string, err error) {
+	if strings.HasPrefix(s, "\"") {
+		p := &inlineParser{s: s}
+		k, err := p.str()
+		if err != nil {
+			return "", "", err
+		}
+		return k, s[p.i:], nil
+	}
+	j := 0
+	for j < len(s) {
+		c := s[j]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || j > 0 && (c >= '0' && c <= '9' || c == '-' || c == '.' || c == '$') {
+			j++
+			continue
+		}
+		break
+	}
+	if j == 0 {
+		return "", "", fmt.Errorf("expected a key")
+	}
+	return s[:j], s[j:], nil
+}
+
+// parseHeader parses "[N]{cols}:" (table) or "[N]:" (list) at s[p:].
+func parseHeader(s string, p int) (n int, cols []string, nulls []bool, isTable bool, rest string, err error) {
+	s = s[p:]
+	j := strings.IndexByte(s, ']')
+	if j < 2 || s[0] != '[' {
+		return 0, nil, nil, false, "", fmt.Errorf("malformed header")
+	}
+	n, err = strconv.Atoi(s[1:j])
+	if err != nil || n < 1 {
+		return 0, nil, nil, false, "", fmt.Errorf("malformed count")
+	}
+	s = s[j+1:]
+	if strings.HasPrefix(s, ":") {
+		return n, nil, nil, false, s[1:], nil
+	}
+	if !strings.HasPrefix(s, "{") {
+		return 0, nil, nil, false, "", fmt.Errorf("malformed header")
+	}
+	s = s[1:]
+	for {
+		k, r, kerr := parseKey(s)
+		if kerr != nil {
+			return 0, nil, nil, false, "", kerr
+		}
+		cols = append(cols, k)
+		isNull := strings.HasPrefix(r, "=null")
+		if isNull {
+			r = r[len("=null"):]
+		}
+		nulls = append(nulls, isNull)
+		if strings.HasPrefix(r, ",") {
+			s = r[1:]
+			continue
+		}
+		if strings.HasPrefix(r, "}:") {
+			if !slices.Contains(nulls, false) {
+				return 0, nil, nil, false, "", fmt.Errorf("every column is null")
+			}
+			return n, cols, nulls, true, r[2:], nil
+		}
+		return 0, nil, nil, false, "", fmt.Errorf("malformed column list")
+	}
+}

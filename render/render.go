@@ -1,0 +1,226 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toon"
+	"github.com/terse-dev/terse/tree"
+)
+
+// Format names an encoding. The names are also what [Encode] reports as the
+// formats it used.
+type Format string
+
+// Formats of JSON values.
+const (
+	// Auto chooses a form per subtree and factors repeats (the default).
+	Auto Format = "auto"
+	// JSON is compact JSON, the baseline every saving is measured against.
+	JSON Format = "json"
+	// TOON is TOON v4 with exact numbers and key order, fenced as ```toon.
+	TOON Format = "toon"
+)
+
+// Forms that can appear inside an auto document; Encode reports them.
+const (
+	FormTable  Format = "table"  // array of objects as a header and typed rows
+	FormKV     Format = "kv"     // object as key: value lines
+	FormList   Format = "list"   // array as "- " items
+	FormFence  Format = "fence"  // multi-line string as a fenced block
+	FormLegend Format = "legend" // repeated sub-objects declared once as @N
+	FormPrefix Format = "prefix" // URL prefixes declared once as ~N
+)
+
+// Options configure [Encode]. The zero value (and nil) encodes auto,
+// measured with the estimate counter, verified by decoding.
+type Options struct {
+	// Format is the encoding; "" means [Auto].
+	Format Format
+
+	// Counter measures the candidates; Encode never returns more tokens
+	// than compact JSON by this counter. Nil means tokens.Estimate().
+	Counter tokens.Counter
+
+	// SkipVerify skips decoding the result and comparing it with the input.
+	// Verification is on by default because a wrong encoding would show
+	// the model wrong data; it costs about as much as the encoding.
+	SkipVerify bool
+
+	// NoFactor turns off legends and prefixes.
+	NoFactor bool
+
+	// FenceKeys lists member keys whose multi-line string values are always
+	// written as fenced blocks (for example "diff" in merge-request diffs).
+	FenceKeys []string
+
+	// NoTOON leaves fenced TOON out of auto's candidates.
+	NoTOON bool
+}
+
+// ErrNotLossless is returned (wrapped) when an encoding does not decode to
+// its input. It indicates a bug; Encode never returns such text.
+var ErrNotLossless = errors.New("render: encoding does not decode to its input")
+
+// Encode encodes v and returns the text and the formats it used. With
+// [Auto] the result is the cheapest (by opts.Counter) of the auto
+// document, fenced TOON and compact JSON; the text decodes with [Decode]
+// to a tree equal to v (member order and number text included). Output is
+// deterministic.
+func Encode(v tree.Value, opts *Options) (string, []Format, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Counter == nil {
+		o.Counter = tokens.Estimate()
+	}
+	compact := string(tree.AppendJSON(nil, v))
+	var text string
+	var formats []Format
+	switch o.Format {
+	case JSON:
+		return compact, []Format{JSON}, nil
+	case TOON:
+		text, formats = fencedTOON(v), []Format{TOON}
+	case Auto, "":
+		text, formats = autoText(v, &o, compact)
+	default:
+		return "", nil, fmt.Errorf("render: unknown format %q", o.Format)
+	}
+	if !o.SkipVerify && text != compact {
+		if err := verify(text, v); err != nil {
+			if o.Format == TOON {
+				return "", nil, err
+			}
+			return compact, []Format{JSON}, nil
+		}
+	}
+	return text, formats, nil
+}
+
+func fencedTOON(v tree.Value) string {
+	b := []byte("```toon\n")
+	b = toon.Append(b, v, &toon.EncodeOptions{ExactNumbers: true, KeepKeyOrder: true})
+	return string(append(b, "\n```"...))
+}
+
+// autoText picks the cheapest of the candidates.
+func autoText(v tree.Value, o *Options, compact string) (string, []Format) {
+	e := newAutoEncoder(o)
+	doc := string(e.encode(v))
+	best, bestF := compact, []Format{JSON}
+	bestN := o.Counter.Count(compact)
+	if doc != compact {
+		if n := o.Counter.Count(doc); n < bestN {
+			best, bestF, bestN = doc, e.formats(v), n
+		}
+	}
+	if !o.NoTOON && v.Kind() >= tree.KindArray {
+		t := fencedTOON(v)
+		if n := o.Counter.Count(t); n < bestN {
+			if _, err := toon.UnmarshalString(t[len("```toon\n"):len(t)-4], nil); err == nil {
+				best, bestF = t, []Format{TOON}
+			}
+		}
+	}
+	return best, bestF
+}
+
+// formats lists the forms the auto document of v uses, in a fixed order.
+func (e *autoEncoder) formats(root tree.Value) []Format {
+	used := map[Format]bool{}
+	if len(e.legend) > 0 {
+		used[FormLegend] = true
+	}
+	if len(e.prefixes) > 0 {
+		used[FormPrefix] = true
+	}
+	var visit func(k string, v tree.Value, block bool)
+	visit = func(k string, v tree.Value, block bool) {
+		if e.ref(v) != 0 {
+			return
+		}
+		c := e.choose(v)
+		if c == nil {
+			if block && e.useFence(k, v) {
+				used[FormFence] = true
+			}
+			return
+		}
+		if !block || c.form == formInline {
+			return
+		}
+		switch c.form {
+		case formBlock:
+			used[FormKV] = true
+			for _, m := range v.Members() {
+				visit(m.Key, m.Value, true)
+			}
+		case formTable:
+			used[FormTable] = true
+		case formList:
+			used[FormList] = true
+			for _, it := range v.Items() {
+				visit("", it, false)
+				if ic := e.choose(it); ic != nil && ic.form == formBlock && e.ref(it) == 0 {
+					used[FormKV] = true
+					for _, m := range it.Members() {
+						visit(m.Key, m.Value, true)
+					}
+				}
+			}
+		}
+	}
+	visit("", root, true)
+	var out []Format
+	for _, f := range []Format{FormKV, FormTable, FormList, FormFence, FormLegend, FormPrefix} {
+		if used[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = []Format{JSON}
+	}
+	return out
+}
+
+func verify(text string, want tree.Value) error {
+	got, err := Decode(text)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNotLossless, err)
+	}
+	if !tree.Equal(got, want) {
+		return ErrNotLossless
+	}
+	return nil
+}
+
+// Verify decodes text with [Decode] and reports whether it equals want; the
+// error says why not.
+func Verify(text string, want tree.Value) error { return verify(text, want) }
+
+// isFencedTOON reports whether text is a fenced TOON document.
+func isFencedTOON(text string) bool {
+	return strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```")
+}
+
+// AutoDocument returns the auto document for v without comparing it with
+// the other candidates: what [Encode] considers, for tests and tools that
+// want to see the format itself. It is verified unless opts.SkipVerify.
+func AutoDocument(v tree.Value, opts *Options) (string, []Format, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	e := newAutoEncoder(&o)
+	text := string(e.encode(v))
+	if !o.SkipVerify {
+		if err := verify(text, v); err != nil {
+			return "", nil, err
+		}
+	}
+	return text, e.formats(v), nil
+}
