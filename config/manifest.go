@@ -190,6 +190,9 @@ func (m *Manifest) Action(name string) *Action {
 
 // HasFilter reports whether the action declares any response shaping.
 func (a *Action) HasFilter() bool {
+	if a == nil {
+		return false
+	}
 	r := a.Response
 	return r != nil && (r.Filter != nil || r.TextFilter != nil || r.Compact != nil)
 }
@@ -201,10 +204,10 @@ func (m *Manifest) Validate() error {
 	var errs []error
 	for _, name := range m.ActionNames() {
 		a := m.Action(name)
-		r := a.Response
-		if r == nil {
-			continue
+		if a == nil || a.Response == nil {
+			continue // an action with no body has nothing to check
 		}
+		r := a.Response
 		at := func(key string, format string, args ...any) {
 			var line, col int
 			if r.node != nil {

@@ -334,3 +334,28 @@ func TestGhCliCompact(t *testing.T) {
 		t.Errorf("pr-list = %q (note %q), want %q", res.Text, res.Note, want)
 	}
 }
+
+func FuzzParseManifest(f *testing.F) {
+	f.Add([]byte("name: x\nactions:\n  a:\n    response:\n      type: array\n      filter:\n        select:\n          id: id\n        max_items: 2\n"))
+	f.Add([]byte("name: x\nactions:\n  a:\n    response:\n      type: object\n      text_filter:\n        keep_lines_matching: [\"(\"]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseManifest(data, "f.yaml")
+		if err != nil {
+			_ = err.Error()
+			return
+		}
+		for _, name := range m.ActionNames() {
+			a := m.Action(name)
+			if a == nil {
+				continue
+			}
+			spec, err := a.FilterSpec()
+			if err != nil {
+				t.Fatalf("validated manifest, FilterSpec fails: %v", err)
+			}
+			if _, err := filter.Compile(spec); err != nil {
+				t.Fatalf("validated manifest, Compile fails: %v", err)
+			}
+		}
+	})
+}
