@@ -38,7 +38,7 @@ func genValue(depth int) *rapid.Generator[tree.Value] {
 			}
 			return tree.Array(items...)
 		default:
-			return genObject(depth - 1).Draw(t, "obj")
+			return genObject(depth-1).Draw(t, "obj")
 		}
 	})
 }
