@@ -23,6 +23,7 @@ type chunkIndex struct {
 	unit      string   // "items", "lines", "files"
 	label     string   // where the items are ("/items", "root array", "the log")
 	zeroBased bool
+	base      int // added to item numbers (a chunk fitted again)
 	handle    string
 	summary   func(a, b int) string
 	// span, when set, describes a chunk's range (text: "lines 1–500").
@@ -83,7 +84,11 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		counts[l]++
 	}
 	kept := total - counts[Skip]
-	fmt.Fprintf(sb, "[chunks] %d %s at %s in %d chunks; this response has %d", total, c.unit, c.label, len(c.ranges), kept)
+	at := ""
+	if c.label != "" {
+		at = " at " + c.label
+	}
+	fmt.Fprintf(sb, "[chunks] %d %s%s in %d chunks; this response has %d", total, c.unit, at, len(c.ranges), kept)
 	if kept > 0 {
 		var parts []string
 		for l := Full; l < Skip; l++ {
@@ -94,15 +99,15 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		fmt.Fprintf(sb, " (%s)", strings.Join(parts, ", "))
 	}
 	sb.WriteString(":\n")
-	base := 1
+	base := 1 + c.base
 	if c.zeroBased {
-		base = 0
+		base = c.base
 	}
 	for k, r := range c.ranges {
 		if c.span != nil {
 			fmt.Fprintf(sb, "  chunk %d (%s): ", k+1, c.span(r[0], r[1]))
 		} else {
-			fmt.Fprintf(sb, "  chunk %d (offset=%d, limit=%d): ", k+1, r[0], r[1]-r[0])
+			fmt.Fprintf(sb, "  chunk %d (offset=%d, limit=%d): ", k+1, r[0]+c.base, r[1]-r[0])
 		}
 		sb.WriteString(c.summary(r[0], r[1]))
 		var here []string
@@ -280,6 +285,7 @@ type header struct {
 	Label     string   `json:"label"`
 	Unit      string   `json:"unit,omitempty"`
 	Chunks    [][2]int `json:"chunks"`
+	Base      int      `json:"base,omitempty"` // item/line numbers start here
 	// Lines holds, for text, each chunk's line range [start, end) (0-based).
 	Lines [][2]int `json:"lines,omitempty"`
 }
@@ -287,7 +293,7 @@ type header struct {
 // save stores header and payload under a handle derived from both, so the
 // same input and options always give the same handle (and output).
 func save(ctx context.Context, o Options, h header, payload []byte) (string, error) {
-	h.V = 1
+	h.V, h.Base = 1, o.lineBase
 	hj, err := json.Marshal(h)
 	if err != nil {
 		return "", err
@@ -389,12 +395,13 @@ func Chunk(ctx context.Context, handle string, n int, opts *Options) (string, er
 			toks, _ := tree.Pointer(h.Pointer).Tokens()
 			doc = setAt(root, toks, tree.Array(arr.Items()[r[0]:r[1]]...))
 		}
-		head := fmt.Sprintf("> [chunk %d of %d (%s): %s %d–%d of %d at %s, in full]\n", n, len(h.Chunks), handle, h.Unit, r[0], r[1]-1, h.Chunks[len(h.Chunks)-1][1], h.Label)
+		head := fmt.Sprintf("> [chunk %d of %d (%s): %s %d–%d of %d at %s]\n", n, len(h.Chunks), handle, h.Unit, r[0]+h.Base, r[1]-1+h.Base, h.Chunks[len(h.Chunks)-1][1], h.Label)
 		sub.Budget = o.Budget - o.Counter.Count(head)
 		sub.Format = o.Format
 		sub.Pointer = ""
 		if jsonMode(h.Mode) == modeArray {
 			sub.Pointer = h.Pointer
+			sub.lineBase = r[0] + h.Base
 		}
 		res, err := FitJSON(ctx, doc, &sub)
 		if err != nil {
@@ -406,9 +413,9 @@ func Chunk(ctx context.Context, handle string, n int, opts *Options) (string, er
 		text := string(payload)
 		lines := splitLines(text)
 		part := strings.Join(lines[lr[0]:lr[1]], "\n")
-		head := fmt.Sprintf("> [chunk %d of %d (%s): lines %d–%d of %d, in full]\n", n, len(h.Chunks), handle, lr[0]+1, lr[1], len(lines))
+		head := fmt.Sprintf("> [chunk %d of %d (%s): lines %d–%d of %d]\n", n, len(h.Chunks), handle, lr[0]+1+h.Base, lr[1]+h.Base, len(lines))
 		sub.Budget = o.Budget - o.Counter.Count(head)
-		sub.lineBase = lr[0]
+		sub.lineBase = lr[0] + h.Base
 		res, err := FitText(ctx, part, &sub)
 		if err != nil {
 			return "", err

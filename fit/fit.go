@@ -66,7 +66,8 @@ type Options struct {
 	// Empty means DefaultFetch.
 	Fetch string
 
-	// lineBase offsets line numbers in markers (a chunk fitted again).
+	// lineBase offsets line and item numbers in markers and indexes (a
+	// chunk fitted again speaks of its source's numbers).
 	lineBase int
 }
 
@@ -484,6 +485,9 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	}
 	ck := partition(fullCosts, o.Budget, envCost)
 	ck.unit, ck.zeroBased = st.Unit, true
+	if mode == modeArray {
+		ck.base = o.lineBase
+	}
 	switch mode {
 	case modeArray:
 		ck.label = string(ptr)
@@ -508,7 +512,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			}
 			return keyList(ks, 8)
 		}
-		return ranges(idx, 0)
+		return ranges(idx, o.lineBase)
 	}
 	e.assemble = func(sel []Level, idx *chunkIndex) string {
 		var kept []tree.Value

@@ -145,10 +145,17 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	}
 	ck := partition(fullCosts, o.Budget, 0)
 	ck.unit = st.Unit
+	if kind != "diff" {
+		ck.base = base
+	}
 	if kind == "diff" {
 		ck.label = "the diff"
 		ck.span = func(a, b int) string {
-			return fmt.Sprintf("files %d–%d, lines %d–%d", a+1, b, units[a].a+1+base, units[b-1].b+base)
+			files := fmt.Sprintf("files %d–%d", a+1, b)
+			if b == a+1 {
+				files = fmt.Sprintf("file %d", b)
+			}
+			return fmt.Sprintf("%s, lines %d–%d", files, units[a].a+1+base, units[b-1].b+base)
 		}
 		ck.summary = func(a, b int) string {
 			var paths []string
@@ -162,10 +169,10 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 			if len(paths) == 0 {
 				return fmt.Sprintf("%d lines of preamble", units[b-1].b-units[a].a)
 			}
-			return fmt.Sprintf("%d files: %s; +%d/−%d", len(paths), dirSummary(paths), add, del)
+			return fmt.Sprintf("%s: %s; +%d/−%d", plural(len(paths), "file"), dirSummary(paths), add, del)
 		}
 	} else {
-		ck.label = "the text"
+		ck.label = ""
 		ck.span = func(a, b int) string { return fmt.Sprintf("lines %d–%d", a+1+base, b+base) }
 		ck.summary = func(a, b int) string {
 			errs := 0
@@ -176,7 +183,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 			}
 			s := fmt.Sprintf("%d lines", b-a)
 			if errs > 0 {
-				s += fmt.Sprintf(", %d error lines", errs)
+				s += ", " + plural(errs, "error line")
 			}
 			return s
 		}
@@ -200,7 +207,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 						}
 					}
 					if files > 0 {
-						extra = fmt.Sprintf("%d files", files)
+						extra = plural(files, "file")
 					}
 				}
 				sb.WriteString(gapMarker(units[i].a+base, units[j-1].b+base, extra))
@@ -302,8 +309,9 @@ func diffFile(lines []string, a, b, base int) textUnit {
 			u.path = strings.TrimPrefix(f[3], "b/")
 		}
 	}
-	// Standard: headers kept, each hunk body longer than 12 lines keeps its
-	// first 6 and last 3 lines around a gap marker.
+	// Standard: headers kept; each hunk body longer than 8 lines keeps its
+	// first 5 and last 2 lines around a gap marker; after 20 lines, the
+	// remaining hunks become one gap marker (after 20 lines).
 	var std []string
 	changed := false
 	for i := 0; i < len(sec); {
@@ -312,16 +320,21 @@ func diffFile(lines []string, a, b, base int) textUnit {
 			i++
 			continue
 		}
+		if len(std) >= 20 {
+			std = append(std, gapMarker(a+i+base, b+base, "later hunks"))
+			changed = true
+			break
+		}
 		std = append(std, sec[i])
 		j := i + 1
 		for j < len(sec) && !strings.HasPrefix(sec[j], "@@") {
 			j++
 		}
 		body := sec[i+1 : j]
-		if len(body) > 12 {
-			std = append(std, body[:6]...)
-			std = append(std, gapMarker(a+i+1+6+base, a+j-3+base, ""))
-			std = append(std, body[len(body)-3:]...)
+		if len(body) > 8 {
+			std = append(std, body[:5]...)
+			std = append(std, gapMarker(a+i+1+5+base, a+j-2+base, ""))
+			std = append(std, body[len(body)-2:]...)
 			changed = true
 		} else {
 			std = append(std, body...)
@@ -339,4 +352,12 @@ func diffFile(lines []string, a, b, base int) textUnit {
 		u.out = append(u.out, []string{sec[0], gapMarker(a+1+base, b+base, fmt.Sprintf("+%d/−%d", u.add, u.del))})
 	}
 	return u
+}
+
+// plural returns "1 file", "2 files".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

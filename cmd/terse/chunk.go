@@ -2,9 +2,68 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"strconv"
+
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/store"
 )
 
+const chunkDoc = `
+Chunk prints chunk N (1-based) of a result that "terse compact" trimmed,
+in full, after one line saying which part of the source it is. HANDLE and
+the chunk numbers are the ones the compacted output's chunk index shows.
+A chunk larger than the original budget is fitted to it again, with its
+own index.
+
+Stored results are kept 30 minutes after they were last used (configurable
+in the config file's [store] table). An unknown or expired handle prints one
+message saying so; re-run the original command to get the data again.
+
+Examples:
+  terse chunk c_0123456789abcdef 2
+  terse chunk --store /tmp/chunks c_0123456789abcdef 1
+`
+
 func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errNotBuilt("chunk")
+	fs := newFlagSet("chunk", "[--store DIR] HANDLE N", chunkDoc, stdout, stderr)
+	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return &usageError{"chunk: want HANDLE N (see terse chunk --help)"}
+	}
+	n, err := strconv.Atoi(fs.Arg(1))
+	if err != nil || n < 1 {
+		return &usageError{fmt.Sprintf("chunk: N must be a chunk number ≥ 1, not %q", fs.Arg(1))}
+	}
+	dir := *storeDir
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	opts := terse.Options{Store: &store.Dir{Path: dir}}
+	if *storeDir != "" {
+		opts.Fetch = "terse chunk --store " + *storeDir + " {handle} {n}"
+	}
+	p, err := terse.New(&opts)
+	if err != nil {
+		return err
+	}
+	text, err := p.Chunk(ctx, fs.Arg(0), n)
+	if e, ok := errors.AsType[*fit.ExpiredError](err); ok {
+		fmt.Fprintf(stderr, "terse: %v\n", e)
+		return errReported
+	}
+	if err != nil {
+		return err
+	}
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		text += "\n"
+	}
+	_, err = io.WriteString(stdout, text)
+	return err
 }

@@ -2,9 +2,146 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
 )
 
+const compactDoc = `
+Compact fits a tool result under a token budget. JSON is fitted by its items:
+the array at the configured pointer (config "items", or --items), else the
+largest array of objects near the top; each item is kept at full, standard
+(no URLs, avatars, node ids, extra timestamps or empty values; long strings
+cut with "…[+N chars]") or minimal detail (identity fields), or left out,
+whichever keeps the most value for the tool's strategy. Text is fitted by
+lines (logs: head and tail, error lines kept with one line of context) and
+diffs by file. The output is at most --budget tokens by the real tokenizer,
+and byte-identical to the plain encoding when it already fits.
+
+Everything left out is declared in the output: gaps with their positions,
+a "> [+N more …]" hint and a chunk index. The full result is stored (in
+--store, kept 30 minutes after last use) and any chunk can be printed with
+the command the output shows, "terse chunk HANDLE N".
+
+The strategy comes from --tool: config first, then built-in defaults
+(get_issues → element_count, get_issue_comments → cascading,
+get_merge_request_diffs → size_proportional, get_merge_request_discussions
+→ thread_level, get_job_logs → head_tail), also after stripping an MCP
+prefix (github__get_issues → get_issues); otherwise uniform for JSON,
+head_tail for text and size_proportional for diffs.
+
+Examples:
+  terse compact --budget 4000 issues.json
+  kubectl logs pod | terse compact --budget 1000 --tool get_job_logs
+  terse compact --to toon --report report.json --tool github__list_issues page.json
+  terse compact --config terse.toml --tool get_issues issues.json
+`
+
 func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errNotBuilt("compact")
+	fs := newFlagSet("compact", "[--tool NAME] [--budget TOKENS] [--to toon|json] [--tokenizer T] [--config FILE] [--report FILE] [FILE]", compactDoc, stdout, stderr)
+	tool := fs.String("tool", "", "tool `name` that produced the result; selects the strategy")
+	budget := fs.Int("budget", fit.DefaultBudget, "largest output in `tokens`")
+	to := fs.String("to", "json", "output `format` for JSON: json or toon")
+	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
+	cfgPath := fs.String("config", "", "terse config `file` (TOML): budget, tokenizer, format, store and per-tool rules")
+	reportPath := fs.String("report", "", "write the Report as JSON to `file`")
+	items := fs.String("items", "", "JSON `pointer` of the item array (default: detected)")
+	strategy := fs.String("strategy", "", "force a strategy: "+fmt.Sprint(fit.Strategies))
+	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return &usageError{"compact: at most one FILE"}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	opts := terse.Options{Tool: *tool, Budget: *budget, Format: *to, Pointer: *items, Strategy: *strategy}
+	tokName := *tokenizer
+	dir, ttl := *storeDir, store.DefaultTTL
+	if *cfgPath != "" {
+		cfg, err := config.Load(*cfgPath)
+		if err != nil {
+			return err
+		}
+		if !set["tokenizer"] && cfg.Tokenizer != "" {
+			tokName = cfg.Tokenizer
+		}
+		if !set["to"] && (cfg.Format == "json" || cfg.Format == "toon") {
+			opts.Format = cfg.Format // "auto" needs the render stage; json until then
+		}
+		if !set["budget"] && cfg.Budget > 0 {
+			opts.Budget = cfg.Budget
+		}
+		if dir == "" {
+			dir = cfg.Store.Dir
+		}
+		if cfg.Store.TTL.Duration > 0 {
+			ttl = cfg.Store.TTL.Duration
+		}
+		if t := cfg.Tool(*tool); t != nil && *tool != "" {
+			if !set["budget"] && t.Budget > 0 {
+				opts.Budget = t.Budget
+			}
+			if opts.Strategy == "" {
+				opts.Strategy = t.Strategy
+			}
+			if opts.Pointer == "" {
+				opts.Pointer = t.Items
+			}
+			opts.DropFields, opts.KeepFields = t.DropFields, t.KeepFields
+			opts.Filter = t.Rule()
+		}
+	}
+	if opts.Budget <= 0 {
+		return &usageError{"compact: --budget must be positive"}
+	}
+	c, err := tokens.Get(tokName)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	opts.Tokenizer = c
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	opts.Store = &store.Dir{Path: dir, TTL: ttl}
+	if *storeDir != "" {
+		opts.Fetch = "terse chunk --store " + *storeDir + " {handle} {n}"
+	}
+	p, err := terse.New(&opts)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	data, name, err := readInput(fs.Arg(0), stdin)
+	if err != nil {
+		return err
+	}
+	res, err := p.Process(ctx, data)
+	if err != nil {
+		return inputError(stderr, name, err)
+	}
+	if *reportPath != "" {
+		b, err := json.MarshalIndent(res.Report, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*reportPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	text := res.Text
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		text += "\n"
+	}
+	_, err = io.WriteString(stdout, text)
+	return err
 }

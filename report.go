@@ -1,0 +1,116 @@
+package terse
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// Report describes what a Pipeline did to one result. Token figures are
+// counts of the named tokenizer; the baseline (RawTokens) is the input as
+// compact JSON (or the input text), never pretty JSON.
+type Report struct {
+	Tokenizer    string  `json:"tokenizer"`
+	Exact        bool    `json:"exact"` // the tokenizer is a real BPE, not an estimate
+	Tool         string  `json:"tool,omitempty"`
+	Budget       int     `json:"budget"`
+	RawTokens    int     `json:"raw_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	RawChars     int     `json:"raw_chars"`    // bytes of compact JSON (or text) in
+	OutputChars  int     `json:"output_chars"` // bytes out
+	Ratio        float64 `json:"ratio"`        // output_tokens / raw_tokens
+	Kind         string  `json:"kind"`         // json, text or diff
+	Format       string  `json:"format"`       // json, toon, text or hint
+	Truncated    bool    `json:"truncated"`
+	Filtered     bool    `json:"filtered,omitempty"`
+	Dedup        bool    `json:"dedup,omitempty"`
+
+	// Set when Truncated.
+	Pointer        *string `json:"pointer,omitempty"` // JSON Pointer of the item array ("" = root)
+	Items          *Items  `json:"items,omitempty"`
+	Strategy       string  `json:"strategy,omitempty"`
+	StrategySource string  `json:"strategy_source,omitempty"`
+	Solver         string  `json:"solver,omitempty"`
+	Handle         string  `json:"handle,omitempty"`
+	Chunks         int     `json:"chunks,omitempty"`
+
+	// Provider metadata passed through: pagination (total, startAt,
+	// maxResults, page, per_page, X-Total, …) and sort (field, order), as
+	// the provider wrote them.
+	Pagination map[string]string `json:"pagination,omitempty"`
+	Sort       map[string]string `json:"sort,omitempty"`
+}
+
+// Items counts the items of a trimmed result per detail level.
+type Items struct {
+	Unit     string `json:"unit"` // items, members, lines or files
+	Total    int    `json:"total"`
+	Kept     int    `json:"kept"`
+	Full     int    `json:"full"`
+	Standard int    `json:"standard"`
+	Minimal  int    `json:"minimal"`
+}
+
+var paginationKeys = map[string]bool{
+	"total": true, "total_count": true, "totalCount": true, "totalSize": true, "startAt": true, "maxResults": true,
+	"isLast": true, "page": true, "per_page": true, "perPage": true, "page_size": true, "pageSize": true,
+	"total_pages": true, "totalPages": true, "next_page": true, "nextPage": true, "next_cursor": true,
+	"nextPageToken": true, "next_page_token": true, "has_more": true, "hasMore": true, "offset": true, "limit": true,
+	"start_cursor": true, "incomplete_results": true,
+}
+
+var sortKeys = map[string]bool{
+	"sort": true, "sort_by": true, "sortBy": true, "order": true, "order_by": true, "orderBy": true,
+	"sort_order": true, "sortOrder": true, "direction": true,
+}
+
+var paginationHeaders = []string{"X-Total", "X-Total-Pages", "X-Page", "X-Per-Page", "X-Next-Page", "X-Prev-Page", "Link"}
+
+// providerMeta collects pagination and sort metadata from the top level of
+// a JSON payload (and from pagination-like wrappers one level down, such
+// as "meta" or "response_metadata") and from response headers.
+func providerMeta(v tree.Value, h http.Header) (pag, sort map[string]string) {
+	put := func(m *map[string]string, k string, x tree.Value) {
+		if !x.IsPrimitive() || x.IsNull() {
+			return
+		}
+		if *m == nil {
+			*m = map[string]string{}
+		}
+		s := x.String()
+		if x.Kind() == tree.KindString {
+			s = x.Str()
+		}
+		(*m)[k] = s
+	}
+	scan := func(obj tree.Value, prefix string) {
+		for _, mem := range obj.Members() {
+			switch {
+			case paginationKeys[mem.Key]:
+				put(&pag, prefix+mem.Key, mem.Value)
+			case sortKeys[mem.Key]:
+				put(&sort, prefix+mem.Key, mem.Value)
+			}
+		}
+	}
+	if v.Kind() == tree.KindObject {
+		scan(v, "")
+		for _, mem := range v.Members() {
+			l := strings.ToLower(mem.Key)
+			if mem.Value.Kind() == tree.KindObject && (l == "meta" || l == "pagination" || l == "page_info" ||
+				l == "pageinfo" || l == "response_metadata" || l == "paging") {
+				scan(mem.Value, mem.Key+".")
+			}
+		}
+	}
+	for _, k := range paginationHeaders {
+		if s := h.Get(k); s != "" {
+			if pag == nil {
+				pag = map[string]string{}
+			}
+			pag[k] = s
+		}
+	}
+	return pag, sort
+}
