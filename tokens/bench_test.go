@@ -3,6 +3,7 @@ package tokens
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/tiktoken-go/tokenizer/codec"
@@ -92,5 +93,58 @@ func BenchmarkLoad(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		mustRanks(c, 199998)
+	}
+}
+
+// BenchmarkCountVsTiktokenGo interleaves terse's warm counter and
+// tiktoken-go/tokenizer file by file, so both see the same machine load, and
+// reports each one's throughput and the speedup (tiktoken-go time / terse
+// time). files-differ counts the files whose counts differ: the ones where
+// tiktoken-go mis-splits (see TestReferenceSplitDiffers); the golden file
+// holds tiktoken's counts.
+//
+//	go test -run '^$' -bench VsTiktokenGo -benchtime 3x ./tokens/
+func BenchmarkCountVsTiktokenGo(b *testing.B) {
+	texts, size := corpusTexts(b)
+	for _, enc := range []struct {
+		name string
+		new  func() *bpeCounter
+		ref  func() *codec.Codec
+	}{
+		{O200kBaseName, newO200k, codec.NewO200kBase},
+		{Cl100kBaseName, newCl100k, codec.NewCl100kBase},
+	} {
+		b.Run(enc.name, func(b *testing.B) {
+			c, ref := enc.new(), enc.ref()
+			for _, s := range texts {
+				c.Count(s)
+			}
+			b.SetBytes(size)
+			var mine, theirs time.Duration
+			differ := 0
+			for b.Loop() {
+				differ = 0
+				for _, s := range texts {
+					t0 := time.Now()
+					n := c.Count(s)
+					t1 := time.Now()
+					m, err := ref.Count(s)
+					t2 := time.Now()
+					if err != nil {
+						b.Fatal(err)
+					}
+					mine += t1.Sub(t0)
+					theirs += t2.Sub(t1)
+					if n != m {
+						differ++
+					}
+				}
+			}
+			mb := float64(size) * float64(b.N) / 1e6
+			b.ReportMetric(mb/mine.Seconds(), "terse-MB/s")
+			b.ReportMetric(mb/theirs.Seconds(), "tiktoken-go-MB/s")
+			b.ReportMetric(theirs.Seconds()/mine.Seconds(), "speedup")
+			b.ReportMetric(float64(differ), "files-differ")
+		})
 	}
 }

@@ -93,8 +93,11 @@ func (c *bpeCounter) CountBytes(b []byte) int {
 }
 
 func (c *bpeCounter) countPiece(p string) int {
+	if len(p) > c.ranks.maxLen && len(p) > cacheMaxPiece {
+		return c.ranks.bpeCount(p)
+	}
 	h := c.ranks.hash(p)
-	if c.ranks.rankHashed(p, h) != noRank {
+	if len(p) <= c.ranks.maxLen && c.ranks.rankHashed(p, h) != noRank {
 		return 1
 	}
 	if n, ok := c.cache.get(p, h); ok {
@@ -122,11 +125,11 @@ type pieceCache struct {
 }
 
 const (
-	cacheBits  = 14
+	cacheBits  = 16
 	cacheSlots = 1 << cacheBits
 	// cacheMaxPiece is the longest piece cached, which bounds the cache's
 	// memory to about cacheSlots × (cacheMaxPiece + 40) bytes.
-	cacheMaxPiece = 64
+	cacheMaxPiece = 128
 )
 
 type cacheEntry struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/dlclark/regexp2/v2"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/tiktoken-go/tokenizer/codec"
+	"pgregory.net/rapid"
 )
 
 // The split patterns, as tiktoken defines them, compiled with a backtracking
@@ -182,4 +183,32 @@ func TestReferenceSplitDiffers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// splitAlphabet holds runes of every class the split patterns distinguish,
+// and the characters their literals name, so random strings over it reach
+// the scanners' corner cases far more often than random bytes do.
+var splitAlphabet = []rune{
+	'a', 'z', 'A', 'Z', 's', 'S', 't', 'T', 'r', 'R', 'e', 'E', 'v', 'V', 'm', 'M', 'l', 'L', 'd', 'D',
+	'ſ', 'K', // fold to s and k
+	'ß', 'é', 'Σ', 'σ', 'ǅ', 'ᾈ', // Ll, Lu, Lt
+	'ʰ', 'ー', '々', // Lm
+	'日', 'ק', 'ا', 'ก', // Lo
+	'\u0301', '\u0308', '\u093f', '\u20dd', // Mn, Mc, Me
+	'0', '9', '٣', 'Ⅻ', '²', '½', // Nd, Nl, No
+	' ', '\t', '\n', '\r', '\v', '\f', '\u0085', '\u00a0', '\u2028', '\u3000', '\ufeff', '\u200b',
+	'\'', '/', '.', ',', '!', '-', '_', '"', '{', '}', '<', '|', '>', '$', '😀', '\u200d', '\x7f', '\x00',
+}
+
+func TestSplitRandom(t *testing.T) {
+	gen := rapid.StringOfN(rapid.SampledFrom(splitAlphabet), 0, 24, -1)
+	rapid.Check(t, func(rt *rapid.T) {
+		s := gen.Draw(rt, "s")
+		for _, e := range encodings {
+			got, want := pieces(e.split, s), refPieces(t, e.pattern, s)
+			if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+				rt.Fatalf("%s split(%q) = %q, want %q", e.name, s, got, want)
+			}
+		}
+	})
 }

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -197,6 +198,32 @@ func TestTricky(t *testing.T) {
 		if got := cl100k.Count(tt.s); got != tt.cl100k {
 			t.Errorf("cl100k_base Count(%q) = %d, want %d", tt.s, got, tt.cl100k)
 		}
+	}
+}
+
+// TestRandomStrings compares counts with testdata/random-counts.json:
+// strings over an alphabet of every character class the split patterns
+// distinguish, counted by OpenAI's tiktoken (see gen-random.mjs).
+func TestRandomStrings(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "random-counts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][3]any
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	o200k, cl100k := O200kBase(), Cl100kBase()
+	for _, row := range rows {
+		s := row[0].(string)
+		for i, c := range []Counter{o200k, cl100k} {
+			if got, want := c.Count(s), int(row[i+1].(float64)); got != want {
+				t.Errorf("%s Count(%q) = %d, want %d", c.Name(), s, got, want)
+			}
+		}
+	}
+	if len(rows) < 1000 {
+		t.Errorf("random-counts.json has %d rows, want 2000", len(rows))
 	}
 }
 

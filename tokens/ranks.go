@@ -7,16 +7,28 @@ import (
 )
 
 // rankTable maps token bytes to their BPE rank: an open-addressing hash table
-// of ranks over one blob holding every token's bytes in rank order. Lookups
+// over one blob holding every token's bytes in rank order. Each slot packs a
+// token's rank, length, offset in the blob and a tag of its hash into one
+// word, so a lookup touches one slot and, on a tag match, the blob. Lookups
 // do not allocate and the table is read-only once built, so it is safe for
 // concurrent use.
 type rankTable struct {
-	seed  maphash.Seed
-	blob  string   // token bytes, in rank order
-	offs  []uint32 // token r is blob[offs[r]:offs[r+1]]
-	slots []uint32 // rank+1, 0 for an empty slot
-	mask  uint64
+	seed   maphash.Seed
+	blob   string   // token bytes, in rank order
+	offs   []uint32 // token r is blob[offs[r]:offs[r+1]]
+	slots  []uint64 // packed as below; 0 for an empty slot
+	mask   uint64
+	maxLen int // longest token
 }
+
+// Slot layout: rank+1 in bits 0-19, length in bits 20-27, blob offset in
+// bits 28-51, hash tag (the hash's top 12 bits) in bits 52-63.
+const (
+	slotRankBits = 20
+	slotLenBits  = 8
+	slotOffBits  = 24
+	slotTagShift = slotRankBits + slotLenBits + slotOffBits
+)
 
 // noRank marks a pair that does not merge.
 const noRank = math.MaxUint32
@@ -34,6 +46,10 @@ func newRankTable(n int, token func(rank int) (string, error)) (*rankTable, erro
 		}
 		parts[r] = s
 		size += len(s)
+		t.maxLen = max(t.maxLen, len(s))
+	}
+	if n >= 1<<slotRankBits-1 || t.maxLen >= 1<<slotLenBits || size >= 1<<slotOffBits {
+		return nil, fmt.Errorf("%d ranks, %d bytes, longest token %d: too large", n, size, t.maxLen)
 	}
 	blob := make([]byte, 0, size)
 	for r, s := range parts {
@@ -47,20 +63,24 @@ func newRankTable(n int, token func(rank int) (string, error)) (*rankTable, erro
 	for slots < 2*n {
 		slots <<= 1
 	}
-	t.slots = make([]uint32, slots)
+	t.slots = make([]uint64, slots)
 	t.mask = uint64(slots - 1)
 	for r, s := range parts {
 		if s == "" {
 			continue
 		}
-		i := maphash.String(t.seed, s) & t.mask
+		h := t.hash(s)
+		if t.rankHashed(s, h) != noRank {
+			return nil, fmt.Errorf("rank %d: token %q repeats rank %d", r, s, t.rank(s))
+		}
+		i := h & t.mask
 		for t.slots[i] != 0 {
-			if t.token(t.slots[i]-1) == s {
-				return nil, fmt.Errorf("rank %d: token %q repeats rank %d", r, s, t.slots[i]-1)
-			}
 			i = (i + 1) & t.mask
 		}
-		t.slots[i] = uint32(r) + 1
+		t.slots[i] = h>>slotTagShift<<slotTagShift |
+			uint64(t.offs[r])<<(slotRankBits+slotLenBits) |
+			uint64(len(s))<<slotRankBits |
+			uint64(r+1)
 	}
 	return t, nil
 }
@@ -71,19 +91,28 @@ func (t *rankTable) hash(s string) uint64 { return maphash.String(t.seed, s) }
 
 // rankHashed returns the rank of s whose hash is h, or noRank.
 func (t *rankTable) rankHashed(s string, h uint64) uint32 {
+	tag := h >> slotTagShift
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		r := t.slots[i]
-		if r == 0 {
+		e := t.slots[i]
+		if e == 0 {
 			return noRank
 		}
-		if t.token(r-1) == s {
-			return r - 1
+		if e>>slotTagShift == tag && int(e>>slotRankBits&(1<<slotLenBits-1)) == len(s) {
+			off := int(e >> (slotRankBits + slotLenBits) & (1<<slotOffBits - 1))
+			if t.blob[off:off+len(s)] == s {
+				return uint32(e&(1<<slotRankBits-1)) - 1
+			}
 		}
 	}
 }
 
 // rank returns the rank of s, or noRank.
-func (t *rankTable) rank(s string) uint32 { return t.rankHashed(s, t.hash(s)) }
+func (t *rankTable) rank(s string) uint32 {
+	if len(s) > t.maxLen {
+		return noRank
+	}
+	return t.rankHashed(s, t.hash(s))
+}
 
 // part is a boundary in a piece being merged: the byte offset where a part
 // starts and the rank of merging it with the part after it.
