@@ -10,6 +10,33 @@ import (
 	"github.com/terse-dev/terse/tree"
 )
 
+// Where the weaknesses listed in section 10 of the kimbap reference note
+// (../shared/reference/001-kimbap-output-filtering.md) are shown fixed:
+//
+//  1. single objects taken for lists: TestRoot ("GitHub issue ..."), and
+//     config's TestManifestOnCorpus on a real issue.
+//  2. kubectl "items: items" total miss: TestRoot ("select of the wrapper
+//     key itself"), config's TestKubectlGetPods.
+//  3. silent loss: every elision is in Result.Note (TestMaxItems,
+//     TestSelect, TestText, testdata/notes goldens, TestProperties).
+//  4. bytes of HTML-escaping Go marshalling: TestReportSizes, TestJSONLen
+//     (compact JSON as sent; tokens from a tokens.Counter).
+//  5, 6, 10. budgets: not the filter's job; the fit stage measures the
+//     filter's output (text or tree) against the token budget.
+//  7. marshalling twice for metrics: sizes come from jsonLen, a walk
+//     (BenchmarkFilterGitHubList).
+//  8. nondeterministic lists: TestUnmatchedSorted, TestTotalMiss,
+//     TestDeterministicAndConcurrent.
+//  9. compact Total == Count, Remaining 0, skipped non-objects,
+//     "<no value>", nil fields aborting: TestCompact.
+//  11. drop_nulls not descending into arrays: TestDropNullsAndEmpty.
+//  12. raw text found by hard-coded key names: text is text by input type
+//     (TestText "JSON object passes a text-only rule unchanged",
+//     TestApplyBytesNotJSON); no magic keys either way (TestNoMagicKeys).
+//
+// Also from STYLE.md: templates are parsed once, at Compile
+// (TestCompileErrors); results carry a Report, never keys in the data.
+
 func sel(fields ...string) []Field {
 	out := make([]Field, len(fields))
 	for i, f := range fields {
