@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -721,5 +722,25 @@ func TestJSONLen(t *testing.T) {
 	bad := tree.String("a\xffb")
 	if got, want := jsonLen(bad), len(tree.AppendJSON(nil, bad)); got != want {
 		t.Errorf("jsonLen(invalid UTF-8) = %d, want %d", got, want)
+	}
+}
+
+func TestReportJSON(t *testing.T) {
+	r := mustCompile(t, Spec{Select: sel("a", "zz"), MaxItems: 1})
+	res := r.Apply(mustParse(t, `{"items":[{"a":1},{"a":2}]}`), &Options{Counter: tokens.Estimate()})
+	data, err := json.Marshal(res.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"applied":true,"root":"/items","root_detected":true,"list":true,"items_total":2,"items_shown":1,"items_truncated_from":2,` +
+		`"fields_omitted":0,"nulls_dropped":0,"empty_dropped":0,"unmatched_select_paths":["zz"],"original_bytes":27,"result_bytes":54,` +
+		`"tokenizer":"estimate","original_tokens":8,"result_tokens":16}`
+	if string(data) != want {
+		t.Errorf("json.Marshal(Report) =\n%s\nwant\n%s", data, want)
+	}
+	res = mustCompile(t, Spec{Select: sel("q")}).Apply(mustParse(t, `[{"a":1}]`), nil)
+	data, _ = json.Marshal(res.Report)
+	if !strings.Contains(string(data), `"error":"filter: no select path matched any item: q"`) {
+		t.Errorf("json.Marshal(Report) = %s, want the error message", data)
 	}
 }

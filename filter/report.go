@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,6 +52,39 @@ type Report struct {
 	// unfiltered (or, for a template, as filtered JSON) and the note says
 	// so.
 	Err error
+}
+
+// MarshalJSON writes the Report with snake_case names, for telemetry and
+// `terse filter --report`; Err becomes its message.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type jsonReport struct {
+		Applied        bool     `json:"applied"`
+		Root           string   `json:"root"`
+		Detected       bool     `json:"root_detected"`
+		List           bool     `json:"list"`
+		Total          int      `json:"items_total"`
+		Count          int      `json:"items_shown"`
+		TruncatedFrom  int      `json:"items_truncated_from,omitempty"`
+		FieldsOmitted  int      `json:"fields_omitted"`
+		NullsDropped   int      `json:"nulls_dropped"`
+		EmptyDropped   int      `json:"empty_dropped"`
+		Unmatched      []string `json:"unmatched_select_paths,omitempty"`
+		Lines          int      `json:"lines,omitempty"`
+		LinesKept      int      `json:"lines_kept,omitempty"`
+		OriginalBytes  int      `json:"original_bytes"`
+		ResultBytes    int      `json:"result_bytes"`
+		Tokenizer      string   `json:"tokenizer,omitempty"`
+		OriginalTokens int      `json:"original_tokens,omitempty"`
+		ResultTokens   int      `json:"result_tokens,omitempty"`
+		Error          string   `json:"error,omitempty"`
+	}
+	jr := jsonReport{r.Applied, r.Root, r.Detected, r.List, r.Total, r.Count, r.TruncatedFrom, r.FieldsOmitted,
+		r.NullsDropped, r.EmptyDropped, r.Unmatched, r.Lines, r.LinesKept, r.OriginalBytes, r.ResultBytes,
+		r.Tokenizer, r.OriginalTokens, r.ResultTokens, ""}
+	if r.Err != nil {
+		jr.Error = r.Err.Error()
+	}
+	return json.Marshal(jr)
 }
 
 // MissError is a total select miss: items were objects, and none had any

@@ -151,34 +151,7 @@ func reportConfigError(stderr io.Writer, err error) error {
 }
 
 func writeFilterReport(path string, stderr io.Writer, r filter.Report) error {
-	type jsonReport struct {
-		Applied        bool     `json:"applied"`
-		Root           string   `json:"root"`
-		Detected       bool     `json:"root_detected"`
-		List           bool     `json:"list"`
-		Total          int      `json:"items_total"`
-		Count          int      `json:"items_shown"`
-		TruncatedFrom  int      `json:"items_truncated_from,omitempty"`
-		FieldsOmitted  int      `json:"fields_omitted"`
-		NullsDropped   int      `json:"nulls_dropped"`
-		EmptyDropped   int      `json:"empty_dropped"`
-		Unmatched      []string `json:"unmatched_select_paths,omitempty"`
-		Lines          int      `json:"lines,omitempty"`
-		LinesKept      int      `json:"lines_kept,omitempty"`
-		OriginalBytes  int      `json:"original_bytes"`
-		ResultBytes    int      `json:"result_bytes"`
-		Tokenizer      string   `json:"tokenizer"`
-		OriginalTokens int      `json:"original_tokens"`
-		ResultTokens   int      `json:"result_tokens"`
-		Error          string   `json:"error,omitempty"`
-	}
-	jr := jsonReport{r.Applied, r.Root, r.Detected, r.List, r.Total, r.Count, r.TruncatedFrom, r.FieldsOmitted,
-		r.NullsDropped, r.EmptyDropped, r.Unmatched, r.Lines, r.LinesKept, r.OriginalBytes, r.ResultBytes,
-		r.Tokenizer, r.OriginalTokens, r.ResultTokens, ""}
-	if r.Err != nil {
-		jr.Error = r.Err.Error()
-	}
-	data, err := json.MarshalIndent(jr, "", "  ")
+	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
