@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse/tree"
 )
@@ -36,12 +37,8 @@ func connect(t testing.TB, up Upstream, opts *Options, client string) *harness {
 		done <- h.p.Serve(ctx, pr, pw)
 		pw.Close()
 	}()
-	c := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1.0"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
-			h.progress <- r.Params
-		},
-	})
-	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1.0"}, nil)
+	cs, err := c.Connect(ctx, wireTap{&mcp.IOTransport{Reader: cr, Writer: cw}, h.progress}, nil)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect through proxy: %v", err)
@@ -61,6 +58,38 @@ func connect(t testing.TB, up Upstream, opts *Options, client string) *harness {
 		cancel()
 	})
 	return h
+}
+
+// wireTap records progress notifications as they come off the wire: the
+// SDK client hands a response to its caller before it runs the
+// notification handlers queued ahead of it, so only the wire shows order.
+type wireTap struct {
+	mcp.Transport
+	progress chan *mcp.ProgressNotificationParams
+}
+
+func (t wireTap) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return wireTapConn{c, t.progress}, nil
+}
+
+type wireTapConn struct {
+	mcp.Connection
+	progress chan *mcp.ProgressNotificationParams
+}
+
+func (c wireTapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "notifications/progress" {
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(r.Params, &p) == nil {
+			c.progress <- &p
+		}
+	}
+	return m, err
 }
 
 func (h *harness) call(t testing.TB, name string, args map[string]any) *mcp.CallToolResult {

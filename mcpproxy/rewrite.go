@@ -51,9 +51,11 @@ var reservedProps = []tree.Member{
 	)},
 }
 
+const compactToolDescription = "Call after the conversation was compacted or summarized, so later results are not shortened by reference to results you can no longer see."
+
 var compactToolDef = tree.Object(
 	tree.Member{Key: "name", Value: tree.String(CompactTool)},
-	tree.Member{Key: "description", Value: tree.String("Call after the conversation was compacted or summarized, so later results are not shortened by reference to results you can no longer see.")},
+	tree.Member{Key: "description", Value: tree.String(compactToolDescription)},
 	tree.Member{Key: "inputSchema", Value: tree.Object(
 		tree.Member{Key: "type", Value: tree.String("object")},
 		tree.Member{Key: "properties", Value: tree.Object()},

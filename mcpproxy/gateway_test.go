@@ -1,0 +1,153 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func startGateway(t *testing.T) (*Gateway, *httptest.Server) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := func(name string) ServerSpec {
+		return ServerSpec{Name: name, Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}}
+	}
+	g, err := NewGateway([]ServerSpec{fake("a"), fake("b")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() { srv.Close(); g.Close() })
+	return g, srv
+}
+
+func gatewayClient(t *testing.T, url, name string) (*mcp.ClientSession, chan *mcp.ProgressNotificationParams) {
+	t.Helper()
+	progress := make(chan *mcp.ProgressNotificationParams, 10)
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), wireTap{&mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, progress}, nil)
+	if err != nil {
+		t.Fatalf("connect to gateway: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, progress
+}
+
+func TestGateway(t *testing.T) {
+	g, srv := startGateway(t)
+	cs, progress := gatewayClient(t, srv.URL, "generic-client")
+	ctx := context.Background()
+
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]*mcp.Tool{}
+	for _, tl := range lt.Tools {
+		tools[tl.Name] = tl
+	}
+	for _, n := range []string{"a__rows", "b__rows", "a__slow", CompactTool} {
+		if tools[n] == nil {
+			t.Fatalf("gateway tools/list lacks %s", n)
+		}
+	}
+	if got := reservedIn(tools["b__rows"]); len(got) != 3 {
+		t.Errorf("b__rows reserved params = %v", got)
+	}
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__rows", Arguments: map[string]any{"n": 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); len(got) >= len(rowsText(40)) || !sameJSON(t, got, rowsText(40)) {
+		t.Errorf("a__rows text is not the compact form: %.100s", got)
+	}
+	if res.StructuredContent == nil {
+		t.Error("generic client lost structuredContent")
+	}
+
+	p := &mcp.CallToolParams{Name: "a__slow", Arguments: map[string]any{"n": 1}}
+	p.SetProgressToken(1)
+	if _, err := cs.CallTool(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case pr := <-progress:
+			if pr.ProgressToken != float64(1) && pr.ProgressToken != 1 {
+				t.Errorf("progress token = %v (%T), want the client's 1", pr.ProgressToken, pr.ProgressToken)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("progress %d of 3 missing", i)
+		}
+	}
+
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__crash", Arguments: map[string]any{}}); err == nil {
+		t.Error("b__crash: no error")
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__rows", Arguments: map[string]any{"n": 3}})
+	if err != nil || !sameJSON(t, textOf(t, res), rowsText(3)) {
+		t.Errorf("b__rows after b crashed: %v", err)
+	}
+
+	t.Run("claude-code", func(t *testing.T) {
+		cc, _ := gatewayClient(t, srv.URL, "claude-code")
+		lt, err := cc.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range lt.Tools {
+			if tl.Name == "a__rows" && tl.OutputSchema != nil {
+				t.Error("claude-code: a__rows keeps its outputSchema")
+			}
+		}
+		res, err := cc.CallTool(ctx, &mcp.CallToolParams{Name: "a__rows", Arguments: map[string]any{"n": 40}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StructuredContent != nil {
+			t.Error("claude-code: structuredContent kept")
+		}
+		if !sameJSON(t, textOf(t, res), rowsText(40)) {
+			t.Error("claude-code: text is not the result")
+		}
+	})
+
+	get := func(path string) (int, string) {
+		r, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return r.StatusCode, string(b)
+	}
+	code, body := get("/healthz")
+	var hz struct{ OK bool }
+	if json.Unmarshal([]byte(body), &hz); code != 200 || !hz.OK {
+		t.Errorf("/healthz = %d %s", code, body)
+	}
+	_, body = get("/metrics")
+	for _, m := range []string{`terse_gateway_calls_total{outcome="transformed",server="a",tool="rows"}`, "terse_gateway_call_duration_seconds", "terse_gateway_tokens_saved_total", "terse_gateway_errors_total"} {
+		if !strings.Contains(body, m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+	if g.Stats().Totals().Transformed < 2 {
+		t.Errorf("stats = %+v", g.Stats().Totals())
+	}
+}
