@@ -1,0 +1,383 @@
+// Package dedup replaces a tool result the agent has already seen with a
+// one-line reference to it.
+//
+// A [Cache] keeps, per session and context partition ([Key]), a bounded
+// LRU of fingerprints (the first 128 bits of SHA-256) of results the agent
+// was shown in full. Each recorded result carries a short visible id line,
+//
+//	> [id: 3f2a1c9d]
+//
+// and a later byte-identical result becomes
+//
+//	> [ref: 3f2a1c9d, byte-identical]
+//
+// With [Options.NearRef] (off by default), a JSON object that differs from
+// an earlier one of the same tool only in a few scalar leaves becomes
+//
+//	> [near-ref: 3f2a1c9d, status: pending→success]
+//
+// listing the exact delta. A reference never points at something the agent
+// cannot see: only results shown verbatim with their id line are recorded,
+// a hit is not recorded again, a compaction boundary ([Cache.Compact])
+// clears the partition, [Cache.Forget] drops results that context trimming
+// removed, and a mutating call on a path (write/edit tools, configurable)
+// drops earlier reads of that path.
+//
+// A Cache is safe for concurrent use.
+package dedup
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// Defaults for the zero Options.
+const (
+	DefaultMaxEntries    = 256
+	DefaultMaxBytes      = 8 << 20
+	DefaultMinBytes      = 200
+	DefaultMaxPartitions = 1024
+	DefaultNearMinBytes  = 500
+	DefaultNearMaxDelta  = 50
+)
+
+// DefaultMutatingTools are the tools whose call on a path invalidates
+// earlier reads of that path.
+var DefaultMutatingTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "move_file"}
+
+// Options configure a [Cache]. The zero value works: exact references on,
+// near-references off, the defaults above.
+type Options struct {
+	// MaxEntries bounds the results remembered per partition (LRU).
+	MaxEntries int
+	// MaxBytes bounds the total size of the results remembered per
+	// partition: references point only at that much recent context.
+	MaxBytes int
+	// MinBytes is the smallest result worth an id line and a reference.
+	MinBytes int
+	// MaxPartitions bounds the partitions kept (LRU over partitions).
+	MaxPartitions int
+
+	// NearRef enables near-references for JSON objects.
+	NearRef bool
+	// NearMinBytes is the smallest result a near-reference replaces.
+	NearMinBytes int
+	// NearMaxDelta bounds the delta's size: Σ len(path)+len(old)+len(new)+4.
+	NearMaxDelta int
+
+	// MutatingTools replaces DefaultMutatingTools when non-nil.
+	MutatingTools []string
+}
+
+func (o Options) withDefaults() Options {
+	def := func(p *int, d int) {
+		if *p <= 0 {
+			*p = d
+		}
+	}
+	def(&o.MaxEntries, DefaultMaxEntries)
+	def(&o.MaxBytes, DefaultMaxBytes)
+	def(&o.MinBytes, DefaultMinBytes)
+	def(&o.MaxPartitions, DefaultMaxPartitions)
+	def(&o.NearMinBytes, DefaultNearMinBytes)
+	def(&o.NearMaxDelta, DefaultNearMaxDelta)
+	if o.MutatingTools == nil {
+		o.MutatingTools = DefaultMutatingTools
+	}
+	return o
+}
+
+// Key names one context partition: a session and, within it, a partition
+// such as the main conversation or one sub-agent.
+type Key struct {
+	Session   string
+	Partition string
+}
+
+// Call is one tool result.
+type Call struct {
+	Tool string
+	// Path is the file path the call reads or writes, if any.
+	Path string
+	// Content is the result the agent would be shown; the Pipeline passes
+	// the filtered result before encoding, whose encoding is deterministic.
+	Content []byte
+	// Variant distinguishes renderings of the same content (for example
+	// the encoding options); results are identical only if both match.
+	Variant string
+}
+
+// Kind is the outcome of a check.
+type Kind uint8
+
+const (
+	Miss    Kind = iota // not seen: show the result
+	Ref                 // byte-identical to a visible earlier result
+	NearRef             // an earlier result plus a small exact delta
+)
+
+func (k Kind) String() string {
+	return [...]string{"miss", "ref", "near-ref"}[k]
+}
+
+// Outcome says what to show the agent.
+type Outcome struct {
+	Kind Kind
+	// ID is the referenced result's id (Ref, NearRef) or the id given to
+	// this result (Miss, when recorded).
+	ID string
+	// Hint replaces the result (Ref, NearRef).
+	Hint string
+	// IDLine is prepended to the result on a recorded Miss; empty when the
+	// result is too small to be worth referencing.
+	IDLine string
+}
+
+type entry struct {
+	fp    [16]byte
+	id    string
+	tool  string
+	path  string
+	size  int
+	value tree.Value // JSON object snapshot, for near-references
+	hasV  bool
+}
+
+type partition struct {
+	key   Key
+	lru   *list.List // of *entry, front = most recent
+	byFP  map[[16]byte]*list.Element
+	byID  map[string]*list.Element
+	bytes int
+	elem  *list.Element // in Cache.parts
+}
+
+// Cache remembers what each partition has been shown.
+type Cache struct {
+	opts   Options
+	mutate map[string]bool
+
+	mu    sync.Mutex
+	parts map[Key]*partition
+	plru  *list.List // of *partition
+}
+
+// New returns an empty cache.
+func New(opts Options) *Cache {
+	o := opts.withDefaults()
+	c := &Cache{opts: o, mutate: map[string]bool{}, parts: map[Key]*partition{}, plru: list.New()}
+	for _, t := range o.MutatingTools {
+		c.mutate[t] = true
+	}
+	return c
+}
+
+// Fingerprint returns the first 128 bits of SHA-256 over variant and content.
+func Fingerprint(variant string, content []byte) [16]byte {
+	var sum [32]byte
+	if variant == "" {
+		sum = sha256.Sum256(content)
+	} else {
+		h := sha256.New()
+		h.Write([]byte(variant))
+		h.Write([]byte{0})
+		h.Write(content)
+		h.Sum(sum[:0])
+	}
+	return [16]byte(sum[:16])
+}
+
+func (c *Cache) part(k Key, create bool) *partition {
+	p := c.parts[k]
+	if p != nil {
+		c.plru.MoveToFront(p.elem)
+		return p
+	}
+	if !create {
+		return nil
+	}
+	p = &partition{key: k, lru: list.New(), byFP: map[[16]byte]*list.Element{}, byID: map[string]*list.Element{}}
+	p.elem = c.plru.PushFront(p)
+	c.parts[k] = p
+	for c.plru.Len() > c.opts.MaxPartitions {
+		old := c.plru.Back().Value.(*partition)
+		c.plru.Remove(old.elem)
+		delete(c.parts, old.key)
+	}
+	return p
+}
+
+// Process handles one result that will be shown in full if it is not a
+// repeat: a mutating call first invalidates reads of its path; then a
+// byte-identical earlier result gives a Ref, a near-identical one a NearRef
+// (if enabled); otherwise the result is recorded and gets an id line. Use
+// [Cache.Check] and [Cache.Record] instead when the result may be shown
+// only in part (budget fitting).
+func (c *Cache) Process(k Key, call Call) Outcome {
+	fp := Fingerprint(call.Variant, call.Content)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o := c.check(k, call, fp); o.Kind != Miss {
+		return o
+	}
+	return c.record(k, call, fp)
+}
+
+// Check reports whether call repeats a visible earlier result, without
+// recording it. A mutating call invalidates earlier reads of its path.
+func (c *Cache) Check(k Key, call Call) Outcome {
+	fp := Fingerprint(call.Variant, call.Content)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.check(k, call, fp)
+}
+
+// Record remembers a result the agent is shown verbatim and returns its
+// id line (Outcome.IDLine), which must be shown with it. Results smaller
+// than MinBytes are not recorded.
+func (c *Cache) Record(k Key, call Call) Outcome {
+	fp := Fingerprint(call.Variant, call.Content)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.record(k, call, fp)
+}
+
+func (c *Cache) check(k Key, call Call, fp [16]byte) Outcome {
+	if call.Path != "" && c.mutate[call.Tool] {
+		c.invalidate(k, call.Path)
+	}
+	p := c.part(k, false)
+	if p == nil || len(call.Content) < c.opts.MinBytes {
+		return Outcome{}
+	}
+	if el := p.byFP[fp]; el != nil {
+		p.lru.MoveToFront(el)
+		e := el.Value.(*entry)
+		return Outcome{Kind: Ref, ID: e.id, Hint: RefHint(e.id)}
+	}
+	if c.opts.NearRef && len(call.Content) >= c.opts.NearMinBytes {
+		v, err := tree.Parse(call.Content)
+		if err != nil || v.Kind() != tree.KindObject {
+			return Outcome{}
+		}
+		for el := p.lru.Front(); el != nil; el = el.Next() {
+			e := el.Value.(*entry)
+			if !e.hasV || e.tool != call.Tool {
+				continue
+			}
+			if d, ok := Delta(e.value, v, c.opts.NearMaxDelta); ok {
+				p.lru.MoveToFront(el)
+				return Outcome{Kind: NearRef, ID: e.id, Hint: NearRefHint(e.id, d)}
+			}
+		}
+	}
+	return Outcome{}
+}
+
+func (c *Cache) record(k Key, call Call, fp [16]byte) Outcome {
+	if len(call.Content) < c.opts.MinBytes || len(call.Content) > c.opts.MaxBytes {
+		return Outcome{}
+	}
+	p := c.part(k, true)
+	if el := p.byFP[fp]; el != nil {
+		p.lru.MoveToFront(el)
+		e := el.Value.(*entry)
+		return Outcome{ID: e.id, IDLine: IDLine(e.id)}
+	}
+	e := &entry{fp: fp, tool: call.Tool, path: call.Path, size: len(call.Content), id: c.shortID(p, fp)}
+	if c.opts.NearRef && len(call.Content) >= c.opts.NearMinBytes {
+		if v, err := tree.Parse(call.Content); err == nil && v.Kind() == tree.KindObject {
+			e.value, e.hasV = v, true
+		}
+	}
+	el := p.lru.PushFront(e)
+	p.byFP[fp] = el
+	p.byID[e.id] = el
+	p.bytes += e.size
+	for p.lru.Len() > c.opts.MaxEntries || p.bytes > c.opts.MaxBytes {
+		c.remove(p, p.lru.Back())
+	}
+	return Outcome{ID: e.id, IDLine: IDLine(e.id)}
+}
+
+// shortID is 8 hex digits of the fingerprint, lengthened while another
+// entry of the partition already uses it.
+func (c *Cache) shortID(p *partition, fp [16]byte) string {
+	full := hex.EncodeToString(fp[:])
+	for n := 8; n < len(full); n += 4 {
+		if id := full[:n]; p.byID[id] == nil {
+			return id
+		}
+	}
+	return full
+}
+
+func (c *Cache) remove(p *partition, el *list.Element) {
+	e := el.Value.(*entry)
+	p.lru.Remove(el)
+	delete(p.byFP, e.fp)
+	delete(p.byID, e.id)
+	p.bytes -= e.size
+}
+
+func (c *Cache) invalidate(k Key, path string) {
+	p := c.part(k, false)
+	if p == nil {
+		return
+	}
+	for el := p.lru.Front(); el != nil; {
+		next := el.Next()
+		if el.Value.(*entry).path == path {
+			c.remove(p, el)
+		}
+		el = next
+	}
+}
+
+// Invalidate drops the partition's results that read path.
+func (c *Cache) Invalidate(k Key, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.invalidate(k, path)
+}
+
+// Compact marks a compaction boundary: the partition forgets everything,
+// since the agent no longer sees the earlier results.
+func (c *Cache) Compact(k Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.parts[k]; p != nil {
+		c.plru.Remove(p.elem)
+		delete(c.parts, k)
+	}
+}
+
+// Forget drops the results with the given ids, for example those context
+// trimming removed from the conversation.
+func (c *Cache) Forget(k Key, ids ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.parts[k]
+	if p == nil {
+		return
+	}
+	for _, id := range ids {
+		if el := p.byID[id]; el != nil {
+			c.remove(p, el)
+		}
+	}
+}
+
+// Len returns the number of results remembered for k and their total size.
+func (c *Cache) Len(k Key) (entries, bytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.parts[k]; p != nil {
+		return p.lru.Len(), p.bytes
+	}
+	return 0, 0
+}
