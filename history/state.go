@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -139,7 +140,7 @@ func Fingerprint(m *Message) string {
 	str := func(s string) {
 		buf = binary.AppendUvarint(buf[:0], uint64(len(s)))
 		h.Write(buf)
-		h.Write([]byte(s))
+		h.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // not retained
 	}
 	var parts func(ps []Part)
 	parts = func(ps []Part) {
