@@ -95,8 +95,10 @@ func (r *Rule) ApplyText(s string, opts *Options) Result {
 // object itself better than its array's items, it is a single object (a
 // GitHub issue is not a list of its assignees). Without select paths the
 // first-array fallback needs an envelope: that array is the object's only
-// array, and every other member is a scalar or a small object (such as
-// {"next_cursor": ...}). Sibling members of the root pass unchanged.
+// array, every other member is a scalar or a small object (such as
+// {"next_cursor": ...}), and the array holds at least as many values as
+// they do. Sibling members of the root pass unchanged (a compact rendering
+// leaves them out and says so).
 //
 // A top-level JSON string goes to the text filters when the rule has them.
 func (r *Rule) Apply(v tree.Value, opts *Options) Result {
