@@ -29,6 +29,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"slices"
@@ -360,6 +361,11 @@ func (c *Config) Validate() error {
 		v.oneOf(k+".reads", cl.Reads, Reads)
 		v.nonNegative(k+".budget", cl.Budget)
 	}
+	if l := c.Gateway.Listen; l != "" {
+		if _, _, err := net.SplitHostPort(l); err != nil {
+			v.errorf("gateway.listen", "%q is not HOST:PORT", l)
+		}
+	}
 	seen := map[string]bool{}
 	for i, s := range c.Servers {
 		k := "servers." + strconv.Itoa(i)
@@ -513,10 +519,19 @@ func (v *validator) filterKey(k string, t *Tool, err error) string {
 	switch {
 	case strings.HasPrefix(msg, "max_items"):
 		return k + ".max_items"
-	case strings.HasPrefix(msg, "text."):
-		return k + ".text"
-	case strings.HasPrefix(msg, "compact"):
-		return k + ".compact"
+	case strings.HasPrefix(msg, "text.") && t.Text != nil:
+		field, _, _ := strings.Cut(strings.TrimPrefix(msg, "text."), " ")
+		field = strings.TrimSuffix(field, ":")
+		pats := map[string][]string{"include": t.Text.Include, "exclude": t.Text.Exclude}[field]
+		for j, p := range pats {
+			if strings.Contains(msg, strconv.Quote(p)) || p == "" && strings.Contains(msg, "empty pattern") {
+				return k + ".text." + field + "." + strconv.Itoa(j)
+			}
+		}
+		return k + ".text." + field
+	case strings.HasPrefix(msg, "compact."):
+		field, _, _ := strings.Cut(strings.TrimPrefix(msg, "compact."), ":")
+		return k + ".compact." + field
 	}
 	return k
 }

@@ -201,6 +201,8 @@ func TestValidate(t *testing.T) {
 		{"duplicate server", "[[servers]]\nname = \"a\"\nurl = \"y\"\n[[servers]]\nname = \"a\"\nurl = \"z\"\n", `t.toml:5:1: servers.1.name: duplicate server name "a"`},
 		{"server env", "[[servers]]\nname = \"a\"\nurl = \"y\"\nenv = [\"NOPE\"]\n", `t.toml:4:8: servers.0.env.0: "NOPE" is not KEY=VALUE`},
 		{"history", "[history]\nthreshold = 1.5\n", "t.toml:2:1: history.threshold: must be in (0, 1]"},
+		{"listen", "[gateway]\nlisten = \"7070\"\n", `t.toml:2:1: gateway.listen: "7070" is not HOST:PORT`},
+		{"text exclude", "[[tools]]\nmatch = \"x\"\ntext = { exclude = [\"a\", \"\"] }\n", "t.toml:3:26: tools.0.text.exclude.1: text.exclude: empty pattern"},
 		{"tool match", "[[tools]]\nmax_items = 1\n", "t.toml:1:3: tools.0.match: must not be empty"},
 		{"tool strategy", "[[tools]]\nmatch = \"x\"\nstrategy = \"best\"\n", `t.toml:3:1: tools.0.strategy: "best" is not one of`},
 		{"tool template", "[[tools]]\nmatch = \"x\"\ntemplate = \"nope\"\n", `t.toml:3:1: tools.0.template: "nope" is not one of`},
@@ -210,9 +212,9 @@ func TestValidate(t *testing.T) {
 		{"tool exclude", "[[tools]]\nmatch = \"x\"\nexclude = [\"a.\"]\n", `t.toml:3:12: tools.0.exclude.0: exclude path "a.": empty segment`},
 		{"tool root", "[[tools]]\nmatch = \"x\"\nroot = \"items\"\n", `t.toml:3:1: tools.0.root: root path "items"`},
 		{"tool max_items", "[[tools]]\nmatch = \"x\"\nmax_items = -2\n", `t.toml:3:1: tools.0.max_items: max_items -2: must be >= 0`},
-		{"tool regex", "[[tools]]\nmatch = \"x\"\ntext = { include = [\"(\"] }\n", `t.toml:3:1: tools.0.text: text.include pattern "("`},
-		{"tool compact", "[[tools]]\nmatch = \"x\"\ncompact = { header = \"h\" }\n", `t.toml:3:1: tools.0.compact: compact.item: template is required`},
-		{"tool template syntax", "[[tools]]\nmatch = \"x\"\ncompact = { item = \"{{.a\" }\n", `t.toml:3:1: tools.0.compact: compact.item: template: compact.item:1: unclosed action`},
+		{"tool regex", "[[tools]]\nmatch = \"x\"\ntext = { include = [\"(\"] }\n", `t.toml:3:21: tools.0.text.include.0: text.include pattern "("`},
+		{"tool compact", "[[tools]]\nmatch = \"x\"\ncompact = { header = \"h\" }\n", `t.toml:3:1: tools.0.compact.item: compact.item: template is required`},
+		{"tool template syntax", "[[tools]]\nmatch = \"x\"\ncompact = { item = \"{{.a\" }\n", `t.toml:3:13: tools.0.compact.item: compact.item: template: compact.item:1: unclosed action`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
