@@ -47,7 +47,7 @@ var reservedProps = []tree.Member{
 	)},
 	{Key: ParamChunk, Value: tree.Object(
 		tree.Member{Key: "type", Value: tree.String("string")},
-		tree.Member{Key: "description", Value: tree.String(`Optional. A chunk handle such as "r1.2" from an earlier result of this tool: returns that chunk without running the tool.`)},
+		tree.Member{Key: "description", Value: tree.String(`Optional. A chunk reference quoted by an earlier result of this tool (its chunk hint or index, e.g. "r1.2"): returns that chunk without running the tool.`)},
 	)},
 }
 
