@@ -26,6 +26,7 @@ type chunkIndex struct {
 	base      int // added to item numbers (a chunk fitted again)
 	handle    string
 	summary   func(a, b int) string
+	sums      []string // summaries, computed on first use
 	// span, when set, describes a chunk's range (text: "lines 1–500").
 	span func(a, b int) string
 }
@@ -109,20 +110,27 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		} else {
 			fmt.Fprintf(sb, "  chunk %d (offset=%d, limit=%d): ", k+1, r[0]+c.base, r[1]-r[0])
 		}
-		sb.WriteString(c.summary(r[0], r[1]))
-		var here []string
-		all := true
-		for l := Full; l < Skip; l++ {
-			var idx []int
-			for i := r[0]; i < r[1]; i++ {
-				if sel[i] == l {
-					idx = append(idx, i)
-				} else if l == Full {
-					all = false
-				}
+		if c.sums == nil {
+			c.sums = make([]string, len(c.ranges))
+			for j, q := range c.ranges {
+				c.sums[j] = c.summary(q[0], q[1])
 			}
-			if len(idx) > 0 {
-				here = append(here, ranges(idx, base)+" "+l.String())
+		}
+		sb.WriteString(c.sums[k])
+		var byLevel [Skip][]int
+		all := true
+		for i := r[0]; i < r[1]; i++ {
+			if l := sel[i]; l != Skip {
+				byLevel[l] = append(byLevel[l], i)
+			}
+			if sel[i] != Full {
+				all = false
+			}
+		}
+		var here []string
+		for l := Full; l < Skip; l++ {
+			if len(byLevel[l]) > 0 {
+				here = append(here, ranges(byLevel[l], base)+" "+l.String())
 			}
 		}
 		switch {

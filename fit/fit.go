@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
@@ -168,7 +169,7 @@ func (e *engine) measure() {
 		}
 		return
 	}
-	// Per level: count up to 64 evenly spread items exactly, estimate the
+	// Per level: count up to 32 evenly spread items exactly, estimate the
 	// rest from the sample's tokens per byte, rounded up with a 10 % margin.
 	for l := Full; l < Skip; l++ {
 		var idx []int
@@ -180,7 +181,7 @@ func (e *engine) measure() {
 		if len(idx) == 0 {
 			continue
 		}
-		step := max(1, len(idx)/64)
+		step := max(1, len(idx)/32)
 		tok, byt := 0, 0
 		for j := 0; j < len(idx); j += step {
 			i := idx[j]
@@ -297,7 +298,11 @@ func (e *engine) run(st *Stats) string {
 			text, st.Tokens, st.Counted = "", 0, true
 		}
 	}
+	st.Truncated = false
 	for _, l := range sel {
+		if l != Full {
+			st.Truncated = true
+		}
 		switch l {
 		case Full:
 			st.Full++
@@ -307,7 +312,6 @@ func (e *engine) run(st *Stats) string {
 			st.Minimal++
 		}
 	}
-	st.Truncated = true
 	return text
 }
 
@@ -333,18 +337,51 @@ func solveLinear(p *problem, head float64) solution {
 // FitJSON fits a JSON document under the budget.
 func FitJSON(ctx context.Context, root tree.Value, opts *Options) (Result, error) {
 	o := opts.normalized()
+	if sampledSize(root) > 40*o.Budget {
+		// Far too large to fit (real JSON averages well under 40 bytes
+		// per token): skip encoding it whole just to find out. Were the
+		// guess wrong, the fitter would keep every item at full detail
+		// and give the plain encoding anyway.
+		return fitJSON(ctx, o, root, nil)
+	}
 	body := o.Format.Append(nil, root)
 	if fitsQuick(o, body) {
-		return Result{Text: string(body), Stats: Stats{Kind: "json", Solver: SolverNone, Unit: "items", Total: -1}}, nil
+		// body is ours and never written again: share it.
+		return Result{Text: unsafe.String(unsafe.SliceData(body), len(body)), Stats: Stats{Kind: "json", Solver: SolverNone, Unit: "items", Total: -1}}, nil
 	}
 	return fitJSON(ctx, o, root, body)
 }
 
+// sampledSize estimates the JSON size of a large array from 16 of its
+// items; it is 0 for anything else (then the caller just encodes).
+func sampledSize(v tree.Value) int {
+	n := v.Len()
+	if v.Kind() != tree.KindArray || n < 64 {
+		return 0
+	}
+	items := v.Items()
+	total := 0
+	for k := range 16 {
+		total += jsonSize(items[k*n/16])
+	}
+	return total * n / 16
+}
+
 // fitsQuick reports whether text is within budget without trimming. A
 // token is at least one byte, so a text no longer than the budget in bytes
-// fits without being counted.
+// fits without being counted. A text whose first budget×8 bytes already
+// count more than the budget (plus a margin for the piece cut at the end)
+// does not fit, without counting the rest. This is only a shortcut: a
+// wrong "no" would still give the plain encoding, since the fitter keeps
+// every item at full detail when they all fit.
 func fitsQuick(o Options, text []byte) bool {
-	return len(text) <= o.Budget || tokens.CountBytes(o.Counter, text) <= o.Budget
+	if len(text) <= o.Budget {
+		return true
+	}
+	if p := o.Budget * 8; len(text) > 2*p && tokens.CountBytes(o.Counter, text[:p]) > o.Budget+64 {
+		return false
+	}
+	return tokens.CountBytes(o.Counter, text) <= o.Budget
 }
 
 func resolveStrategy(o Options, kind string) (string, string, error) {
@@ -443,7 +480,6 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	}
 	vals := make([][]tree.Value, n)
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
-	var buf []byte
 	for i, it := range items {
 		lv := []Level{Full}
 		vs := []tree.Value{it}
@@ -459,8 +495,10 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		vals[i], e.levels[i] = vs, lv
 		e.bytes[i] = make([]int, len(vs))
 		for k, v := range vs {
-			buf = o.Format.Append(buf[:0], v)
-			e.bytes[i][k] = len(buf)
+			// JSON size stands in for the rendering's size: costs are
+			// counted exactly for small inputs, and estimated from a
+			// counted sample (tokens per JSON byte, per level) otherwise.
+			e.bytes[i][k] = jsonSize(v)
 		}
 	}
 	e.render = func(i int, l Level) []byte {

@@ -92,3 +92,45 @@ func setAt(root tree.Value, toks []string, val tree.Value) tree.Value {
 	}
 	return root
 }
+
+// jsonSize is the length of v's compact JSON encoding, computed without
+// writing it (escapes are approximated as two bytes). It sizes items for
+// cost estimates, where only proportions matter.
+func jsonSize(v tree.Value) int {
+	switch v.Kind() {
+	case tree.KindNull:
+		return 4
+	case tree.KindBool:
+		if v.Bool() {
+			return 4
+		}
+		return 5
+	case tree.KindNumber:
+		return len(v.Num())
+	case tree.KindString:
+		return quotedSize(v.Str())
+	case tree.KindArray:
+		n := 1 + v.Len()
+		for _, x := range v.Items() {
+			n += jsonSize(x)
+		}
+		return n
+	case tree.KindObject:
+		n := 1 + v.Len()
+		for _, m := range v.Members() {
+			n += quotedSize(m.Key) + 1 + jsonSize(m.Value)
+		}
+		return n
+	}
+	return 0
+}
+
+func quotedSize(s string) int {
+	n := 2 + len(s)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			n++
+		}
+	}
+	return n
+}

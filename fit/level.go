@@ -62,6 +62,17 @@ type rules struct {
 	threads  bool            // Standard keeps only the first and last note of a thread
 }
 
+// lower is strings.ToLower for keys, without allocating when the key has
+// no upper-case ASCII letter (the common case).
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' || c >= 0x80 {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
 func newRules(o *Options, strategy string, stdCap int) *rules {
 	r := &rules{drop: set(o.Drop), keep: set(o.Keep), identity: map[string]bool{}, stdCap: stdCap, minCap: 80,
 		threads: strategy == StrategyThreadLevel}
@@ -117,7 +128,7 @@ func isDigits(s string) bool {
 
 // isTimestampKey reports whether a key names a point in time.
 func isTimestampKey(k string) bool {
-	l := strings.ToLower(k)
+	l := lower(k)
 	return strings.HasSuffix(l, "_at") || strings.HasSuffix(k, "At") || strings.HasSuffix(l, "_on") ||
 		strings.HasSuffix(l, "date") || strings.HasSuffix(l, "time") || strings.HasSuffix(l, "timestamp") ||
 		l == "created" || l == "updated" || l == "ts"
@@ -150,7 +161,7 @@ func (r *rules) lowValue(m tree.Member, primary string) bool {
 	if r.drop[m.Key] || isEmpty(m.Value) {
 		return true
 	}
-	l := strings.ToLower(m.Key)
+	l := lower(m.Key)
 	switch {
 	case l == "_links" || l == "links" && m.Value.Kind() == tree.KindObject:
 		return true
@@ -249,7 +260,7 @@ func (r *rules) minimal(v tree.Value) tree.Value {
 	case tree.KindObject:
 		var out []tree.Member
 		for _, m := range v.Members() {
-			if !r.identity[strings.ToLower(m.Key)] || isEmpty(m.Value) {
+			if !r.identity[lower(m.Key)] || isEmpty(m.Value) {
 				continue
 			}
 			switch m.Value.Kind() {
@@ -263,6 +274,15 @@ func (r *rules) minimal(v tree.Value) tree.Value {
 				out = append(out, tree.Member{Key: m.Key, Value: y})
 			default:
 				out = append(out, tree.Member{Key: m.Key, Value: r.minimal(m.Value)})
+			}
+		}
+		if !hasAny(v, "title", "name", "summary", "subject") {
+			// No headline: a short start of the text says what the item is.
+			for _, k := range []string{"body", "text", "message", "content", "description"} {
+				if x, ok := v.Get(k); ok && x.Kind() == tree.KindString && x.Str() != "" {
+					out = append(out, tree.Member{Key: k, Value: r.minimal(x)})
+					break
+				}
 			}
 		}
 		if len(out) == 0 {
@@ -284,9 +304,19 @@ func (r *rules) minimal(v tree.Value) tree.Value {
 func (r *rules) minimalInner(v tree.Value) tree.Value {
 	var out []tree.Member
 	for _, m := range v.Members() {
-		if r.identity[strings.ToLower(m.Key)] && m.Value.IsPrimitive() && !isEmpty(m.Value) {
+		l := lower(m.Key)
+		if r.identity[l] && l != "type" && l != "kind" && m.Value.IsPrimitive() && !isEmpty(m.Value) {
 			out = append(out, tree.Member{Key: m.Key, Value: r.minimal(m.Value)})
 		}
 	}
 	return tree.Object(out...)
+}
+
+func hasAny(v tree.Value, keys ...string) bool {
+	for _, k := range keys {
+		if v.Has(k) {
+			return true
+		}
+	}
+	return false
 }

@@ -215,24 +215,34 @@ func hullSteps(p *problem) []step {
 	// Efficiencies within a factor of 1.1 count as equal, and then the
 	// earlier item goes first: items of similar worth stay contiguous,
 	// which keeps the declared gaps few and short.
-	bucket := func(s step) int {
-		if s.dw <= 0 {
-			return math.MaxInt
-		}
-		if s.dv <= 0 {
-			return math.MinInt
-		}
-		return int(math.Floor(math.Log(s.dv/float64(s.dw)) / math.Log(1.1)))
+	type keyed struct {
+		bucket int
+		st     step
 	}
-	slices.SortStableFunc(steps, func(a, b step) int {
-		if c := cmp.Compare(bucket(b), bucket(a)); c != 0 {
+	ks := make([]keyed, len(steps))
+	for j, s := range steps {
+		b := math.MaxInt
+		switch {
+		case s.dw <= 0:
+		case s.dv <= 0:
+			b = math.MinInt
+		default:
+			b = int(math.Floor(math.Log(s.dv/float64(s.dw)) / math.Log(1.1)))
+		}
+		ks[j] = keyed{b, s}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(b.bucket, a.bucket); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.item, b.item); c != 0 {
+		if c := cmp.Compare(a.st.item, b.st.item); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.dw, b.dw)
+		return cmp.Compare(a.st.dw, b.st.dw)
 	})
+	for j := range ks {
+		steps[j] = ks[j].st
+	}
 	return steps
 }
 

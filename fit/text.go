@@ -82,8 +82,9 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		st.Unit = "files"
 	} else {
 		units = make([]textUnit, len(lines))
-		for i, l := range lines {
-			units[i] = textUnit{a: i, b: i + 1, levels: []Level{Full}, out: [][]string{{l}}}
+		full := []Level{Full} // shared, read-only
+		for i := range lines {
+			units[i] = textUnit{a: i, b: i + 1, levels: full}
 		}
 		st.Unit = "lines"
 	}
@@ -91,8 +92,22 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	st.Total = n
 	e := &engine{o: o, kind: kind, unit: st.Unit, n: n, vals: make([]float64, n), linear: kind == "text"}
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
+	// out returns unit i's lines at level l; a line unit is its line.
+	out := func(i int, l Level) []string {
+		u := &units[i]
+		if u.out == nil {
+			return lines[u.a:u.b]
+		}
+		return u.out[levelIndex(u.levels, l)]
+	}
+	sizes := make([]int, 0, n)
 	for i, u := range units {
 		e.levels[i] = u.levels
+		if u.out == nil {
+			sizes = append(sizes, len(lines[i])+1)
+			e.bytes[i] = sizes[len(sizes)-1 : len(sizes) : len(sizes)]
+			continue
+		}
 		e.bytes[i] = make([]int, len(u.out))
 		for k, ls := range u.out {
 			for _, l := range ls {
@@ -101,7 +116,11 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		}
 	}
 	e.render = func(i int, l Level) []byte {
-		return []byte(strings.Join(units[i].out[levelIndex(units[i].levels, l)], "\n") + "\n")
+		return []byte(strings.Join(out(i, l), "\n") + "\n")
+	}
+	var errs []bool
+	if kind == "text" {
+		errs = errorLines(s, lines)
 	}
 	switch {
 	case kind == "diff":
@@ -129,8 +148,8 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 			e.vals[i] = 1
 		}
 		if name == StrategyHeadTail {
-			for i, l := range lines {
-				if isErrorLine(l) {
+			for i, isErr := range errs {
+				if isErr {
 					for j := max(0, i-1); j <= min(n-1, i+1); j++ {
 						e.vals[j] = boostValue
 					}
@@ -175,15 +194,15 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		ck.label = ""
 		ck.span = func(a, b int) string { return fmt.Sprintf("lines %d–%d", a+1+base, b+base) }
 		ck.summary = func(a, b int) string {
-			errs := 0
-			for _, l := range lines[a:b] {
-				if isErrorLine(l) {
-					errs++
+			ne := 0
+			for _, isErr := range errs[a:b] {
+				if isErr {
+					ne++
 				}
 			}
 			s := fmt.Sprintf("%d lines", b-a)
-			if errs > 0 {
-				s += ", " + plural(errs, "error line")
+			if ne > 0 {
+				s += ", " + plural(ne, "error line")
 			}
 			return s
 		}
@@ -215,8 +234,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 				i = j
 				continue
 			}
-			u := units[i]
-			for _, l := range u.out[levelIndex(u.levels, sel[i])] {
+			for _, l := range out(i, sel[i]) {
 				sb.WriteString(l)
 				sb.WriteByte('\n')
 			}
@@ -360,4 +378,40 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// errorLines marks the lines that contain an error marker, searching the
+// whole text once per marker rather than every line for every marker.
+func errorLines(s string, lines []string) []bool {
+	errs := make([]bool, len(lines))
+	starts := make([]int, len(lines))
+	off := 0
+	for i, l := range lines {
+		starts[i] = off
+		off += len(l) + 1
+	}
+	for _, m := range errorMarkers {
+		for at := 0; ; {
+			k := strings.Index(s[at:], m)
+			if k < 0 {
+				break
+			}
+			pos := at + k
+			// the line holding pos: the last start ≤ pos
+			lo, hi := 0, len(starts)
+			for lo+1 < hi {
+				mid := (lo + hi) / 2
+				if starts[mid] <= pos {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			if lo < len(errs) {
+				errs[lo] = true
+			}
+			at = pos + len(m)
+		}
+	}
+	return errs
 }
