@@ -43,7 +43,8 @@ one object.
 The note is a Markdown blockquote, for example:
   > [filtered: showing 25 of 140 items; 71 fields per item omitted by config; call with _output_mode=raw for all]
 When no select path matches, the payload passes unfiltered with a
-"> [filter failed: ...]" note and the exit status is still 0.
+"> [filter failed: ...]" note, the reason goes to stderr, and the exit
+status is still 0.
 
 Examples:
   terse filter --manifest github.yaml --action list-repos repos.json
@@ -128,6 +129,11 @@ func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return errReported
 		}
 		return err
+	}
+	if res.Report.Err != nil {
+		// The payload still goes out, unfiltered and declared; people
+		// running the command also get the reason.
+		fmt.Fprintf(stderr, "terse: warning: %v\n", res.Report.Err)
 	}
 	out := append(res.Append(nil), '\n')
 	if _, err := stdout.Write(out); err != nil {
