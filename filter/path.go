@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -281,7 +282,15 @@ func (p pattern) matches(parents []string, key string) bool {
 // whole document; otherwise an RFC 6901 pointer, optionally in its URI
 // fragment form "#/items".
 func parseRoot(p string) ([]string, error) {
-	s := strings.TrimPrefix(p, "#")
+	s := p
+	if strings.HasPrefix(s, "#") {
+		// The URI fragment form percent-encodes (RFC 6901 section 6).
+		u, err := url.PathUnescape(s[1:])
+		if err != nil {
+			return nil, &PathError{Field: "root", Path: p, Msg: "bad percent-encoding"}
+		}
+		s = u
+	}
 	toks, err := tree.Pointer(s).Tokens()
 	if err != nil {
 		return nil, &PathError{Field: "root", Path: p, Msg: err.Error()}
