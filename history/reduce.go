@@ -32,8 +32,9 @@ type Options struct {
 	// means DefaultKeepAssistant (10); negative keeps none.
 	KeepAssistant int
 	// MaxArgs is the size in bytes above which a trimmed tool call's
-	// arguments are replaced by a placeholder object. Zero means
-	// DefaultMaxArgs (256); negative never replaces them.
+	// arguments are replaced by a placeholder object (when that is
+	// smaller). Zero means DefaultMaxArgs (256); negative never replaces
+	// them.
 	MaxArgs int
 	// Counter counts tokens; nil uses the conservative estimate
 	// ([Estimate]).
@@ -387,6 +388,12 @@ func ArgsPlaceholder(size int) string {
 	return `{"trimmed":"` + strconv.Itoa(size) + ` bytes"}`
 }
 
+// trimArgs reports whether arguments are replaced by their placeholder:
+// when longer than maxArgs (non-negative) and than the placeholder.
+func trimArgs(args string, maxArgs int) bool {
+	return maxArgs >= 0 && len(args) > maxArgs && len(args) > len(ArgsPlaceholder(len(args)))
+}
+
 // trimParts appends m's parts with their content replaced by
 // placeholders to dst.
 func trimParts(dst []Part, m Message, maxArgs int, dropThinking bool, rep *Report) []Part {
@@ -401,7 +408,7 @@ func trimParts(dst []Part, m Message, maxArgs int, dropThinking bool, rep *Repor
 		case Image:
 			p = Part{Kind: Text, Text: Placeholder, src: p.src}
 		case ToolCall:
-			if maxArgs >= 0 && len(p.Args) > maxArgs {
+			if trimArgs(p.Args, maxArgs) {
 				p.Args = ArgsPlaceholder(len(p.Args))
 				rep.ArgsTrimmed++
 			}
@@ -437,7 +444,7 @@ func (z sizer) trimmedMessage(m *Message, maxArgs int) int {
 		case Text, Image:
 			n += ph
 		case ToolCall:
-			if maxArgs >= 0 && len(p.Args) > maxArgs {
+			if trimArgs(p.Args, maxArgs) {
 				n += z.wrapped(0, p.Name, ArgsPlaceholder(len(p.Args)))
 			} else {
 				n += z.part(p)

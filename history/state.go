@@ -41,7 +41,9 @@ type State struct {
 // syntax error is returned as a [*tree.SyntaxError]; "{}" is the zero
 // State; a document with the
 // wrong shape or types is not an error here: it is returned as a State
-// that [Reduce] reports as a mismatch and recomputes.
+// that [Reduce] reports as a mismatch and recomputes. On a syntax error the
+// State returned beside the error is such a State too, so a caller may warn
+// and carry on.
 func ParseState(data []byte) (State, error) {
 	var s State
 	if len(data) == 0 {
@@ -49,6 +51,7 @@ func ParseState(data []byte) (State, error) {
 	}
 	v, err := tree.Parse(data)
 	if err != nil {
+		s.problem = "state is not JSON: " + err.Error()
 		return s, err
 	}
 	if v.Kind() != tree.KindObject {
