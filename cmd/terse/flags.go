@@ -30,14 +30,20 @@ func newFlagSet(name, synopsis, doc string, stdout, stderr io.Writer) *flag.Flag
 // parseFlags parses args; --help prints usage to stdout and returns
 // errHelp, which callers return as success.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	// The flag package prints usage itself before returning; silence that
+	// so --help goes to stdout once and a bad flag's usage to stderr once.
+	usage := fs.Usage
+	fs.Usage = func() {}
 	err := fs.Parse(args)
+	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
 		fs.Usage()
 		return errHelp
 	}
 	if err != nil {
-		return errUsage // the flag package already printed the message and usage
+		fs.Usage() // to stderr, after the flag package's one-line message
+		return errUsage
 	}
 	return nil
 }
