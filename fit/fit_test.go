@@ -1,0 +1,245 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+func TestFindItems(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want tree.Pointer
+		ok   bool
+	}{
+		{`[{"a":1},{"a":2}]`, "", true},
+		{`{"total_count":2,"items":[{"id":1,"t":"xxxxxxxxxxxx"},{"id":2,"t":"yyyyyyyyyyyy"}]}`, "/items", true},
+		{`{"data":{"page":{"rows":[{"id":1,"t":"xxxxxxxxxxxx"},{"id":2,"t":"yyyyyyyyyyyyy"}]}}}`, "/data/page/rows", true},
+		// An issue: its assignees are a small array field of one object.
+		{`{"number":1,"title":"a long title that dominates the object size","body":"and a body too, longer than the assignees","assignees":[{"login":"a"},{"login":"b"}]}`, "", false},
+		// Too deep (depth 4).
+		{`{"a":{"b":{"c":{"d":[{"x":1},{"x":2}]}}}}`, "", false},
+		// Inside an array element: never.
+		{`{"x":[[{"a":1},{"a":2}]]}`, "", false},
+		// Largest wins.
+		{`{"a":[{"x":1},{"x":2}],"b":[{"x":"longer value"},{"x":"longer value"},{"x":"longer value"}]}`, "/b", true},
+	}
+	for _, tc := range tests {
+		v, err := tree.ParseString(tc.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := FindItems(v)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("FindItems(%s) = %q, %v, want %q, %v", tc.doc, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	over := map[string]string{"my_tool": StrategyCascading, "get_issues": StrategyDefault}
+	tests := []struct{ tool, name, src string }{
+		{"my_tool", StrategyCascading, "config"},
+		{"get_issues", StrategyDefault, "config"},
+		{"get_issue_comments", StrategyCascading, "builtin"},
+		{"github__get_merge_request_diffs", StrategySizeProportional, "builtin (prefix stripped)"},
+		{"mcp__server__get_job_logs", StrategyHeadTail, "builtin (prefix stripped)"},
+		{"srv__my_tool", StrategyCascading, "config (prefix stripped)"},
+		{"unknown", StrategyDefault, "uniform"},
+		{"", StrategyDefault, "uniform"},
+	}
+	for _, tc := range tests {
+		name, src := Resolve(tc.tool, over)
+		if name != tc.name || src != tc.src {
+			t.Errorf("Resolve(%q) = %s, %s, want %s, %s", tc.tool, name, src, tc.name, tc.src)
+		}
+	}
+}
+
+func TestPathWeight(t *testing.T) {
+	tests := []struct {
+		path string
+		want float64
+	}{
+		{"Cargo.lock", 0.05}, {"web/package-lock.json", 0.05}, {"yarn.lock", 0.05}, {"go.sum", 0.05},
+		{"dist/app.min.js", 0.10}, {"style.min.css", 0.10},
+		{"db/migrations/001_init.sql", 0.60}, {"prisma/schema.prisma", 0.60}, {"db/migration_001.sql", 0.60},
+		{"fit/fit_test.go", 0.70}, {"test_main.py", 0.70}, {"src/main.spec.ts", 0.70}, {"tests/helpers.rs", 0.70},
+		{"src/main.rs", 1.0}, {"latest.go", 1.0}, {"contest/solution.go", 1.0},
+	}
+	for _, tc := range tests {
+		if got := PathWeight(tc.path); got != tc.want {
+			t.Errorf("PathWeight(%q) = %g, want %g", tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestCutString(t *testing.T) {
+	tests := []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"hello", 10, "hello"},
+		{"hello world", 5, "hello…[+6 chars]"},
+		{"héllo wörld", 4, "héll…[+7 chars]"},
+		{"日本語のテキスト", 3, "日本語…[+5 chars]"},
+		{"🙂🙂🙂", 1, "🙂…[+2 chars]"},
+	}
+	for _, tc := range tests {
+		if got, _ := cutString(tc.s, tc.max); got != tc.want {
+			t.Errorf("cutString(%q, %d) = %q, want %q", tc.s, tc.max, got, tc.want)
+		}
+	}
+}
+
+func TestStrategyValues(t *testing.T) {
+	if v := positionValue(0, 10); v != 1 {
+		t.Errorf("element_count first = %g, want 1", v)
+	}
+	if v := positionValue(9, 10); v < 0.2999 || v > 0.3001 {
+		t.Errorf("element_count last = %g, want 0.3", v)
+	}
+	items := make([]tree.Value, 50)
+	for i := range items {
+		items[i] = tree.Object()
+	}
+	c := cascadeValues(items)
+	if c[49] != 1 || c[0] > 0.09 || c[0] < 0.07 {
+		t.Errorf("cascading newest %g oldest %g, want 1 and ≈0.081", c[49], c[0])
+	}
+	// With timestamps, the newest is found by time, not position.
+	a, _ := tree.ParseString(`[{"created_at":"2024-03-01T00:00:00Z"},{"created_at":"2024-01-01T00:00:00Z"}]`)
+	if c := cascadeValues(a.Items()); c[0] != 1 || c[1] != cascadeBeta {
+		t.Errorf("cascading by time = %v, want [1 0.95]", c)
+	}
+	th, _ := tree.ParseString(`[{"id":1,"resolved":true},{"id":2,"resolved":false}]`)
+	if v := jsonValues(StrategyThreadLevel, th.Items()); v[0] != 0.3 || v[1] != 1 {
+		t.Errorf("thread_level = %v, want [0.3 1]", v)
+	}
+	diffs, _ := tree.ParseString(`[{"new_path":"go.sum"},{"new_path":"main.go"}]`)
+	if v := jsonValues(StrategySizeProportional, diffs.Items()); v[0] != 0.05 || v[1] != 1 {
+		t.Errorf("size_proportional = %v, want [0.05 1]", v)
+	}
+}
+
+func TestLevels(t *testing.T) {
+	v, _ := tree.ParseString(`{"id":7,"node_id":"MDU6","title":"Bug","state":"open","html_url":"https://x/7","created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-02T00:00:00Z","body":"","labels":[],"user":{"login":"ann","avatar_url":"https://a","id":1},"_links":{"self":"https://x"},"milestone":null}`)
+	r := newRules(&Options{}, StrategyDefault, 200)
+	std, changed := r.standard(v)
+	if want := `{"id":7,"title":"Bug","state":"open","created_at":"2024-01-01T00:00:00Z","user":{"login":"ann","id":1}}`; !changed || std.String() != want {
+		t.Errorf("standard = %s, want %s", std, want)
+	}
+	if got, want := r.minimal(v).String(), `{"id":7,"title":"Bug","state":"open","user":{"login":"ann","id":1}}`; got != want {
+		t.Errorf("minimal = %s, want %s", got, want)
+	}
+}
+
+// TestNothingToTrim checks that output that fits is the plain encoding,
+// byte for byte, and reports nothing trimmed.
+func TestNothingToTrim(t *testing.T) {
+	v, _ := tree.ParseString(`{"items":[{"id":1},{"id":2}]}`)
+	res, err := FitJSON(context.Background(), v, &Options{Budget: 100, Counter: tokens.Estimate()})
+	if err != nil || res.Text != `{"items":[{"id":1},{"id":2}]}` || res.Stats.Truncated {
+		t.Errorf("FitJSON = %q, %+v, %v", res.Text, res.Stats, err)
+	}
+	s := "line one\nline two\n"
+	if res, _ := FitText(context.Background(), s, &Options{Budget: 100}); res.Text != s {
+		t.Errorf("FitText = %q, want %q", res.Text, s)
+	}
+}
+
+// TestTextNeverCutsLines checks log fitting: lines whole, every gap a
+// marker with its line numbers, kept lines in order.
+func TestTextNeverCutsLines(t *testing.T) {
+	var sb strings.Builder
+	for i := range 2000 {
+		if i == 1000 {
+			sb.WriteString("panic: runtime error: index out of range\n")
+			continue
+		}
+		sb.WriteString("INFO request served in 12ms path=/api/v1/items/")
+		sb.WriteString(strings.Repeat("x", i%7))
+		sb.WriteString("\n")
+	}
+	src := sb.String()
+	srcLines := map[string]bool{}
+	for _, l := range splitLines(src) {
+		srcLines[l] = true
+	}
+	c := tokens.O200kBase()
+	res, err := FitText(context.Background(), src, &Options{Budget: 500, Counter: c, Tool: "get_job_logs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Count(res.Text); n > 500 {
+		t.Fatalf("%d tokens, budget 500", n)
+	}
+	if !strings.Contains(res.Text, "panic: runtime error") {
+		t.Error("the error line was not kept")
+	}
+	for _, l := range splitLines(res.Text) {
+		if !srcLines[l] && !strings.HasPrefix(l, "[… ") && !strings.HasPrefix(l, "> [") && !strings.HasPrefix(l, "[chunks]") &&
+			!strings.HasPrefix(l, "  chunk ") && !strings.HasPrefix(l, "[/chunks]") {
+			t.Errorf("line not from the source and not a marker: %q", l)
+		}
+	}
+}
+
+func TestChunkExpired(t *testing.T) {
+	_, err := Chunk(context.Background(), "c_1234", 1, &Options{Store: &store.Mem{}})
+	var ee *ExpiredError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "re-run the original call") {
+		t.Errorf("Chunk(unknown) = %v, want ExpiredError saying to re-run", err)
+	}
+	if _, err := Chunk(context.Background(), "../../etc/passwd", 1, &Options{Store: &store.Mem{}}); !errors.As(err, &ee) {
+		t.Errorf("Chunk(bad handle) = %v, want ExpiredError", err)
+	}
+}
+
+// FuzzFitText checks the budget guarantee on arbitrary text.
+func FuzzFitText(f *testing.F) {
+	f.Add("a\nb\nc\n", 5)
+	f.Add(strings.Repeat("ERROR something failed\nok\n", 50), 40)
+	f.Add("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", 10)
+	f.Add("\xff\xfe broken utf8 \n🙂🙂\n", 3)
+	c := tokens.O200kBase()
+	f.Fuzz(func(t *testing.T, s string, budget int) {
+		if budget < 1 || budget > 5000 || len(s) > 1<<16 {
+			return
+		}
+		res, err := FitText(context.Background(), s, &Options{Budget: budget, Counter: c, Store: &store.Mem{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.Count(res.Text); n > budget {
+			t.Fatalf("%d tokens, budget %d", n, budget)
+		}
+	})
+}
+
+// FuzzFitJSON checks the budget guarantee on arbitrary JSON.
+func FuzzFitJSON(f *testing.F) {
+	f.Add(`[{"id":1,"title":"a"},{"id":2,"title":"b"}]`, 5)
+	f.Add(`{"items":[{"id":1,"url":"https://x","body":"long long long"}],"total":1}`, 8)
+	f.Add(`"just a string"`, 2)
+	c := tokens.O200kBase()
+	f.Fuzz(func(t *testing.T, doc string, budget int) {
+		v, err := tree.ParseString(doc)
+		if err != nil || budget < 1 || budget > 5000 {
+			return
+		}
+		res, err := FitJSON(context.Background(), v, &Options{Budget: budget, Counter: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.Count(res.Text); n > budget {
+			t.Fatalf("%d tokens, budget %d: %q", n, budget, res.Text)
+		}
+	})
+}
