@@ -18,12 +18,12 @@ const (
 
 // O200kBase returns the exact counter for OpenAI's o200k_base encoding (GPT-4o,
 // GPT-4.1, o-series). Its ranks are built on first use (about 0.1 s); the
-// counter is shared and safe for concurrent use.
+// counter is shared and safe for concurrent use. Counts equal tiktoken's.
 func O200kBase() Counter { return o200k() }
 
 // Cl100kBase returns the exact counter for OpenAI's cl100k_base encoding
 // (GPT-4, GPT-3.5). Its ranks are built on first use; the counter is shared
-// and safe for concurrent use.
+// and safe for concurrent use. Counts equal tiktoken's.
 func Cl100kBase() Counter { return cl100k() }
 
 var (
@@ -87,7 +87,8 @@ func (c *bpeCounter) Count(s string) int {
 	return n
 }
 
-// CountBytes is Count for a byte slice, without copying it.
+// CountBytes is Count for a byte slice, without copying it; b must not
+// change during the call.
 func (c *bpeCounter) CountBytes(b []byte) int {
 	return c.Count(unsafe.String(unsafe.SliceData(b), len(b)))
 }
@@ -109,7 +110,7 @@ func (c *bpeCounter) countPiece(p string) int {
 }
 
 // CountBytes returns c.Count(string(b)), without copying b when c supports
-// it (the BPE counters do).
+// it (the BPE counters do); b must not change during the call.
 func CountBytes(c Counter, b []byte) int {
 	if bc, ok := c.(interface{ CountBytes([]byte) int }); ok {
 		return bc.CountBytes(b)

@@ -83,13 +83,11 @@ func classify(r rune) uint8 {
 }
 
 // classAt returns the class bits and byte size of the rune at s[i:], or size
-// 0 at the end of s.
+// 0 at the end of s. Hot loops test for ASCII first and call it for the
+// rest, since it is too large to inline.
 func classAt(s string, i int) (uint8, int) {
 	if i >= len(s) {
 		return 0, 0
-	}
-	if b := s[i]; b < utf8.RuneSelf {
-		return asciiClass[b], 1
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])
 	if r < 0x10000 {
@@ -108,7 +106,12 @@ func isSymbol(c uint8) bool { return c&(cWS|cL|cN) == 0 }
 // of mask set.
 func runEnd(s string, i int, mask uint8) int {
 	for {
-		c, n := classAt(s, i)
+		c, n := uint8(0), 1
+		if i < len(s) && s[i] < utf8.RuneSelf {
+			c = asciiClass[s[i]]
+		} else {
+			c, n = classAt(s, i)
+		}
 		if n == 0 || c&mask == 0 {
 			return i
 		}
@@ -146,7 +149,12 @@ func o200kUpperLower(s string, i int) int {
 	lastLo := 0 // end of the last rune of the upper run that is also lower
 	k := i
 	for {
-		c, n := classAt(s, k)
+		c, n := uint8(0), 1
+		if k < len(s) && s[k] < utf8.RuneSelf {
+			c = asciiClass[s[k]]
+		} else {
+			c, n = classAt(s, k)
+		}
 		if n == 0 || c&cUp == 0 {
 			if n != 0 && c&cLo != 0 {
 				return runEnd(s, k, cLo)
@@ -172,7 +180,10 @@ func o200kUpper(s string, i int) int {
 
 // splitO200k returns the length of the first o200k_base piece of s.
 func splitO200k(s string) int {
-	c0, n0 := classAt(s, 0)
+	c0, n0 := asciiClass[s[0]&0x7f], 1
+	if s[0] >= utf8.RuneSelf {
+		c0, n0 = classAt(s, 0)
+	}
 	switch {
 	case c0&cL != 0: // letters always match one of the two word branches
 		e := o200kUpperLower(s, 0)
@@ -205,7 +216,10 @@ func splitCl100k(s string) int {
 	if e := contraction(s); e != 0 {
 		return e
 	}
-	c0, n0 := classAt(s, 0)
+	c0, n0 := asciiClass[s[0]&0x7f], 1
+	if s[0] >= utf8.RuneSelf {
+		c0, n0 = classAt(s, 0)
+	}
 	switch {
 	case c0&cL != 0:
 		return runEnd(s, n0, cL)
@@ -226,7 +240,12 @@ func splitCl100k(s string) int {
 func digits(s string, n0 int) int {
 	i := n0
 	for range 2 {
-		c, n := classAt(s, i)
+		c, n := uint8(0), 1
+		if i < len(s) && s[i] < utf8.RuneSelf {
+			c = asciiClass[s[i]]
+		} else {
+			c, n = classAt(s, i)
+		}
 		if n == 0 || c&cN == 0 {
 			break
 		}
@@ -244,7 +263,12 @@ func symbols(s string, cl100k bool) int {
 	}
 	j := i
 	for {
-		c, n := classAt(s, j)
+		c, n := uint8(0), 1
+		if j < len(s) && s[j] < utf8.RuneSelf {
+			c = asciiClass[s[j]]
+		} else {
+			c, n = classAt(s, j)
+		}
 		if n == 0 || !isSymbol(c) {
 			break
 		}
@@ -264,7 +288,12 @@ func symbols(s string, cl100k bool) int {
 func spaces(s string) int {
 	w, lastNL, last := 0, -1, 0
 	for {
-		c, n := classAt(s, w)
+		c, n := uint8(0), 1
+		if w < len(s) && s[w] < utf8.RuneSelf {
+			c = asciiClass[s[w]]
+		} else {
+			c, n = classAt(s, w)
+		}
 		if n == 0 || c&cWS == 0 {
 			break
 		}
