@@ -1,6 +1,7 @@
 package render
 
 import (
+	"container/heap"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -50,7 +51,7 @@ type autoEncoder struct {
 
 	legend   []*group // selected, by id-1
 	prefixes []string // declared prefixes, by id-1
-	prefixOf map[string]int
+	prefixOf map[string]string // URL → its text with the ~N reference
 
 	memo map[tree.Value]*choice
 }
@@ -307,101 +308,136 @@ func isURL(s string) bool {
 }
 
 // selectPrefixes declares URL prefixes where they pay: greedy, each round
-// taking the prefix whose declaration saves the most, until none saves.
+// taking the prefix whose declaration saves the most, until none saves
+// enough. Gains only shrink as prefixes are chosen, so stale gains are
+// upper bounds and a lazy max-heap recomputes only the top candidates.
 func (e *autoEncoder) selectPrefixes(root tree.Value) {
-	counts := map[string]int{}
+	index := map[string]int{}
 	var urls []string
+	var counts []int
 	e.walkWritten(root, func(v tree.Value) {
 		if v.Kind() == tree.KindString && isURL(v.Str()) {
 			s := v.Str()
-			if counts[s] == 0 {
+			i, ok := index[s]
+			if !ok {
+				i = len(urls)
+				index[s] = i
 				urls = append(urls, s)
+				counts = append(counts, 0)
 			}
-			counts[s]++
+			counts[i]++
 		}
 	})
 	if len(urls) < 2 {
 		return
 	}
-	slices.Sort(urls)
-	type cand struct {
-		p    string
-		urls []int
-	}
-	cands := map[string]*cand{}
-	var order []string
-	for i, u := range urls {
+	// cum[ui][k] is the cost of u[:cuts[ui][k]]; cuts are at '/' and the
+	// end, where the cost model is additive.
+	type use struct{ ui, k int }
+	cands := map[string][]use{}
+	cuts := make([][]int, len(urls))
+	cum := make([][]float64, len(urls))
+	for ui, u := range urls {
 		start := strings.Index(u, "://") + 3
+		prev, acc := 0, 0.0
 		for j := start; j <= len(u); j++ {
 			if j < len(u) && u[j] != '/' {
 				continue
 			}
-			p := u[:j]
-			c := cands[p]
-			if c == nil {
-				c = &cand{p: p}
-				cands[p] = c
-				order = append(order, p)
-			}
-			c.urls = append(c.urls, i)
+			acc += approxTokens(u[prev:j])
+			prev = j
+			cands[u[:j]] = append(cands[u[:j]], use{ui, len(cuts[ui])})
+			cuts[ui] = append(cuts[ui], j)
+			cum[ui] = append(cum[ui], acc)
 		}
 	}
-	slices.Sort(order)
-	best := make([]int, len(urls)) // length of the chosen prefix per URL
-	chosen := map[string]bool{}
-	const maxPrefixes = 64
-	for len(chosen) < maxPrefixes {
-		var bestP string
-		var bestGain float64
-		for _, p := range order {
-			if chosen[p] {
+	best := make([]int, len(urls)) // index+1 into cuts of the chosen prefix, 0 none
+	gain := func(p string) float64 {
+		g := -(approxTokens(p) + 3) // the declaration line
+		for _, us := range cands[p] {
+			b := best[us.ui]
+			if us.k+1 <= b {
 				continue
 			}
-			c := cands[p]
-			gain := -(approxTokens(p) + 3) // the declaration line
-			for _, ui := range c.urls {
-				if len(p) <= best[ui] {
-					continue
-				}
-				n := float64(counts[urls[ui]])
-				saved := approxTokens(p[best[ui]:])
-				if best[ui] == 0 {
-					saved -= 1.5 // the ~N reference
-				}
-				gain += n * saved
+			saved := cum[us.ui][us.k]
+			if b > 0 {
+				saved -= cum[us.ui][b-1]
+			} else {
+				saved -= 1.5 // the ~N reference
 			}
-			if gain > bestGain+0.01 {
-				bestP, bestGain = p, gain
-			}
+			g += float64(counts[us.ui]) * saved
 		}
-		if bestP == "" || bestGain < 2 {
+		return g
+	}
+	h := &prefixHeap{}
+	for p := range cands {
+		if len(cands[p]) < 2 && counts[cands[p][0].ui] < 2 {
+			continue
+		}
+		h.items = append(h.items, prefixGain{p, gain(p)})
+	}
+	heap.Init(h)
+	var chosen []string
+	const maxPrefixes = 64
+	for h.Len() > 0 && len(chosen) < maxPrefixes {
+		top := heap.Pop(h).(prefixGain)
+		g := gain(top.p)
+		if h.Len() > 0 && !top.better(prefixGain{top.p, g}, h.items[0]) {
+			top.gain = g
+			heap.Push(h, top)
+			continue
+		}
+		if g < 2 {
 			break
 		}
-		chosen[bestP] = true
-		for _, ui := range cands[bestP].urls {
-			if len(bestP) > best[ui] {
-				best[ui] = len(bestP)
+		chosen = append(chosen, top.p)
+		for _, us := range cands[top.p] {
+			if us.k+1 > best[us.ui] {
+				best[us.ui] = us.k + 1
 			}
 		}
 	}
 	if len(chosen) == 0 {
 		return
 	}
-	for _, p := range order {
-		if chosen[p] {
-			e.prefixes = append(e.prefixes, p)
-		}
-	}
+	slices.Sort(chosen)
+	e.prefixes = chosen
 	ids := map[string]int{}
 	for i, p := range e.prefixes {
 		ids[p] = i + 1
 	}
-	e.prefixOf = map[string]int{}
-	for i, u := range urls {
-		if best[i] > 0 {
-			e.prefixOf[u] = ids[u[:best[i]]]
+	e.prefixOf = map[string]string{}
+	for ui, u := range urls {
+		if b := best[ui]; b > 0 {
+			n := cuts[ui][b-1]
+			e.prefixOf[u] = "~" + strconv.Itoa(ids[u[:n]]) + u[n:]
 		}
 	}
+}
+
+type prefixGain struct {
+	p    string
+	gain float64
+}
+
+// better orders by gain, then by text, so that the choice is deterministic.
+func (prefixGain) better(a, b prefixGain) bool {
+	if a.gain != b.gain {
+		return a.gain > b.gain
+	}
+	return a.p < b.p
+}
+
+type prefixHeap struct{ items []prefixGain }
+
+func (h *prefixHeap) Len() int           { return len(h.items) }
+func (h *prefixHeap) Less(i, j int) bool { return prefixGain{}.better(h.items[i], h.items[j]) }
+func (h *prefixHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *prefixHeap) Push(x any)         { h.items = append(h.items, x.(prefixGain)) }
+func (h *prefixHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
 }
 
 // content returns the text a string is written with: its prefix reference
@@ -411,9 +447,8 @@ func (e *autoEncoder) content(s string) string {
 	if len(e.prefixes) == 0 {
 		return s
 	}
-	if id := e.prefixOf[s]; id != 0 {
-		p := e.prefixes[id-1]
-		return "~" + strconv.Itoa(id) + s[len(p):]
+	if c, ok := e.prefixOf[s]; ok {
+		return c
 	}
 	return escapeSigil(s)
 }

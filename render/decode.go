@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
@@ -25,13 +26,25 @@ func (e *SyntaxError) Error() string {
 // plain JSON. Errors are [*SyntaxError], [*tree.SyntaxError] or
 // [*toon.SyntaxError] values.
 func Decode(text string) (tree.Value, error) {
-	if strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```") {
+	if len(text) >= len("```toon\n\n```") && strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```") {
 		return toon.UnmarshalString(text[len("```toon\n"):len(text)-len("\n```")], nil)
 	}
 	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
 		if v, err := tree.ParseString(text); err == nil {
 			return v, nil
 		}
+	}
+	if !utf8.ValidString(text) {
+		i := 0
+		for i < len(text) {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		line := strings.Count(text[:i], "\n")
+		return tree.Value{}, &SyntaxError{Line: line + 1, Column: i - strings.LastIndexByte(text[:i], '\n'), Msg: "invalid UTF-8"}
 	}
 	d := &decoder{lines: strings.Split(text, "\n")}
 	return d.document()

@@ -58,6 +58,10 @@ type Options struct {
 
 	// NoTOON leaves fenced TOON out of auto's candidates.
 	NoTOON bool
+
+	// Template names a JSON template ([Templates]) that steers auto for
+	// this payload; it is ignored when it does not apply.
+	Template Format
 }
 
 // ErrNotLossless is returned (wrapped) when an encoding does not decode to
@@ -77,6 +81,19 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 	if o.Counter == nil {
 		o.Counter = tokens.Estimate()
 	}
+	var tmpl Format
+	if o.Template != "" {
+		t, ok := TemplateByName(o.Template)
+		if !ok {
+			return "", nil, fmt.Errorf("render: unknown template %q", o.Template)
+		}
+		if t.Applies(v) {
+			o.FenceKeys = append([]string(nil), o.FenceKeys...)
+			t.Adjust(&o)
+			o.NoTOON = true // the template's form, unless compact JSON is cheaper
+			tmpl = t.Name
+		}
+	}
 	compact := string(tree.AppendJSON(nil, v))
 	var text string
 	var formats []Format
@@ -87,6 +104,9 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 		text, formats = fencedTOON(v), []Format{TOON}
 	case Auto, "":
 		text, formats = autoText(v, &o, compact)
+		if tmpl != "" && formats[0] != JSON && formats[0] != TOON {
+			formats = append([]Format{tmpl}, formats...)
+		}
 	default:
 		return "", nil, fmt.Errorf("render: unknown format %q", o.Format)
 	}
@@ -204,7 +224,7 @@ func Verify(text string, want tree.Value) error { return verify(text, want) }
 
 // isFencedTOON reports whether text is a fenced TOON document.
 func isFencedTOON(text string) bool {
-	return strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```")
+	return len(text) >= len("```toon\n\n```") && strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```")
 }
 
 // AutoDocument returns the auto document for v without comparing it with

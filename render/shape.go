@@ -97,8 +97,7 @@ func DetectText(text string) Shape {
 // Detect classifies a payload: JSON shapes when data parses as JSON, text
 // shapes otherwise.
 func Detect(data []byte) Shape {
-	t := bytes.TrimSpace(data)
-	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+	if t := bytes.TrimSpace(data); len(t) > 0 {
 		if v, err := tree.Parse(t); err == nil {
 			return ShapeOf(v)
 		}
@@ -159,3 +158,5 @@ func InnerFormats(v tree.Value) []string {
 	}
 	return out
 }
+
+func (s Shape) String() string { return string(s) }

@@ -80,4 +80,3 @@ func escapeSigil(s string) string {
 	}
 	return s
 }
-

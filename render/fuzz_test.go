@@ -1,0 +1,55 @@
+package render_test
+
+import (
+	"testing"
+	"unicode/utf8"
+
+	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/tree"
+)
+
+// FuzzDecode: Decode never panics, and whatever it accepts re-encodes to a
+// text that decodes to the same tree.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		"a: 1\nb:\n  c: x", "[2]{a,b=null}:\n1,\n2,", "~1 = https://x.io\n@1 = {\"u\":\"~1/a\"}\nv: @1\nw: ~~t",
+		"d: ```diff\n@@ -1 +1 @@\n-a\n+b\n```", "[2]:\n- k: 1\n  j: 2\n- [1]", "```toon\na: 1\n```", `{"a":[1,2.50]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := render.Decode(s)
+		if err != nil {
+			return
+		}
+		text, _, err := render.AutoDocument(v, &render.Options{SkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := render.Decode(text)
+		if err != nil || !tree.Equal(got, v) {
+			t.Fatalf("Decode(AutoDocument(%s)) = %s, %v\ntext:\n%s", v, got, err, text)
+		}
+	})
+}
+
+// FuzzEncodeJSON: any JSON document's auto encoding decodes to it.
+func FuzzEncodeJSON(f *testing.F) {
+	for _, s := range []string{`[{"a":1,"b":"~x"},{"a":2,"c":null}]`, `{"u":["http://a/b/c","http://a/b/d"],"x":"@1"}`, `"s"`, `[]`, `{"":{"":""}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := tree.ParseString(s)
+		if err != nil || !utf8.ValidString(s) {
+			return // invalid UTF-8 has no faithful JSON text either
+		}
+		text, _, err := render.AutoDocument(v, &render.Options{SkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := render.Decode(text)
+		if err != nil || !tree.Equal(got, v) {
+			t.Fatalf("Decode(AutoDocument(%s)) = %s, %v\ntext:\n%s", s, got, err, text)
+		}
+	})
+}
