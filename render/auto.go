@@ -49,8 +49,8 @@ type autoEncoder struct {
 	groups map[uint64][]*group
 	nodeG  map[tree.Value]*group // container → its group (large containers only)
 
-	legend   []*group // selected, by id-1
-	prefixes []string // declared prefixes, by id-1
+	legend   []*group          // selected, by id-1
+	prefixes []string          // declared prefixes, by id-1
 	prefixOf map[string]string // URL → its text with the ~N reference
 
 	memo map[tree.Value]*choice
