@@ -9,10 +9,16 @@ import (
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
 )
 
 var corpusBudgets = []int{300, 1000, 4000, 16000}
+
+// toonFormat is TOON with exact numbers, as the root package's TOON.
+var toonFormat = Format{Name: "toon", Append: func(dst []byte, v tree.Value) []byte {
+	return toon.Append(dst, v, &toon.EncodeOptions{ExactNumbers: true})
+}}
 
 // corpusInputs returns every JSON and text file of the corpus.
 func corpusInputs(t testing.TB) []string {
@@ -50,25 +56,33 @@ func TestCorpusBudgets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, b := range corpusBudgets {
-			o := &Options{Budget: b, Counter: c, Store: st}
-			r, _ := fitFile(t, data, o)
-			cases++
-			n := c.Count(r.Text)
-			if n > b {
-				t.Errorf("%s at %d: output is %d tokens", corpus.Name(f), b, n)
-			}
-			if r.Stats.Truncated {
-				trimmed++
-				if r.Stats.Full+r.Stats.Standard+r.Stats.Minimal == 0 {
-					empty++
-					t.Logf("%s at %d: no item kept (%d total)", corpus.Name(f), b, r.Stats.Total)
+		for _, format := range []Format{JSON, toonFormat} {
+			for _, b := range corpusBudgets {
+				o := &Options{Budget: b, Counter: c, Store: st, Format: format}
+				r, isJSON := fitFile(t, data, o)
+				if !isJSON && format.Name != "json" {
+					continue // text has one rendering
 				}
-			}
-			if strings.TrimSpace(r.Text) == "" {
-				t.Errorf("%s at %d: empty output", corpus.Name(f), b)
+				cases++
+				n := c.Count(r.Text)
+				if n > b {
+					t.Errorf("%s as %s at %d: output is %d tokens", corpus.Name(f), format.Name, b, n)
+				}
+				if r.Stats.Truncated {
+					trimmed++
+					// Stronger than "never empty when an item fits at
+					// minimal": on this corpus every trimmed result keeps
+					// at least one item.
+					if r.Stats.Full+r.Stats.Standard+r.Stats.Minimal == 0 {
+						empty++
+						t.Errorf("%s as %s at %d: no item kept (%d total)", corpus.Name(f), format.Name, b, r.Stats.Total)
+					}
+				}
+				if strings.TrimSpace(r.Text) == "" {
+					t.Errorf("%s as %s at %d: empty output", corpus.Name(f), format.Name, b)
+				}
 			}
 		}
 	}
-	t.Logf("%d cases (%d files × %d budgets), %d trimmed, %d with no item kept, 0 over budget", cases, len(files), len(corpusBudgets), trimmed, empty)
+	t.Logf("%d cases (%d files × %d budgets, JSON files also as TOON), %d trimmed, %d with no item kept", cases, len(files), len(corpusBudgets), trimmed, empty)
 }

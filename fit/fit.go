@@ -580,7 +580,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 				sb.WriteByte('\n')
 			}
 		}
-		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0)
+		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0, idx != nil)
 		writeHintAndIndex(&sb, o, sel, idx)
 		return strings.TrimSuffix(sb.String(), "\n")
 	}
@@ -618,12 +618,16 @@ func detailNote(strategy string) string {
 }
 
 // writeJSONNotes declares the gaps and the detail levels of a JSON
-// selection. The wording is part of the API (models parse it):
+// selection. When a chunk index follows (indexed), it already says which
+// items this response holds and at which level, so for item arrays the
+// notes only define the levels. The wording is part of the API (models
+// parse it):
 //
+//	> [levels: standard = dropped urls, …; minimal = identity fields only (items per level: "here" in the chunk index)]
 //	> [omitted /items: 10–13, 15–119 (114 of 120 items, 0-based)]
 //	> [detail /items: standard 10–13 (dropped …); minimal 14 (identity fields only)]
 //	> [omitted the root object: history, info (2 of 5 members)]
-func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string, names func([]int) string) {
+func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string, names func([]int) string, indexed bool) {
 	var skipped, std, min []int
 	for i, l := range sel {
 		switch l {
@@ -634,6 +638,19 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 		case Minimal:
 			min = append(min, i)
 		}
+	}
+	if indexed && unit == "items" {
+		if len(std)+len(min) > 0 {
+			sb.WriteString("> [levels:")
+			if len(std) > 0 {
+				fmt.Fprintf(sb, " standard = %s;", detail)
+			}
+			if len(min) > 0 {
+				sb.WriteString(" minimal = identity fields only;")
+			}
+			sb.WriteString(" items per level: \"here\" in the chunk index]\n")
+		}
+		return
 	}
 	if len(skipped) > 0 {
 		zb := ", 0-based"
