@@ -41,19 +41,26 @@
 // # In-band text
 //
 // What a model reads is part of the API. Kept items stay in source order.
-// JSON results are followed by notes:
+// JSON results are followed by a line defining the detail levels used, the
+// overflow hint and the chunk index, which says for every chunk exactly
+// which of its items this response holds and at which level:
 //
-//	> [omitted /items: 10–13, 15–119 (114 of 120 items, 0-based)]
-//	> [detail /items: standard 4–9 (dropped urls, …); minimal 10 (identity fields only)]
+//	> [levels: standard = dropped urls, …; long strings cut; minimal = identity fields only; items per level: "here" in the chunk index]
 //	> [+114 more items, 7 shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
 //	[chunks] 120 items at /items in 4 chunks; this response has 13 (6 full, 6 standard, 1 minimal):
 //	  chunk 1 (offset=0, limit=30): 30 items; state: 20 open, 10 closed << here: 0–3 full, 4–9 standard, 10 minimal
 //	  chunk 2 (offset=30, limit=30): 30 items; state: 30 open
 //	[/chunks] Get chunk N in full: terse chunk c_0123456789abcdef N
 //
-// Text declares each gap where it is, in source lines:
+// A document fitted by its members names the omitted keys instead:
+//
+//	> [omitted the root object: history, info (2 of 5 members)]
+//
+// Text declares each gap where it is, in source lines (1-based), and a
+// diff file at minimal detail keeps its header and counts:
 //
 //	[… 118 lines omitted (3–120) …]
+//	[… 40 lines omitted (120–159): +30/−10 …]
 //
 // When nothing needs trimming, the output is exactly the plain encoding.
 //

@@ -676,6 +676,8 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 // writeHintAndIndex writes the overflow hint and the chunk index.
 //
 //	> [+114 more items, 20 shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
+//	> [+114 more items: not stored; re-run with a larger budget to see them]
+//	> [23 items shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex) {
 	skipped, short := 0, 0
 	for _, l := range sel {
@@ -690,9 +692,14 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		return
 	}
 	unit := idx.unit
-	what := fmt.Sprintf("+%d more %s", skipped, unit)
-	if short > 0 {
-		what += fmt.Sprintf(", %d shortened", short)
+	var what string
+	switch {
+	case skipped == 0:
+		what = fmt.Sprintf("%d %s shortened", short, unit)
+	case short == 0:
+		what = fmt.Sprintf("+%d more %s", skipped, unit)
+	default:
+		what = fmt.Sprintf("+%d more %s, %d shortened", skipped, unit, short)
 	}
 	if idx.handle != "" {
 		fmt.Fprintf(sb, "> [%s: get any chunk in full with: %s]\n", what, fetch(o, idx.handle, "N"))
