@@ -31,9 +31,13 @@ func Normalize(msgs []Message, stripTags []string) ([]Message, NormalizeReport) 
 		stripTags = DefaultStripTags
 	}
 	var rep NormalizeReport
+	opens := make([]string, len(stripTags))
+	for i, tag := range stripTags {
+		opens[i] = "<" + tag + ">"
+	}
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
-		m.Parts = stripParts(m.Parts, stripTags, &rep)
+		m.Parts = stripParts(m.Parts, stripTags, opens, &rep)
 		if n := len(out); n > 0 && out[n-1].Role == m.Role && len(m.Parts) > 0 && len(out[n-1].Parts) > 0 {
 			prev := &out[n-1]
 			merged := make([]Part, 0, len(prev.Parts)+len(m.Parts))
@@ -53,18 +57,20 @@ func Normalize(msgs []Message, stripTags []string) ([]Message, NormalizeReport) 
 
 // stripParts strips tags from text parts, copying the slice only when
 // something changes.
-func stripParts(ps []Part, tags []string, rep *NormalizeReport) []Part {
+func stripParts(ps []Part, tags, opens []string, rep *NormalizeReport) []Part {
 	var out []Part
 	for i, p := range ps {
 		changed := false
 		switch p.Kind {
 		case Text:
-			if s, n := stripTags(p.Text, tags); n > 0 {
-				rep.TagsStripped += n
-				p.Text, changed = s, true
+			if hasAny(p.Text, opens) {
+				if s, n := stripTags(p.Text, tags); n > 0 {
+					rep.TagsStripped += n
+					p.Text, changed = s, true
+				}
 			}
 		case ToolResult:
-			if c := stripParts(p.Content, tags, rep); len(c) != len(p.Content) || (len(c) > 0 && &c[0] != &p.Content[0]) {
+			if c := stripParts(p.Content, tags, opens, rep); len(c) != len(p.Content) || (len(c) > 0 && &c[0] != &p.Content[0]) {
 				p.Content, changed = c, true
 			}
 		}
@@ -80,6 +86,16 @@ func stripParts(ps []Part, tags []string, rep *NormalizeReport) []Part {
 		return ps
 	}
 	return out
+}
+
+// hasAny reports whether s contains any of subs.
+func hasAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // stripTags removes <tag>…</tag> blocks and the whitespace after each.
@@ -112,28 +128,42 @@ func dedupResults(ps []Part, rep *NormalizeReport) []Part {
 	if len(ps) < 2 {
 		return ps
 	}
-	last := make(map[string]int, len(ps))
-	for i, p := range ps {
-		if p.Kind == ToolResult {
-			last[p.ID] = i
+	// superseded reports whether a later result answers the same call.
+	var superseded func(i int) bool
+	if len(ps) <= 16 {
+		superseded = func(i int) bool {
+			for j := i + 1; j < len(ps); j++ {
+				if ps[j].Kind == ToolResult && ps[j].ID == ps[i].ID {
+					return true
+				}
+			}
+			return false
 		}
-	}
-	dups := 0
-	for i, p := range ps {
-		if p.Kind == ToolResult && last[p.ID] != i {
-			dups++
+	} else {
+		last := make(map[string]int, len(ps))
+		for i, p := range ps {
+			if p.Kind == ToolResult {
+				last[p.ID] = i
+			}
 		}
+		superseded = func(i int) bool { return last[ps[i].ID] != i }
 	}
-	if dups == 0 {
-		return ps
-	}
-	out := make([]Part, 0, len(ps)-dups)
+	var out []Part
 	for i, p := range ps {
-		if p.Kind == ToolResult && last[p.ID] != i {
+		if p.Kind == ToolResult && superseded(i) {
+			if out == nil {
+				out = make([]Part, i, len(ps)-1)
+				copy(out, ps[:i])
+			}
+			rep.Deduped++
 			continue
 		}
-		out = append(out, p)
+		if out != nil {
+			out = append(out, p)
+		}
 	}
-	rep.Deduped += dups
+	if out == nil {
+		return ps
+	}
 	return out
 }

@@ -88,8 +88,19 @@ func genOptions(t *rapid.T) *Options {
 		KeepAssistant: rapid.IntRange(-1, 5).Draw(t, "keep"),
 		MaxArgs:       rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "max-args"),
 		KeepThinking:  rapid.Bool().Draw(t, "keep-thinking"),
-		Counter:       rapid.SampledFrom([]tokens.Counter{nil, tokens.Estimate(), runeCounter{}}).Draw(t, "counter"),
+		Counter:       rapid.SampledFrom(counters()).Draw(t, "counter"),
 	}
+}
+
+// counters are the counters properties are checked with: the estimate
+// (nil), the tokens package's byte estimate and real BPE, and a rune
+// counter.
+func counters() []tokens.Counter {
+	cs := []tokens.Counter{nil, tokens.Estimate(), runeCounter{}}
+	if c, err := tokens.Get("o200k_base"); err == nil {
+		cs = append(cs, c)
+	}
+	return cs
 }
 
 // runeCounter counts a token per rune: a counter unlike the byte estimate.
@@ -271,7 +282,7 @@ func TestTrimmedCost(t *testing.T) {
 		c := genConv(t)
 		maxArgs := rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "max-args")
 		drop := rapid.Bool().Draw(t, "drop-thinking")
-		z := sizer{rapid.SampledFrom([]tokens.Counter{nil, tokens.Estimate(), runeCounter{}}).Draw(t, "counter")}
+		z := sizer{rapid.SampledFrom(counters()).Draw(t, "counter")}
 		for _, m := range c.msgs {
 			if !trimmable(m.Role) {
 				continue

@@ -308,10 +308,19 @@ func keepBoundary(msgs []Message, keep int) int {
 // conversation leaves every tool call on the same side as its result.
 func closedPositions(msgs []Message) []bool {
 	n := len(msgs)
-	calls := make(map[string]int)
+	ncalls := 0
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			if msgs[i].Parts[j].Kind == ToolCall {
+				ncalls++
+			}
+		}
+	}
+	calls := make(map[string]int, ncalls)
 	diff := make([]int, n+2)
 	for i := range msgs {
-		for _, p := range msgs[i].Parts {
+		for j := range msgs[i].Parts {
+			p := &msgs[i].Parts[j]
 			switch p.Kind {
 			case ToolCall:
 				calls[p.ID] = i
