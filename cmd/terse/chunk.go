@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/fit"
@@ -28,9 +30,31 @@ Examples:
   terse chunk --store /tmp/chunks c_0123456789abcdef 1
 `
 
+// chunkCommand is the command a compacted output shows for fetching a
+// chunk: it names the store directory and TTL when they are not the
+// defaults, so that it works as shown.
+func chunkCommand(dir string, ttl time.Duration) string {
+	cmd := "terse chunk"
+	if dir != store.DefaultDir() {
+		cmd += " --store " + shellQuote(dir)
+	}
+	if ttl != store.DefaultTTL {
+		cmd += " --ttl " + ttl.String()
+	}
+	return cmd + " {handle} {n}"
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chunk", "[--store DIR] HANDLE N", chunkDoc, stdout, stderr)
+	fs := newFlagSet("chunk", "[--store DIR] [--ttl D] HANDLE N", chunkDoc, stdout, stderr)
 	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
+	ttl := fs.Duration("ttl", store.DefaultTTL, "idle time-to-live of stored results")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -45,10 +69,7 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
-	opts := terse.Options{Store: &store.Dir{Path: dir}}
-	if *storeDir != "" {
-		opts.Fetch = "terse chunk --store " + *storeDir + " {handle} {n}"
-	}
+	opts := terse.Options{Store: &store.Dir{Path: dir, TTL: *ttl}, Fetch: chunkCommand(dir, *ttl)}
 	p, err := terse.New(&opts)
 	if err != nil {
 		return err

@@ -92,8 +92,8 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			if !set["budget"] && t.Budget > 0 {
 				opts.Budget = t.Budget
 			}
-			if opts.Strategy == "" {
-				opts.Strategy = t.Strategy
+			if t.Strategy != "" {
+				opts.Strategies = map[string]string{*tool: t.Strategy}
 			}
 			if opts.Pointer == "" {
 				opts.Pointer = t.Items
@@ -114,9 +114,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		dir = store.DefaultDir()
 	}
 	opts.Store = &store.Dir{Path: dir, TTL: ttl}
-	if *storeDir != "" {
-		opts.Fetch = "terse chunk --store " + *storeDir + " {handle} {n}"
-	}
+	opts.Fetch = chunkCommand(dir, ttl)
 	p, err := terse.New(&opts)
 	if err != nil {
 		return &usageError{err.Error()}
