@@ -30,6 +30,8 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
+	"path"
+	"strings"
 	"sync"
 
 	"github.com/terse-dev/terse/tree"
@@ -69,7 +71,8 @@ type Options struct {
 	// NearMaxDelta bounds the delta's size: Σ len(path)+len(old)+len(new)+4.
 	NearMaxDelta int
 
-	// MutatingTools replaces DefaultMutatingTools when non-nil.
+	// MutatingTools replaces DefaultMutatingTools when non-nil. Entries
+	// are tool names or path.Match globs ("write_*").
 	MutatingTools []string
 }
 
@@ -109,6 +112,9 @@ type Call struct {
 	// Variant distinguishes renderings of the same content (for example
 	// the encoding options); results are identical only if both match.
 	Variant string
+	// Mutating marks a call that writes Path even if its tool is not in
+	// Options.MutatingTools (per-tool configuration).
+	Mutating bool
 }
 
 // Kind is the outcome of a check.
@@ -160,6 +166,7 @@ type partition struct {
 type Cache struct {
 	opts   Options
 	mutate map[string]bool
+	globs  []string
 
 	mu    sync.Mutex
 	parts map[Key]*partition
@@ -171,9 +178,26 @@ func New(opts Options) *Cache {
 	o := opts.withDefaults()
 	c := &Cache{opts: o, mutate: map[string]bool{}, parts: map[Key]*partition{}, plru: list.New()}
 	for _, t := range o.MutatingTools {
-		c.mutate[t] = true
+		if strings.ContainsAny(t, `*?[\`) {
+			c.globs = append(c.globs, t)
+		} else {
+			c.mutate[t] = true
+		}
 	}
 	return c
+}
+
+// isMutating reports whether call writes its path.
+func (c *Cache) isMutating(call Call) bool {
+	if call.Mutating || c.mutate[call.Tool] {
+		return true
+	}
+	for _, g := range c.globs {
+		if ok, _ := path.Match(g, call.Tool); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Fingerprint returns the first 128 bits of SHA-256 over variant and content.
@@ -247,7 +271,7 @@ func (c *Cache) Record(k Key, call Call) Outcome {
 }
 
 func (c *Cache) check(k Key, call Call, fp [16]byte) Outcome {
-	if call.Path != "" && c.mutate[call.Tool] {
+	if call.Path != "" && c.isMutating(call) {
 		c.invalidate(k, call.Path)
 	}
 	p := c.part(k, false)

@@ -101,6 +101,17 @@ func TestInvalidateByMutation(t *testing.T) {
 	if o := c.Process(key, read); o.Kind != dedup.Miss {
 		t.Errorf("after fs_write: %v, want miss", o.Kind)
 	}
+	// Globs, and a call marked mutating by configuration.
+	c = dedup.New(dedup.Options{MutatingTools: []string{"write_*"}})
+	c.Process(key, read)
+	c.Process(key, dedup.Call{Tool: "write_file", Path: "/a.go"})
+	if o := c.Process(key, read); o.Kind != dedup.Miss {
+		t.Errorf("after write_file with glob write_*: %v, want miss", o.Kind)
+	}
+	c.Process(key, dedup.Call{Tool: "patch", Path: "/a.go", Mutating: true})
+	if o := c.Process(key, read); o.Kind != dedup.Miss {
+		t.Errorf("after a call marked Mutating: %v, want miss", o.Kind)
+	}
 }
 
 func TestInvalidateByCompactionAndForget(t *testing.T) {
