@@ -243,3 +243,44 @@ func FuzzFitJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestThreads(t *testing.T) {
+	doc := `[{"id":"d1","notes":[{"id":1,"body":"first","resolvable":true,"resolved":true},{"id":2,"body":"mid","resolvable":true,"resolved":true},{"id":3,"body":"last","resolvable":true,"resolved":true}]},
+	{"id":"d2","notes":[{"id":4,"body":"open question","resolvable":true,"resolved":false}]}]`
+	v, _ := tree.ParseString(doc)
+	if got := jsonValues(StrategyThreadLevel, v.Items()); got[0] != 0.3 || got[1] != 1 {
+		t.Errorf("thread_level values = %v, want [0.3 1]", got)
+	}
+	r := newRules(&Options{}, StrategyThreadLevel, 200)
+	std, _ := r.standard(v.Index(0))
+	if got, want := std.String(), `{"id":"d1","notes":[{"id":1,"body":"first","resolvable":true,"resolved":true},{"id":3,"body":"last","resolvable":true,"resolved":true}]}`; got != want {
+		t.Errorf("standard thread = %s, want %s", got, want)
+	}
+	if got, want := r.minimal(v.Index(0)).String(), `{"id":"d1","notes":[{"id":1,"body":"first"},{"id":3,"body":"last"}]}`; got != want {
+		t.Errorf("minimal thread = %s, want %s", got, want)
+	}
+}
+
+// TestDiffWeightsApplied checks that size_proportional file weights decide
+// what a diff keeps: the lock file goes before the source file.
+func TestDiffWeightsApplied(t *testing.T) {
+	var sb strings.Builder
+	for _, p := range []string{"go.sum", "main.go"} {
+		sb.WriteString("diff --git a/" + p + " b/" + p + "\n--- a/" + p + "\n+++ b/" + p + "\n@@ -1,40 +1,40 @@\n")
+		for i := range 40 {
+			sb.WriteString("+line " + strings.Repeat("z", i%9) + " of " + p + "\n")
+		}
+	}
+	c := tokens.O200kBase()
+	full := c.Count(sb.String())
+	res, err := FitText(context.Background(), sb.String(), &Options{Budget: full * 3 / 4, Counter: c, Tool: "get_merge_request_diffs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "+line zzzzzzzz of main.go") {
+		t.Errorf("main.go was not kept in full:\n%s", res.Text)
+	}
+	if strings.Contains(res.Text, "+line zzzzzzzz of go.sum") {
+		t.Errorf("go.sum kept in full although it weighs 0.05:\n%s", res.Text)
+	}
+}

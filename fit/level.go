@@ -260,6 +260,16 @@ func (r *rules) minimal(v tree.Value) tree.Value {
 	case tree.KindObject:
 		var out []tree.Member
 		for _, m := range v.Members() {
+			if r.threads && threadKeys[m.Key] && m.Value.Kind() == tree.KindArray && m.Value.Len() > 0 {
+				// A thread keeps its first and last note, even at minimal.
+				its := m.Value.Items()
+				ends := []tree.Value{r.minimal(its[0])}
+				if len(its) > 1 {
+					ends = append(ends, r.minimal(its[len(its)-1]))
+				}
+				out = append(out, tree.Member{Key: m.Key, Value: tree.Array(ends...)})
+				continue
+			}
 			if !r.identity[lower(m.Key)] || isEmpty(m.Value) {
 				continue
 			}

@@ -186,6 +186,26 @@ func threadResolved(v tree.Value) bool {
 		s := strings.ToLower(x.Str())
 		return s == "resolved" || s == "outdated"
 	}
+	// GitLab discussions: resolved when every resolvable note is.
+	for _, k := range []string{"notes", "comments"} {
+		notes, ok := v.Get(k)
+		if !ok || notes.Kind() != tree.KindArray {
+			continue
+		}
+		resolvable := 0
+		for _, n := range notes.Items() {
+			if r, ok := n.Get("resolvable"); ok && r.Kind() == tree.KindBool && !r.Bool() {
+				continue
+			}
+			if r, ok := n.Get("resolved"); ok && r.Kind() == tree.KindBool {
+				if !r.Bool() {
+					return false
+				}
+				resolvable++
+			}
+		}
+		return resolvable > 0
+	}
 	return false
 }
 
