@@ -375,7 +375,7 @@ func (u *gwUpstream) forward(tool, exposed string) mcp.ToolHandler {
 			}
 			return toResult(res)
 		}
-		if info.mutating {
+		if info.mutating || matchAny(g.eng.opts.MutatingTools, tool) {
 			g.eng.invalidate(&call)
 		}
 		cs, err := u.session(ctx)

@@ -29,6 +29,8 @@ type Pipeline struct {
 	// NewDedup returns the dedup state of one session partition. Nil means
 	// the built-in exact-repeat check (same tool, arguments and result).
 	NewDedup func(session string) terse.Deduper
+	// NoDedup turns dedup off.
+	NoDedup bool
 
 	mu      sync.Mutex
 	dedups  map[string]terse.Deduper
@@ -57,7 +59,7 @@ func (p *Pipeline) options(call *Call) terse.Options {
 // Transform implements [Transformer].
 func (p *Pipeline) Transform(ctx context.Context, call *Call, text string) (Output, error) {
 	o := p.options(call)
-	if call.Session != "" && !call.IsError {
+	if call.Session != "" && !call.IsError && !p.NoDedup {
 		o.Dedup = p.dedup(call)
 	}
 	pl, err := terse.New(&o)

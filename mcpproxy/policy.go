@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"io"
 	"log/slog"
+	"path"
 	"slices"
 	"strings"
 
@@ -96,8 +97,13 @@ type Options struct {
 	MaxSizeBytes int
 	// IncludeTools, when non-nil, selects only these tools (exclusions are
 	// then ignored: include wins). ExcludeTools are never transformed.
+	// Entries are exact names or globs (path.Match syntax).
 	IncludeTools []string
 	ExcludeTools []string
+	// MutatingTools are globs of tools whose calls invalidate the session's
+	// dedup memory, in addition to tools annotated as writing
+	// (readOnlyHint false, destructiveHint true) or named like writers.
+	MutatingTools []string
 	// FailOnError turns a Transformer error into a JSON-RPC error for the
 	// call. The default (false) is skip_on_error: the original result is
 	// passed and the error counted.
@@ -164,9 +170,31 @@ func (o *Options) maxRestarts() int {
 // exclude, as in the IBM plugin.
 func (o *Options) selected(tool string) bool {
 	if o.IncludeTools != nil {
-		return slices.Contains(o.IncludeTools, tool)
+		return matchAny(o.IncludeTools, tool)
 	}
-	return !slices.Contains(o.ExcludeTools, tool)
+	return !matchAny(o.ExcludeTools, tool)
+}
+
+// matchAny reports whether name matches one of the globs (path.Match
+// syntax; a plain name matches itself). A gateway name "server__tool" also
+// matches by its tool part.
+func matchAny(globs []string, name string) bool {
+	short := name
+	if i := strings.LastIndex(name, "__"); i >= 0 {
+		short = name[i+2:]
+	}
+	for _, g := range globs {
+		if g == name || g == short {
+			return true
+		}
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+		if ok, _ := path.Match(g, short); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (o *Options) policy(client string) Policy {

@@ -83,6 +83,10 @@ const metaClientInfo = "io.modelcontextprotocol/clientInfo"
 // session is the dedup session name of the stdio proxy's one client.
 const stdioSession = "stdio"
 
+// shutdownGrace bounds how long Serve waits for requests in flight after
+// the client closed its input.
+const shutdownGrace = 10 * time.Second
+
 // NewProxy returns a proxy for the given upstream. opts may be nil.
 func NewProxy(up Upstream, opts *Options) *Proxy {
 	e := newEngine(opts)
@@ -147,6 +151,17 @@ loop:
 		case <-ctx.Done():
 			break loop
 		}
+	}
+	// The client closed its side: let requests in flight finish (bounded),
+	// as a server would before exiting.
+	for deadline := time.Now().Add(shutdownGrace); ctx.Err() == nil && time.Now().Before(deadline); {
+		p.mu.Lock()
+		n := len(p.pending)
+		p.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	p.wg.Wait()
 	p.mu.Lock()
@@ -325,7 +340,7 @@ func (p *Proxy) prepareCall(v, id, params tree.Value, pd *pending) (tree.Value, 
 		p.record(CallRecord{Tool: name, Outcome: "chunk", Duration: time.Since(pd.start)})
 		return v, true
 	}
-	if info.mutating {
+	if info.mutating || matchAny(p.o.MutatingTools, name) {
 		p.eng.invalidate(call)
 	}
 	pd.call, pd.raw, pd.budget = call, ra.raw, ra.budget
@@ -658,6 +673,9 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 	if pd != nil {
 		delete(p.pending, key)
 		delete(p.progress, pd.token)
+		// Serve waits for this answer to be written before it returns.
+		p.wg.Add(1)
+		defer p.wg.Done()
 	}
 	pol := p.pol
 	p.mu.Unlock()

@@ -2,9 +2,126 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/terse-dev/terse/mcpproxy"
 )
 
+const gatewayDoc = `
+Gateway serves MCP over Streamable HTTP at /mcp and aggregates the upstream
+servers listed in the config file, stdio commands or HTTP URLs. Each
+upstream tool appears as SERVER__TOOL with the same reserved parameters and
+result handling as terse proxy (see terse proxy --help): compact, budgeted
+results placed where each client's model reads them.
+
+Also served: /healthz (JSON, 503 when no upstream is up) and /metrics
+(Prometheus: terse_gateway_calls_total, terse_gateway_call_duration_seconds,
+terse_gateway_tokens_in_total, terse_gateway_tokens_out_total,
+terse_gateway_tokens_saved_total by source, terse_gateway_errors_total).
+
+A crashed upstream fails its calls in flight with a JSON-RPC error and is
+reconnected on its next call. Logs go to stderr.
+
+Config (TOML):
+  [gateway]
+  listen = "127.0.0.1:7801"
+
+  [[servers]]
+  name = "fs"
+  command = "npx"
+  args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
+
+  [[servers]]
+  name = "remote"
+  url = "https://mcp.example.com/mcp"
+
+Example:
+  terse gateway --config terse.toml --listen :7801
+`
+
+// defaultListen is used when neither --listen nor [gateway] listen is set.
+const defaultListen = "127.0.0.1:7801"
+
 func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errNotBuilt("gateway")
+	fs := newFlagSet("gateway", "--config FILE [--listen ADDR] [--verbose] [--stats-file F]", gatewayDoc, stdout, stderr)
+	configPath := fs.String("config", "", "terse config `FILE` with [[servers]] (required)")
+	listen := fs.String("listen", "", "address to serve on (default [gateway] listen, else "+defaultListen+")")
+	verbose := fs.Bool("verbose", false, "print one line per tool call to stderr")
+	statsFile := fs.String("stats-file", "", "write JSON totals to `F` on exit")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if *configPath == "" {
+		return &usageError{"gateway: --config FILE is required (it lists the upstream [[servers]])"}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{"gateway: unexpected arguments; upstreams are listed in the config file"}
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	if len(cfg.Servers) == 0 {
+		return fmt.Errorf("gateway: %s lists no [[servers]]", *configPath)
+	}
+	opts, tokenizer, err := mcpOptions(cfg)
+	if err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+		opts.Verbose = stderr
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	opts.Logger = logger
+	var specs []mcpproxy.ServerSpec
+	for _, s := range cfg.Servers {
+		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL})
+	}
+	g, err := mcpproxy.NewGateway(specs, opts)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	addr := *listen
+	if addr == "" {
+		addr = cfg.Gateway.Listen
+	}
+	if addr == "" {
+		addr = defaultListen
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	logger.Warn("terse gateway serving", "addr", "http://"+ln.Addr().String()+"/mcp", "servers", len(specs))
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err = srv.Shutdown(sctx)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if *statsFile != "" {
+		if werr := g.Stats().WriteFile(*statsFile, tokenizer); werr != nil && err == nil {
+			err = fmt.Errorf("writing stats: %w", werr)
+		}
+	}
+	return err
 }

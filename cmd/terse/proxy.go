@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/mcpproxy"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
 )
 
 const proxyDoc = `
@@ -68,7 +71,11 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *verbose {
 		level = slog.LevelInfo
 	}
-	opts, err := proxyOptions(*configPath)
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	opts, tokenizer, err := mcpOptions(cfg)
 	if err != nil {
 		return err
 	}
@@ -79,7 +86,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	p := mcpproxy.NewProxy(up, opts)
 	err = p.Serve(ctx, stdin, stdout)
 	if *statsFile != "" {
-		if werr := p.Stats().WriteFile(*statsFile, "estimate"); werr != nil && err == nil {
+		if werr := p.Stats().WriteFile(*statsFile, tokenizer); werr != nil && err == nil {
 			err = fmt.Errorf("writing stats: %w", werr)
 		}
 	}
@@ -89,14 +96,74 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return err
 }
 
-// proxyOptions builds the proxy's options from the config file.
-func proxyOptions(path string) (*mcpproxy.Options, error) {
-	opts := &mcpproxy.Options{}
+// loadConfig reads the config file, or returns the defaults for "".
+func loadConfig(path string) (*config.Config, error) {
 	if path == "" {
-		return opts, nil
+		return config.Default(), nil
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
+	return config.Load(path)
+}
+
+// mcpOptions turns the config into proxy options running the terse
+// pipeline, and names the tokenizer for the stats file.
+func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
+	counter, err := tokens.Get(cfg.Tokenizer)
+	if err != nil {
+		return nil, "", err
 	}
-	return nil, &usageError{"proxy: --config is not available in this build yet"}
+	format := cfg.Format
+	if format == "auto" {
+		format = "" // compact JSON until the adaptive renderer is wired in
+	}
+	dir := cfg.Store.Dir
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	pl := &mcpproxy.Pipeline{
+		Options: terse.Options{Tokenizer: counter, Format: format, Budget: cfg.Budget,
+			Store: &store.Dir{Path: dir, TTL: cfg.Store.TTL.Duration}},
+		NoDedup: !cfg.Dedup.Enabled,
+		ForTool: func(tool string, o *terse.Options) {
+			t := cfg.Tool(tool)
+			if t == nil {
+				return
+			}
+			if t.Budget > 0 {
+				o.Budget = t.Budget
+			}
+			o.Filter = t.Rule()
+			o.Strategy = t.Strategy
+			o.Pointer = t.Items
+			o.DropFields, o.KeepFields = t.DropFields, t.KeepFields
+		},
+	}
+	if _, err := terse.New(&pl.Options); err != nil {
+		return nil, "", err
+	}
+	opts := &mcpproxy.Options{
+		Transformer:   pl,
+		Counter:       counter,
+		MinSizeBytes:  cfg.Proxy.MinSizeBytes,
+		MaxSizeBytes:  cfg.Proxy.MaxSizeBytes,
+		ExcludeTools:  cfg.Proxy.ExcludeTools,
+		FailOnError:   !cfg.Proxy.SkipOnError,
+		DefaultBudget: cfg.Budget,
+		MutatingTools: cfg.Dedup.MutatingTools,
+	}
+	if len(cfg.Proxy.IncludeTools) > 0 {
+		opts.IncludeTools = cfg.Proxy.IncludeTools
+	}
+	for _, t := range cfg.Tools {
+		if t.Mutating {
+			opts.MutatingTools = append(opts.MutatingTools, t.Match)
+		}
+	}
+	for _, c := range cfg.Proxy.Clients {
+		r := mcpproxy.ClientRule{Match: c.Match, Budget: c.Budget}
+		if c.Reads == "structured" {
+			r.Reads = mcpproxy.ReadsStructured
+		}
+		opts.Clients = append(opts.Clients, r)
+	}
+	return opts, counter.Name(), nil
 }

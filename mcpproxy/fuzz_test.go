@@ -1,0 +1,92 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// echoUpstream answers every request with an empty result, in memory.
+type echoUpstream struct{}
+
+func (echoUpstream) String() string { return "echo" }
+func (echoUpstream) Dial(ctx context.Context) (Conn, error) {
+	return &echoConn{out: make(chan []byte, 64), done: make(chan struct{})}, nil
+}
+
+type echoConn struct {
+	out  chan []byte
+	done chan struct{}
+	once sync.Once
+}
+
+func (c *echoConn) Read() ([]byte, error) {
+	select {
+	case m := <-c.out:
+		return m, nil
+	case <-c.done:
+		return nil, errors.New("closed")
+	}
+}
+
+func (c *echoConn) Write(msg []byte) error {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) == nil && m.ID != nil && m.Method != "" {
+		res := `{"content":[{"type":"text","text":"{\"a\": [1, 2, 3], \"b\": \"` + strings.Repeat("x", 120) + `\"}"}]}`
+		select {
+		case c.out <- []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + res + `}`):
+		case <-c.done:
+		}
+	}
+	return nil
+}
+
+func (c *echoConn) Close() error { c.once.Do(func() { close(c.done) }); return nil }
+
+// FuzzClientMessages: whatever the client sends, the proxy answers with
+// valid JSON-RPC lines and keeps serving.
+func FuzzClientMessages(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"_budget":100,"_output_mode":"raw"}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{"_chunk":"r1.2"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":7},"arguments":{"_budget":"zz"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}`,
+		`[{"jsonrpc":"2.0"}]`, `{"id":{}}`, `nul`, `"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if bytes.ContainsAny(data, "\n\r") {
+			return // one message per line
+		}
+		var out bytes.Buffer
+		p := NewProxy(echoUpstream{}, nil)
+		in := string(data) + "\n" + `{"jsonrpc":"2.0","id":"last","method":"ping"}` + "\n"
+		if err := p.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(&out)
+		sc.Buffer(nil, 1<<20)
+		last := false
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("invalid JSON to the client: %q", sc.Text())
+			}
+			last = last || m["id"] == "last"
+		}
+		if !last {
+			t.Fatalf("no answer to the message after %q:\n%s", data, out.String())
+		}
+	})
+}
