@@ -34,6 +34,7 @@ type choice struct {
 // group is a set of equal containers: a legend candidate.
 type group struct {
 	rep  tree.Value
+	size int // compact JSON bytes (approximate)
 	n    int // occurrences in the whole tree
 	uses int // occurrences left after factoring
 	sel  bool
@@ -58,7 +59,7 @@ type autoEncoder struct {
 
 // minLegendBytes is the smallest container (in compact JSON bytes) worth a
 // legend entry: smaller ones cost about as much as their reference.
-const minLegendBytes = 48
+const minLegendBytes = 24
 
 var seed = maphash.MakeSeed()
 
@@ -169,7 +170,7 @@ func (e *autoEncoder) analyze(v tree.Value) (uint64, int) {
 			}
 		}
 		if g == nil {
-			g = &group{rep: v}
+			g = &group{rep: v, size: size}
 			e.groups[sum] = append(e.groups[sum], g)
 		}
 		g.n++
@@ -215,7 +216,8 @@ func (e *autoEncoder) selectLegend(root tree.Value) {
 		visit(root)
 		changed := false
 		for _, g := range cands {
-			if g.sel && g.uses < 2 {
+			// A declaration costs about 3 tokens and each reference 2.
+			if g.sel && (g.uses < 2 || float64(g.uses-1)*float64(g.size)/4 <= 3+2*float64(g.uses)) {
 				g.sel = false
 				changed = true
 			}
@@ -525,7 +527,11 @@ func (e *autoEncoder) scalarCost(v tree.Value, bare, cell bool) float64 {
 }
 
 // choose computes the cost and form of every container reachable from v.
-func (e *autoEncoder) choose(v tree.Value) *choice {
+func (e *autoEncoder) choose(v tree.Value) *choice { return e.chooseAt(v, 0) }
+
+// chooseAt computes the cost and form of v, a value at depth, and of every
+// container below it. A node has one depth, so the memo is by node.
+func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 	if v.Kind() < tree.KindArray {
 		return nil
 	}
@@ -535,11 +541,17 @@ func (e *autoEncoder) choose(v tree.Value) *choice {
 	c := &choice{}
 	e.memo[v] = c
 	if v.Kind() == tree.KindObject {
+		// A member line costs its newline and ": "; indentation adds
+		// about half a token below the top level.
+		line := 1.5
+		if depth > 0 {
+			line = 2.5
+		}
 		inl, blk := 1.0, 0.0
 		for _, m := range v.Members() {
 			k := e.keyCost(m.Key)
+			blk += line + k + e.memberCost(m.Key, m.Value, depth+1)
 			inl += k + 1 + e.inlineCost(m.Value)
-			blk += 1 + k + 0.5 + e.memberCost(m.Key, m.Value)
 			if e.ref(m.Value) == 0 && (e.fenceKeys[m.Key] && e.fenceOK(m.Key, m.Value) || e.isForced(m.Value)) {
 				c.forced = true
 			}
@@ -562,7 +574,7 @@ func (e *autoEncoder) choose(v tree.Value) *choice {
 	var list float64
 	for _, it := range items {
 		list += 1
-		if ic := e.choose(it); ic != nil && it.Kind() == tree.KindObject && e.ref(it) == 0 && ic.form == formBlock {
+		if ic := e.chooseAt(it, depth+1); ic != nil && it.Kind() == tree.KindObject && e.ref(it) == 0 && ic.form == formBlock {
 			list += ic.best
 		} else {
 			list += e.inlineCost(it)
@@ -633,7 +645,7 @@ func (e *autoEncoder) cellCost(v tree.Value) float64 {
 
 // memberCost is the cost of the value of a key:value line: the cheaper of
 // its inline form and (for containers and long strings) a block form.
-func (e *autoEncoder) memberCost(k string, v tree.Value) float64 {
+func (e *autoEncoder) memberCost(k string, v tree.Value, depth int) float64 {
 	if e.ref(v) != 0 {
 		return 2
 	}
@@ -646,7 +658,7 @@ func (e *autoEncoder) memberCost(k string, v tree.Value) float64 {
 		}
 		return c
 	}
-	return e.choose(v).best
+	return e.chooseAt(v, depth).best
 }
 
 // fenceOK reports whether v is a string that may be written as a fenced
