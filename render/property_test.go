@@ -6,6 +6,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -109,9 +110,9 @@ func TestAutoRoundTripProperty(t *testing.T) {
 		if err := render.Verify(text, v); err != nil {
 			t.Fatalf("Verify(Encode(%s)): %v", v, err)
 		}
-		if n, nj := len(text), len(tree.AppendJSON(nil, v)); (n+3)/4 > (nj+3)/4+1 && text != string(tree.AppendJSON(nil, v)) {
-			// the estimate counter is ceil(bytes/3.5); allow rounding
-			t.Logf("auto %d bytes vs json %d", n, nj)
+		est := tokens.Estimate()
+		if n, nj := est.Count(text), est.Count(string(tree.AppendJSON(nil, v))); n > nj {
+			t.Fatalf("Encode(%s): %d tokens, compact JSON %d", v, n, nj)
 		}
 	})
 }

@@ -20,8 +20,8 @@ import (
 )
 
 const reportDoc = `
-Report measures what terse saves on real payloads. For each FILE (a
-directory is walked; hidden files are skipped) it prints:
+Report measures what terse saves on real payloads. For each file under the
+PATHs (directories are walked; hidden files are skipped) it prints:
 
   json    tokens of the compact JSON (for text files: of the text itself),
           the baseline every saving is measured against
