@@ -210,9 +210,16 @@ func checkReduce(t *rapid.T, in []Message, window int, prev State, o *Options, o
 		}
 	}
 	dmax = max(dmax, st.Dropped)
-	floor := Count(opt.Counter, apply(norm, bmax, dmax, opt, &Report{})) + ToolOverhead(opt.Counter, opt.Tools)
+	var ends []int
+	if !opt.KeepThinking {
+		ends = turnEnds(norm)
+	}
+	floor := Count(opt.Counter, apply(norm, bmax, dmax, ends, opt, &Report{})) + ToolOverhead(opt.Counter, opt.Tools)
 	if floor <= rep.Threshold && rep.TokensAfter > rep.Threshold {
 		t.Fatalf("%d tokens after, threshold %d reachable (floor %d)", rep.TokensAfter, rep.Threshold, floor)
+	}
+	if rep.planned < rep.TokensAfter || (st.Dropped == 0 && rep.planned != rep.TokensAfter) {
+		t.Fatalf("planned %d tokens, got %d (dropped %d)", rep.planned, rep.TokensAfter, st.Dropped)
 	}
 	if rep.OverBudget != (rep.TokensAfter > rep.Threshold) {
 		t.Fatalf("OverBudget %v with %d > %d", rep.OverBudget, rep.TokensAfter, rep.Threshold)
@@ -275,8 +282,7 @@ func joinPrints(msgs []Message) string {
 }
 
 // TestTrimmedCost checks that the size Reduce plans with for a trimmed
-// message is the size of the trimmed message (or more, when thinking is
-// dropped).
+// message is the size of the trimmed message.
 func TestTrimmedCost(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := genConv(t)
@@ -289,8 +295,8 @@ func TestTrimmedCost(t *testing.T) {
 			}
 			tm := m
 			tm.Parts = trimParts(nil, m, maxArgs, drop, &Report{})
-			planned, actual := z.trimmedMessage(&m, maxArgs), z.message(&tm)
-			if actual > planned || (!drop && actual != planned) {
+			planned, actual := z.trimmedMessage(&m, maxArgs, drop), z.message(&tm)
+			if actual != planned {
 				t.Fatalf("planned %d, trimmed message costs %d", planned, actual)
 			}
 		}

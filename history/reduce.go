@@ -125,6 +125,8 @@ type Report struct {
 	StateMismatch string `json:"state_mismatch,omitempty"`
 
 	Normalize NormalizeReport `json:"normalize"`
+
+	planned int // the size the search planned with, ≥ TokensAfter (tests)
 }
 
 // Reduce normalises msgs ([Normalize]) and trims them to fit window
@@ -153,23 +155,53 @@ func Reduce(msgs []Message, window int, st State, o *Options) ([]Message, State,
 	rep.Target = int(math.Floor(float64(window)*opt.Target + 1e-9))
 	overhead := ToolOverhead(opt.Counter, opt.Tools)
 
-	// Prefix sums of each message's size kept, trimmed, and dropped.
+	// Prefix sums of each message's size kept (pu), trimmed with its
+	// thinking (pt), and once dropped (pk). A trimmed assistant message
+	// also loses its thinking once its turn ends before the boundary:
+	// te[b] sums those savings over turns ending before b, ps[d] over
+	// messages before d (already dropped, so nothing left to save).
 	pu := make([]int, 3*(n+1))
 	pt, pk := pu[n+1:2*(n+1)], pu[2*(n+1):]
 	pu = pu[:n+1]
+	var ends, te, ps []int
+	if !opt.KeepThinking {
+		ends = turnEnds(norm)
+	}
 	for i := range norm {
 		m := &norm[i]
 		u := z.message(m)
 		t, k := u, u
 		if trimmable(m.Role) {
-			t, k = z.trimmedMessage(m, opt.MaxArgs), 0
+			t, k = z.trimmedMessage(m, opt.MaxArgs, false), 0
+			if ends != nil && hasThinking(m) {
+				if te == nil {
+					te, ps = make([]int, n+2), make([]int, n+1)
+				}
+				sav := t - z.trimmedMessage(m, opt.MaxArgs, true)
+				te[ends[i]+1] += sav
+				ps[i+1] = sav
+			}
 		}
 		pu[i+1] = pu[i] + u
 		pt[i+1] = pt[i] + t
 		pk[i+1] = pk[i] + k
 	}
+	if te != nil {
+		for i := 1; i < len(te); i++ {
+			te[i] += te[i-1]
+		}
+		for i := 1; i < len(ps); i++ {
+			ps[i] += ps[i-1]
+		}
+	}
 	cost := func(d, b int) int {
-		return safe(pk[d]+pt[b]-pt[d]+pu[n]-pu[b]) + overhead
+		raw := pk[d] + pt[b] - pt[d] + pu[n] - pu[b]
+		if te != nil {
+			// Savings of turns ending before b, less all savings before d:
+			// exact when d is 0, an overestimate of the cost otherwise.
+			raw -= max(0, te[b]-ps[d])
+		}
+		return safe(raw) + overhead
 	}
 	rep.TokensBefore = cost(0, 0)
 
@@ -219,8 +251,9 @@ func Reduce(msgs []Message, window int, st State, o *Options) ([]Message, State,
 	}
 	rep.Boundary, rep.DropBoundary = b, d
 
-	out := apply(norm, b, d, opt, &rep)
+	out := apply(norm, b, d, ends, opt, &rep)
 	rep.TokensAfter = Count(opt.Counter, out) + overhead
+	rep.planned = cost(d, b)
 	rep.OverBudget = rep.TokensAfter > rep.Threshold
 
 	next := State{Version: StateVersion, Boundary: b, Dropped: d, Calls: st.Calls + 1, PrefixChanges: st.PrefixChanges}
@@ -342,19 +375,11 @@ func closedPositions(msgs []Message) []bool {
 }
 
 // apply builds the result: assistant and tool messages before d removed,
-// those before b trimmed.
-func apply(msgs []Message, b, d int, opt Options, rep *Report) []Message {
-	dropThinking := !opt.KeepThinking
-	nextUser := len(msgs)
+// those before b trimmed; with ends (see turnEnds), an assistant message's
+// thinking is dropped when its turn ends before b.
+func apply(msgs []Message, b, d int, ends []int, opt Options, rep *Report) []Message {
 	out := make([]Message, 0, len(msgs))
 	var arena []Part
-	userAfter := make([]int, b) // index of the first user message after i
-	for i := b - 1; i >= 0; i-- {
-		userAfter[i] = nextUser
-		if msgs[i].Role == RoleUser && !splitFromResults(msgs, i) {
-			nextUser = i
-		}
-	}
 	for i := range msgs {
 		m := msgs[i]
 		if !trimmable(m.Role) || i >= b {
@@ -369,11 +394,34 @@ func apply(msgs []Message, b, d int, opt Options, rep *Report) []Message {
 		if len(arena) < len(m.Parts)+1 {
 			arena = make([]Part, max(256, len(m.Parts)+1))
 		}
-		m.Parts = trimParts(arena[:0:len(m.Parts)+1], m, opt.MaxArgs, dropThinking && userAfter[i] < b, rep)
+		m.Parts = trimParts(arena[:0:len(m.Parts)+1], m, opt.MaxArgs, ends != nil && ends[i] < b, rep)
 		arena = arena[len(m.Parts):cap(arena)]
 		out = append(out, m)
 	}
 	return out
+}
+
+// turnEnds returns, for each message, the index of the user message that
+// ends its turn (len(msgs) when none does yet).
+func turnEnds(msgs []Message) []int {
+	ends := make([]int, len(msgs))
+	next := len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		ends[i] = next
+		if msgs[i].Role == RoleUser && !splitFromResults(msgs, i) {
+			next = i
+		}
+	}
+	return ends
+}
+
+func hasThinking(m *Message) bool {
+	for i := range m.Parts {
+		if m.Parts[i].Kind == Thinking {
+			return true
+		}
+	}
+	return false
 }
 
 // splitFromResults reports whether user message i is the text that came
@@ -437,21 +485,16 @@ func trimParts(dst []Part, m Message, maxArgs int, dropThinking bool, rep *Repor
 	return dst
 }
 
-// trimmedMessage is the size of m once trimmed, thinking kept.
-func (z sizer) trimmedMessage(m *Message, maxArgs int) int {
+// trimmedMessage is the size of m once trimmed by trimParts.
+func (z sizer) trimmedMessage(m *Message, maxArgs int, dropThinking bool) int {
 	ph := z.text(Placeholder)
-	if len(m.Parts) == 0 {
-		return ph + messageOverhead
-	}
-	if len(m.Parts) == 1 && (m.Parts[0].Kind == Text || m.Parts[0].Kind == Image) {
-		return ph + messageOverhead
-	}
-	n := messageOverhead
+	n, parts, lone := messageOverhead, 0, false
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		switch p.Kind {
 		case Text, Image:
 			n += ph
+			lone = true
 		case ToolCall:
 			if trimArgs(p.Args, maxArgs) {
 				n += z.wrapped(0, p.Name, ArgsPlaceholder(len(p.Args)))
@@ -460,10 +503,22 @@ func (z sizer) trimmedMessage(m *Message, maxArgs int) int {
 			}
 		case ToolResult:
 			n += z.wrapped(0, Placeholder)
+		case Thinking:
+			if dropThinking {
+				continue
+			}
+			n += z.part(p)
 		default:
 			n += z.part(p)
 		}
 		n += partOverhead
+		parts++
+	}
+	switch {
+	case parts == 0:
+		return ph + messageOverhead // one placeholder text
+	case parts == 1 && lone:
+		return ph + messageOverhead // a lone text counts as a string
 	}
 	return n
 }
