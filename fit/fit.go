@@ -1,9 +1,11 @@
 package fit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -142,7 +144,7 @@ type engine struct {
 	linear bool    // items are lines: head+tail solver
 	head   float64 // head share for linear text
 	// assemble returns the complete output for a selection.
-	assemble func(sel []Level, idx *chunkIndex) string
+	assemble func(sel []Level, tier int) string
 	chunks   *chunkIndex
 }
 
@@ -220,18 +222,92 @@ func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
 // the whole output exactly, and tighten until it fits. The budget is a
 // guarantee: the returned text is ≤ Budget by the counter, or empty.
 func (e *engine) run(st *Stats) string {
+	// Tiers of in-band apparatus, richest first: hint and chunk index,
+	// hint only, declarations only. A poorer tier is used only when the
+	// richer one leaves no room for any item.
+	var text string
+	var sel []Level
+	iters := 0
+	for tier := tierIndex; tier >= tierNone; tier-- {
+		s, t, ok := e.runTier(tier, &iters, st)
+		if ok && (kept(s) > 0 || tier == tierNone) {
+			sel, text = s, t
+			break
+		}
+		if ok && sel == nil {
+			sel, text = s, t // nothing kept, but fits: the fallback
+		}
+	}
+	st.Iterations = iters
+	if sel == nil {
+		sel = make([]Level, e.n)
+		for i := range sel {
+			sel[i] = Skip
+		}
+		text, st.Tokens, st.Counted = "", 0, true
+	}
+	st.Truncated = false
+	for _, l := range sel {
+		if l != Full {
+			st.Truncated = true
+		}
+		switch l {
+		case Full:
+			st.Full++
+		case Standard:
+			st.Standard++
+		case Minimal:
+			st.Minimal++
+		}
+	}
+	return text
+}
+
+// The in-band apparatus tiers.
+const (
+	tierNone  = iota // gaps declared, nothing else
+	tierHint         // plus the overflow hint
+	tierIndex        // plus the chunk index
+)
+
+func kept(sel []Level) int {
+	n := 0
+	for _, l := range sel {
+		if l != Skip {
+			n++
+		}
+	}
+	return n
+}
+
+// runTier solves at one tier: solve with the capacity left beside the
+// apparatus, render, count exactly, tighten until it fits, then drop the
+// least valuable items if it still does not. ok is false when not even
+// the empty selection fits.
+func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool) {
 	budget := e.o.Budget
 	skip := make([]Level, e.n)
 	for i := range skip {
 		skip[i] = Skip
 	}
-	base := e.count(e.assemble(skip, e.chunks))
-	capacity := budget - base - 8 - budget/50
+	empty := e.assemble(skip, tier)
+	base := e.count(empty)
+	if base > budget {
+		return nil, "", false
+	}
+	capacity := budget - base - 2 - budget/50
+	// Keeping anything adds declarations (levels, ranges) that the empty
+	// selection lacks: measure them once with the cheapest single option.
+	if bi, bk := e.cheapest(); bi >= 0 {
+		one := append([]Level(nil), skip...)
+		one[bi] = e.levels[bi][bk]
+		if extra := e.count(e.assemble(one, tier)) - base - e.costs[bi][bk]; extra > 0 {
+			capacity -= extra
+		}
+	}
 	var sel []Level
-	text := ""
-	fits := false
 	for iter := 1; iter <= 8 && capacity > 0; iter++ {
-		st.Iterations = iter
+		*iters++
 		p := &problem{capacity: capacity, items: make([][]option, e.n)}
 		for i := range e.n {
 			opts := make([]option, len(e.levels[i]))
@@ -253,80 +329,65 @@ func (e *engine) run(st *Stats) string {
 				sel[i] = e.levels[i][k]
 			}
 		}
-		text = e.assemble(sel, e.chunks)
+		text := e.assemble(sel, tier)
 		n := e.count(text)
 		if n <= budget {
-			st.Tokens, st.Counted, fits = n, true, true
-			break
+			st.Tokens, st.Counted = n, true
+			return sel, text, true
 		}
 		over := n - budget
 		capacity -= over + capacity/16 + 1
 	}
-	if !fits && sel != nil {
+	if sel != nil {
 		// Drop the least valuable kept items, an eighth at a time.
-		for !fits {
-			var kept []int
-			for i, l := range sel {
-				if l != Skip {
-					kept = append(kept, i)
-				}
+		var keep []int
+		for i, l := range sel {
+			if l != Skip {
+				keep = append(keep, i)
 			}
-			if len(kept) == 0 {
-				break
-			}
-			sortByValue(kept, e.vals)
-			for _, i := range kept[:max(1, len(kept)/8)] {
+		}
+		sortByValue(keep, e.vals)
+		for len(keep) > 0 {
+			k := max(1, len(keep)/8)
+			for _, i := range keep[:k] {
 				sel[i] = Skip
 			}
-			st.Iterations++
-			text = e.assemble(sel, e.chunks)
+			keep = keep[k:]
+			*iters++
+			text := e.assemble(sel, tier)
 			if n := e.count(text); n <= budget {
-				st.Tokens, st.Counted, fits = n, true, true
+				st.Tokens, st.Counted = n, true
+				return sel, text, true
 			}
 		}
 	}
-	if !fits {
-		sel = skip
-		for _, idx := range []*chunkIndex{e.chunks, nil} {
-			text = e.assemble(sel, idx)
-			if n := e.count(text); n <= budget {
-				st.Tokens, st.Counted, fits = n, true, true
-				break
+	st.Tokens, st.Counted = base, true
+	return skip, empty, true
+}
+
+// cheapest returns the item and option index of the cheapest option, or
+// -1.
+func (e *engine) cheapest() (int, int) {
+	bi, bk, bw := -1, -1, math.MaxInt
+	for i := range e.n {
+		for k := range e.levels[i] {
+			if w := e.costs[i][k]; w < bw {
+				bi, bk, bw = i, k, w
 			}
 		}
-		if !fits {
-			text, st.Tokens, st.Counted = "", 0, true
-		}
 	}
-	st.Truncated = false
-	for _, l := range sel {
-		if l != Full {
-			st.Truncated = true
-		}
-		switch l {
-		case Full:
-			st.Full++
-		case Standard:
-			st.Standard++
-		case Minimal:
-			st.Minimal++
-		}
-	}
-	return text
+	return bi, bk
 }
 
 // sortByValue orders item indexes by increasing value, later items first
 // among equals (so that earlier items survive).
 func sortByValue(idx []int, vals []float64) {
-	for a := 1; a < len(idx); a++ {
-		for b := a; b > 0; b-- {
-			x, y := idx[b-1], idx[b]
-			if vals[x] < vals[y] || vals[x] == vals[y] && x > y {
-				break
-			}
-			idx[b-1], idx[b] = y, x
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(vals[a], vals[b]); c != 0 {
+			return c
 		}
-	}
+		return cmp.Compare(b, a)
+	})
 }
 
 // solveLinear is head+tail for lines with a head share.
@@ -552,7 +613,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return ranges(idx, o.lineBase)
 	}
-	e.assemble = func(sel []Level, idx *chunkIndex) string {
+	e.assemble = func(sel []Level, tier int) string {
 		var kept []tree.Value
 		var mems []tree.Member
 		for i, l := range sel {
@@ -580,8 +641,8 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 				sb.WriteByte('\n')
 			}
 		}
-		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0, idx != nil)
-		writeHintAndIndex(&sb, o, sel, idx)
+		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0, tier == tierIndex)
+		writeHintAndIndex(&sb, o, sel, ck, tier)
 		return strings.TrimSuffix(sb.String(), "\n")
 	}
 	if o.Store != nil {
@@ -678,7 +739,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 //	> [+114 more items, 20 shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
 //	> [+114 more items: not stored; re-run with a larger budget to see them]
 //	> [23 items shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
-func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex) {
+func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
 	skipped, short := 0, 0
 	for _, l := range sel {
 		switch l {
@@ -688,7 +749,7 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 			short++
 		}
 	}
-	if skipped+short == 0 || idx == nil {
+	if skipped+short == 0 || tier == tierNone {
 		return
 	}
 	unit := idx.unit
@@ -701,12 +762,17 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 	default:
 		what = fmt.Sprintf("+%d more %s, %d shortened", skipped, unit, short)
 	}
-	if idx.handle != "" {
+	switch {
+	case idx.handle != "" && tier == tierIndex:
 		fmt.Fprintf(sb, "> [%s: get any chunk in full with: %s]\n", what, fetch(o, idx.handle, "N"))
-	} else {
+	case idx.handle != "":
+		fmt.Fprintf(sb, "> [%s: get chunk N of %d in full with: %s]\n", what, len(idx.ranges), fetch(o, idx.handle, "N"))
+	default:
 		fmt.Fprintf(sb, "> [%s: not stored; re-run with a larger budget to see them]\n", what)
 	}
-	idx.write(sb, o, sel)
+	if tier == tierIndex {
+		idx.write(sb, o, sel)
+	}
 }
 
 func fetch(o Options, handle, n string) string {

@@ -209,7 +209,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	}
 	e.chunks = ck
 	trailing := strings.HasSuffix(s, "\n")
-	e.assemble = func(sel []Level, idx *chunkIndex) string {
+	e.assemble = func(sel []Level, tier int) string {
 		var sb strings.Builder
 		for i := 0; i < n; {
 			if sel[i] == Skip {
@@ -240,7 +240,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 			}
 			i++
 		}
-		writeHintAndIndex(&sb, o, sel, idx)
+		writeHintAndIndex(&sb, o, sel, ck, tier)
 		out := sb.String()
 		if !trailing {
 			out = strings.TrimSuffix(out, "\n")

@@ -1,0 +1,39 @@
+package terse_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/store"
+)
+
+// A list of issues fitted to 150 tokens: the first items are kept at
+// minimal detail (identity fields), the rest are declared with the command
+// that fetches them from the store, and the Report says what happened.
+func Example() {
+	payload := []byte(`[
+	 {"number": 5, "title": "Crash on start", "state": "open", "html_url": "https://example.com/5", "body": "Steps: run it, see it crash."},
+	 {"number": 4, "title": "Typo in README", "state": "closed", "html_url": "https://example.com/4", "body": "teh → the"},
+	 {"number": 3, "title": "Add a logo", "state": "open", "html_url": "https://example.com/3", "body": "Any ideas for a logo?"},
+	 {"number": 2, "title": "Slow on large files", "state": "open", "html_url": "https://example.com/2", "body": "A 1 GB file takes minutes."},
+	 {"number": 1, "title": "Support Windows", "state": "closed", "html_url": "https://example.com/1", "body": "Paths use backslashes."}
+	]`)
+	p, err := terse.New(&terse.Options{Budget: 150, Tool: "get_issues", Store: &store.Mem{}})
+	if err != nil {
+		panic(err)
+	}
+	res, err := p.Process(context.Background(), payload)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Text)
+	r := res.Report
+	fmt.Printf("%d → %d tokens (%s), kept %d of %d by %s\n", r.RawTokens, r.OutputTokens, r.Tokenizer, r.Items.Kept, r.Items.Total, r.Strategy)
+	// Output:
+	// [{"number":5,"title":"Crash on start","state":"open","html_url":"https://example.com/5","body":"Steps: run it, see it crash."},{"number":4,"title":"Typo in README","state":"closed","body":"teh → the"}]
+	// > [omitted the root array: 2–4 (3 of 5 items, 0-based)]
+	// > [detail the root array: standard 1 (dropped urls, avatars, node ids, extra timestamps, empty values; long strings cut)]
+	// > [+3 more items, 1 shortened: get chunk N of 2 in full with: terse chunk c_53abc4671d63e9ee N]
+	// 170 → 149 tokens (o200k_base), kept 2 of 5 by element_count
+}
