@@ -462,40 +462,49 @@ func (e *autoEncoder) content(s string) string {
 // alternatives; the result is measured with the real counter afterwards.
 func approxTokens(s string) float64 {
 	var n float64
-	run, kind := 0, 0
-	flush := func() {
-		switch kind {
-		case 1:
-			n += float64((run + 5) / 6)
-		case 2:
-			n += float64((run + 2) / 3)
-		}
-		run, kind = 0, 0
-	}
+	run, kind := 0, uint8(0)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		k := 3
-		switch {
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-			k = 1
-		case c >= '0' && c <= '9':
-			k = 2
+		k := charClass[s[i]]
+		if k != kind && run > 0 {
+			if kind == 1 {
+				n += float64((run + 5) / 6)
+			} else {
+				n += float64((run + 2) / 3)
+			}
+			run = 0
 		}
-		if k != kind {
-			flush()
-		}
-		if k == 3 {
-			if c != ' ' || i+1 >= len(s) || s[i+1] == ' ' {
+		kind = k
+		if k == 0 {
+			if s[i] != ' ' || i+1 >= len(s) || s[i+1] == ' ' {
 				n += 0.8
 			}
 			continue
 		}
-		kind = k
 		run++
 	}
-	flush()
+	if run > 0 {
+		if kind == 1 {
+			n += float64((run + 5) / 6)
+		} else {
+			n += float64((run + 2) / 3)
+		}
+	}
 	return n
 }
+
+// charClass is 1 for letters (and non-ASCII bytes), 2 for digits, 0 for
+// punctuation and space.
+var charClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			t[c] = 1
+		case c >= '0' && c <= '9':
+			t[c] = 2
+		}
+	}
+	return t
+}()
 
 func (e *autoEncoder) keyCost(k string) float64 {
 	if isBareKey(k) {

@@ -133,12 +133,15 @@ func autoText(v tree.Value, o *Options, compact string) (string, []Format) {
 	doc := string(e.encode(v))
 	best, bestF := compact, []Format{JSON}
 	bestN := o.Counter.Count(compact)
+	jsonN := bestN
 	if doc != compact {
 		if n := o.Counter.Count(doc); n < bestN {
 			best, bestF, bestN = doc, e.formats(v), n
 		}
 	}
-	if !o.NoTOON && v.Kind() >= tree.KindArray {
+	// TOON rarely beats the auto document by more than its fence; it is
+	// tried only when auto saves less than 15 %.
+	if !o.NoTOON && v.Kind() >= tree.KindArray && float64(bestN) > 0.85*float64(jsonN) {
 		t := fencedTOON(v)
 		if n := o.Counter.Count(t); n < bestN {
 			if _, err := toon.UnmarshalString(t[len("```toon\n"):len(t)-4], nil); err == nil {
