@@ -53,3 +53,23 @@ func FuzzEncodeJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMarkdown: csv_from_md keeps every table cell and all other text.
+func FuzzMarkdown(f *testing.F) {
+	for _, s := range []string{"| a | b |\n|---|:-:|\n| 1 | x, \"y\" |\n\ntext", "x\n| a |\n|--|\n| `c` |\n| |", "```\n| a |\n|---|\n```\n| b |\n|---|"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc, ok := render.EncodeMarkdown(s)
+		if !ok {
+			return
+		}
+		back, err := render.DecodeMarkdown(enc)
+		if err != nil {
+			t.Fatalf("DecodeMarkdown(EncodeMarkdown(%q)): %v\n%s", s, err, enc)
+		}
+		if !render.EqualMarkdown(back, s) {
+			t.Fatalf("round trip of %q:\nencoded:\n%s\ndecoded:\n%s", s, enc, back)
+		}
+	})
+}
