@@ -247,17 +247,19 @@ func itemStat(it tree.Value) (add, del int, ok bool) {
 }
 
 // dirSummary groups paths by their directory (up to two segments):
-// "src/app/* (3 files), README.md".
+// "src/app/* (3 files), README.md, 4 top-level files".
 func dirSummary(paths []string) string {
-	groups := map[string]int{}
-	single := map[string]string{}
-	for _, p := range paths {
+	dirOf := func(p string) string {
 		d := path.Dir(p)
 		if segs := strings.Split(d, "/"); len(segs) > 2 {
 			d = strings.Join(segs[:2], "/")
 		}
-		groups[d]++
-		single[d] = p
+		return d
+	}
+	groups := map[string][]string{}
+	for _, p := range paths {
+		d := dirOf(p)
+		groups[d] = append(groups[d], p)
 	}
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
@@ -270,11 +272,12 @@ func dirSummary(paths []string) string {
 			parts = append(parts, fmt.Sprintf("%d more dirs", len(keys)-4))
 			break
 		}
-		switch {
-		case groups[k] == 1:
-			parts = append(parts, single[k])
-		default:
-			parts = append(parts, fmt.Sprintf("%s/* (%d files)", k, groups[k]))
+		if g := groups[k]; len(g) <= 2 {
+			parts = append(parts, g...)
+		} else if k == "." {
+			parts = append(parts, fmt.Sprintf("%d top-level files", len(g)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s/* (%d files)", k, len(g)))
 		}
 	}
 	return strings.Join(parts, ", ")

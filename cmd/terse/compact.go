@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
@@ -117,7 +118,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	opts.Fetch = chunkCommand(dir, ttl)
 	p, err := terse.New(&opts)
 	if err != nil {
-		return &usageError{err.Error()}
+		return &usageError{strings.TrimPrefix(err.Error(), "terse: ")}
 	}
 	data, name, err := readInput(fs.Arg(0), stdin)
 	if err != nil {
