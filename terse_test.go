@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
@@ -158,5 +159,29 @@ func TestTextAndErrors(t *testing.T) {
 	}
 	if _, err := New(&Options{Strategy: "random"}); err == nil {
 		t.Error("New(strategy random) succeeded")
+	}
+}
+
+// TestFilterStage checks that a declared filter runs before fitting and
+// that its note leads the output, inside the budget.
+func TestFilterStage(t *testing.T) {
+	rule, err := filter.Compile(filter.Spec{Exclude: []string{"*_url", "node_id"}, DropNulls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := readCorpus(t, "github/pygithub__repo-issues-page2.json")
+	p, _ := New(&Options{Budget: 2000, Filter: rule})
+	res, err := p.Process(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Report.Filtered || !strings.HasPrefix(res.Text, "> [") {
+		t.Errorf("filter note missing: filtered=%v, text starts %q", res.Report.Filtered, res.Text[:min(80, len(res.Text))])
+	}
+	if strings.Contains(res.Text, "html_url") {
+		t.Error("excluded field html_url in output")
+	}
+	if res.Report.OutputTokens > 2000 {
+		t.Errorf("OutputTokens = %d, budget 2000", res.Report.OutputTokens)
 	}
 }
