@@ -27,8 +27,9 @@
 // their ids and names (large arguments become a placeholder object), so
 // every tool result still pairs with its call; thinking blocks and their
 // signatures are never edited (a whole turn's thinking is dropped once the
-// turn lies in the trimmed prefix and a later user message exists, which
-// Anthropic allows). The newest tool exchange is never trimmed. If
+// turn and the user message that ends it lie in the trimmed prefix, which
+// Anthropic allows; text sent together with tool results does not end a
+// turn). The newest tool exchange is never trimmed. If
 // placeholders alone still exceed the budget, a second stage drops the
 // oldest trimmed assistant and tool messages, only at points where no tool
 // call is separated from its result.
@@ -37,6 +38,14 @@
 // (JSON) that also fingerprints the conversation. A state that does not
 // match (wrong version or types, index past the end, different first
 // message) is reported in [Report.StateMismatch] and recomputed.
+//
+// # Cache stability
+//
+// A provider caches the longest prefix a request shares with an earlier
+// one. Between calls that do not move the boundary, every message before
+// it is re-trimmed to the same bytes and everything after it is passed
+// through, so the previous request is a prefix of the next. [Report]
+// says when a call changed the prefix, and [State] counts such calls.
 //
 // # Tokens
 //
