@@ -83,3 +83,38 @@ func TestCorpusAuto(t *testing.T) {
 		t.Errorf("total saving %.1f%%, want at least 15%%", 100*saving)
 	}
 }
+
+// TestCorpusTemplates: each JSON template, on every corpus file it applies
+// to, decodes to the identical tree and never costs more than compact JSON.
+func TestCorpusTemplates(t *testing.T) {
+	c := counter(t)
+	applied := map[render.Format]int{}
+	for _, path := range corpus.Files(t, ".json") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tree.Parse(bytes.TrimSpace(data))
+		if err != nil {
+			continue
+		}
+		nj := c.Count(string(tree.AppendJSON(nil, v)))
+		for _, tmpl := range render.Templates {
+			if !tmpl.Applies(v) {
+				continue
+			}
+			applied[tmpl.Name]++
+			text, _, err := render.Encode(v, &render.Options{Counter: c, Template: tmpl.Name, SkipVerify: true})
+			if err != nil {
+				t.Fatalf("%s: %s: %v", corpus.Name(path), tmpl.Name, err)
+			}
+			if err := render.Verify(text, v); err != nil {
+				t.Errorf("%s: %s: %v", corpus.Name(path), tmpl.Name, err)
+			}
+			if n := c.Count(text); n > nj {
+				t.Errorf("%s: %s: %d tokens > compact JSON %d", corpus.Name(path), tmpl.Name, n, nj)
+			}
+		}
+	}
+	t.Logf("templates applied: %v", applied)
+}
