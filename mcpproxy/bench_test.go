@@ -1,7 +1,11 @@
 package mcpproxy
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
+	"strconv"
 
 	"os/exec"
 	"slices"
@@ -10,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/store"
 )
 
 // rows64K is the row count whose pretty JSON is at least 64 KiB.
@@ -53,11 +59,19 @@ func timedCall(b *testing.B, cs *mcp.ClientSession, args map[string]any) time.Du
 
 // BenchmarkRelay64KiB measures one 64 KiB pretty-JSON tools/call, in the
 // same loop: straight to the server (direct), through the proxy with
-// _output_mode raw (the relay alone), and through the proxy with the
-// built-in transformer (compact). pipeline-* is the transformer's own time.
+// _output_mode raw (the relay alone), and through the proxy transforming
+// the result (compact) with the built-in transformer or the terse pipeline
+// (o200k_base). pipeline-* is the transformer's own time.
 //
 //	go test -run '^$' -bench Relay -benchtime 300x ./mcpproxy
 func BenchmarkRelay64KiB(b *testing.B) {
+	b.Run("builtin", func(b *testing.B) { benchRelay(b, nil) })
+	b.Run("pipeline", func(b *testing.B) {
+		benchRelay(b, &Pipeline{Options: terse.Options{Store: &store.Mem{}}, NoDedup: true})
+	})
+}
+
+func benchRelay(b *testing.B, t Transformer) {
 	n := rows64K()
 	d := directFake(b)
 	var mu sync.Mutex
@@ -69,7 +83,7 @@ func BenchmarkRelay64KiB(b *testing.B) {
 			mu.Unlock()
 		}
 	}}
-	h := connect(b, fakeUpstream(b), &Options{Stats: stats}, "bench")
+	h := connect(b, fakeUpstream(b), &Options{Stats: stats, Transformer: t}, "bench")
 	var direct, raw, compact []time.Duration
 	b.SetBytes(int64(len(rowsText(n))))
 	b.ReportAllocs()
@@ -124,4 +138,140 @@ func BenchmarkRelayParallel8(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(dps, "direct-calls/s")
 	b.ReportMetric(pps, "proxy-calls/s")
+}
+
+// memServer answers every tools/call with the same result, in memory, so
+// that a benchmark measures the relay and not an MCP server.
+type memServer struct {
+	result []byte // JSON of the tools/call result
+}
+
+func (s *memServer) String() string { return "mem" }
+func (s *memServer) Dial(ctx context.Context) (Conn, error) {
+	return &memConn{s: s, out: make(chan []byte, 64), done: make(chan struct{})}, nil
+}
+
+type memConn struct {
+	s    *memServer
+	out  chan []byte
+	done chan struct{}
+	once sync.Once
+}
+
+func (c *memConn) Read() ([]byte, error) {
+	select {
+	case m := <-c.out:
+		return m, nil
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+func (c *memConn) Write(msg []byte) error {
+	if resp := c.s.answer(msg); resp != nil {
+		select {
+		case c.out <- resp:
+		case <-c.done:
+		}
+	}
+	return nil
+}
+
+func (c *memConn) Close() error { c.once.Do(func() { close(c.done) }); return nil }
+
+// answer returns the response to a request line, or nil.
+func (s *memServer) answer(msg []byte) []byte {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.ID == nil {
+		return nil
+	}
+	res := []byte(`{}`)
+	if m.Method == "tools/call" {
+		res = s.result
+	}
+	out := make([]byte, 0, len(res)+64)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, m.ID...)
+	out = append(out, `,"result":`...)
+	out = append(out, res...)
+	return append(out, '}')
+}
+
+// BenchmarkRelayOverhead isolates the stdio relay: raw JSON-RPC lines over
+// in-memory pipes to an in-memory server answering with a 64 KiB
+// pretty-JSON result. "direct" is the same exchange without the proxy;
+// "raw" goes through the proxy with _output_mode raw (relay only);
+// "compact" runs the built-in transformer too (pipeline-* is its time).
+//
+//	go test -run '^$' -bench RelayOverhead -benchtime 2000x ./mcpproxy
+func BenchmarkRelayOverhead(b *testing.B) {
+	text := rowsText(rows64K())
+	res, _ := json.Marshal(map[string]any{"content": []map[string]any{{"type": "text", "text": text}}})
+	srv := &memServer{result: res}
+
+	// direct: client <-> in-memory server over the same pipes.
+	dcr, dsw := io.Pipe()
+	dsr, dcw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(dsr)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			if r := srv.answer(sc.Bytes()); r != nil {
+				dsw.Write(append(r, '\n'))
+			}
+		}
+		dsw.Close()
+	}()
+	var mu sync.Mutex
+	var pipe []time.Duration
+	p := NewProxy(srv, &Options{Stats: &Stats{OnCall: func(r CallRecord) {
+		mu.Lock()
+		pipe = append(pipe, r.Pipeline)
+		mu.Unlock()
+	}}})
+	pcr, psw := io.Pipe()
+	psr, pcw := io.Pipe()
+	done := make(chan struct{})
+	go func() { p.Serve(context.Background(), psr, psw); psw.Close(); close(done) }()
+	b.Cleanup(func() { dcw.Close(); pcw.Close(); <-done })
+
+	dr := bufio.NewReaderSize(dcr, 1<<17)
+	pr := bufio.NewReaderSize(pcr, 1<<17)
+	roundTrip := func(w io.Writer, r *bufio.Reader, req string) time.Duration {
+		start := time.Now()
+		io.WriteString(w, req)
+		if _, err := readFrame(r, 1<<24); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var direct, raw, compact []time.Duration
+	b.SetBytes(int64(len(res)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		id := strconv.Itoa(i)
+		direct = append(direct, roundTrip(dcw, dr, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"rows","arguments":{"i":`+id+`}}}`+"\n"))
+		raw = append(raw, roundTrip(pcw, pr, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"rows","arguments":{"i":`+id+`,"_output_mode":"raw"}}}`+"\n"))
+		compact = append(compact, roundTrip(pcw, pr, `{"jsonrpc":"2.0","id":"c`+id+`","method":"tools/call","params":{"name":"rows","arguments":{"i":`+id+`}}}`+"\n"))
+	}
+	b.StopTimer()
+	b.ReportMetric(pct(direct, .5), "direct-p50-µs")
+	b.ReportMetric(pct(direct, .99), "direct-p99-µs")
+	b.ReportMetric(pct(raw, .5), "relay-p50-µs")
+	b.ReportMetric(pct(raw, .99), "relay-p99-µs")
+	b.ReportMetric(pct(compact, .5), "compact-p50-µs")
+	b.ReportMetric(pct(compact, .99), "compact-p99-µs")
+	mu.Lock()
+	var pl []time.Duration
+	for _, d := range pipe {
+		if d > 0 {
+			pl = append(pl, d)
+		}
+	}
+	b.ReportMetric(pct(pl, .5), "pipeline-p50-µs")
+	b.ReportMetric(pct(pl, .99), "pipeline-p99-µs")
+	mu.Unlock()
 }

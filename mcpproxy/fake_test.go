@@ -55,6 +55,11 @@ func rowsText(n int) string {
 }
 
 func serveFake() {
+	fakeServer().Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// fakeServer has the fake upstream's tools.
+func fakeServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
 	argSchema := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
@@ -107,5 +112,5 @@ func serveFake() {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "written"}}}, nil
 		})
-	s.Run(context.Background(), &mcp.StdioTransport{})
+	return s
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/terse-dev/terse/tree"
 )
 
 // echoUpstream answers every request with an empty result, in memory.
@@ -87,6 +89,39 @@ func FuzzClientMessages(f *testing.F) {
 		}
 		if !last {
 			t.Fatalf("no answer to the message after %q:\n%s", data, out.String())
+		}
+	})
+}
+
+// FuzzEnvelope: on every JSON object the envelope scan finds the same
+// top-level members as a full parse.
+func FuzzEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\"}\\"}]}}`,
+		`{"method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+		` { "id" : "x\\\\" , "error" : {"code":-1} } `, `{}`, `{"a":[1,[2,{"b":"]"}]],"id":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := tree.Parse(data)
+		env, ok := scanEnvelope(data)
+		if err != nil || v.Kind() != tree.KindObject {
+			return // the scan need not reject everything a parse rejects
+		}
+		if !ok {
+			t.Fatalf("scanEnvelope rejected a valid object %q", data)
+		}
+		for key, raw := range map[string][]byte{"id": env.id, "method": env.method, "result": env.result, "error": env.error} {
+			want, has := v.Get(key)
+			if !has {
+				continue // duplicate keys: the parse keeps one, the scan the last
+			}
+			got, err := tree.Parse(raw)
+			if raw == nil || err != nil {
+				t.Fatalf("%s: scan gave %q (%v), want %s", key, raw, err, want)
+			}
+			_ = got
 		}
 	})
 }

@@ -90,6 +90,11 @@ const shutdownGrace = 10 * time.Second
 // NewProxy returns a proxy for the given upstream. opts may be nil.
 func NewProxy(up Upstream, opts *Options) *Proxy {
 	e := newEngine(opts)
+	if c, ok := up.(*Command); ok && c.MaxMessageBytes == 0 {
+		cc := *c
+		cc.MaxMessageBytes = e.opts.maxMessage()
+		up = &cc
+	}
 	return &Proxy{
 		up:       up,
 		eng:      e,
@@ -642,16 +647,22 @@ func (p *Proxy) gone(gen int, cause error) {
 	}
 }
 
-// fromUpstream handles one message from the upstream.
+// fromUpstream handles one message from the upstream. Only the envelope
+// is scanned; a result is parsed only when it is rewritten, so relayed
+// messages cost a scan, not a parse.
 func (p *Proxy) fromUpstream(gen int, frame []byte) {
-	v, err := tree.Parse(frame)
-	if err != nil || v.Kind() != tree.KindObject {
+	env, ok := scanEnvelope(frame)
+	if !ok {
 		p.o.Stats.rejected()
-		p.o.Logger.Warn("dropped malformed message from upstream", "err", err)
+		p.o.Logger.Warn("dropped malformed message from upstream", "prefix", string(frame[:min(len(frame), 80)]))
 		return
 	}
-	if m, ok := v.Get("method"); ok {
-		if m.Str() == "notifications/progress" {
+	if env.method != nil {
+		if string(env.method) == `"notifications/progress"` {
+			v, err := tree.Parse(frame)
+			if err != nil {
+				return
+			}
 			if nv, ok := p.unmapProgress(v); ok {
 				p.write(tree.AppendJSON(nil, nv))
 			}
@@ -660,12 +671,17 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 		p.write(frame)
 		return
 	}
-	id, _ := v.Get("id")
+	id, err := tree.Parse(env.id)
+	if err != nil {
+		p.write(frame)
+		return
+	}
 	key := idKey(id)
 	p.mu.Lock()
 	if ch, ok := p.own[key]; ok {
 		delete(p.own, key)
 		p.mu.Unlock()
+		v, _ := tree.Parse(frame)
 		ch <- v
 		return
 	}
@@ -683,10 +699,10 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 		p.write(frame) // a late answer to a cancelled request: the client ignores it
 		return
 	}
-	switch pd.method {
-	case "tools/list":
-		res, ok := v.Get("result")
-		if !ok {
+	switch {
+	case pd.method == "tools/list" && env.result != nil:
+		res, err := tree.Parse(env.result)
+		if err != nil {
 			p.write(frame)
 			return
 		}
@@ -694,11 +710,11 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 		res = rewriteToolList(res, pol, p.o, pd.firstPage, p.tools)
 		p.mu.Unlock()
 		p.reply(id, &res, 0, "")
-	case "tools/call":
+	case pd.method == "tools/call":
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			p.finishCall(pd, pol, v, frame)
+			p.finishCall(pd, pol, id, env.result, frame)
 		}()
 	default:
 		p.write(frame)
@@ -720,21 +736,26 @@ func (p *Proxy) unmapProgress(v tree.Value) (tree.Value, bool) {
 }
 
 // finishCall transforms a tools/call response and sends it to the client.
-func (p *Proxy) finishCall(pd *pending, pol Policy, v tree.Value, frame []byte) {
-	id, _ := v.Get("id")
+// result is the raw "result" member, nil for an error response.
+func (p *Proxy) finishCall(pd *pending, pol Policy, id tree.Value, result, frame []byte) {
 	rec := CallRecord{Tool: pd.call.Tool}
 	defer func() {
 		rec.Duration = time.Since(pd.start)
 		p.record(rec)
 	}()
-	res, ok := v.Get("result")
 	switch {
-	case !ok:
+	case result == nil:
 		rec.Outcome = "error"
 		p.write(frame)
 		return
 	case pd.raw:
 		rec.Outcome = "raw"
+		p.write(frame)
+		return
+	}
+	res, err := tree.Parse(result)
+	if err != nil {
+		rec.Outcome = "passed"
 		p.write(frame)
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -454,5 +456,40 @@ func TestRawWire(t *testing.T) {
 	w.send(t, `{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if m := w.recv(t); m["id"] != "a" || m["result"] == nil {
 		t.Errorf("initialize after bad messages = %v", m)
+	}
+}
+
+// TestHTTPUpstream: --upstream URL relays to a Streamable-HTTP server.
+func TestHTTPUpstream(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fakeServer() }, nil))
+	t.Cleanup(srv.Close)
+	h := connect(t, &HTTP{URL: srv.URL}, nil, "generic-client")
+	if got := reservedIn(h.tools(t)["rows"]); len(got) != 3 {
+		t.Errorf("rows reserved params = %v", got)
+	}
+	got := textOf(t, h.call(t, "rows", map[string]any{"n": 30}))
+	if len(got) >= len(rowsText(30)) || !sameJSON(t, got, rowsText(30)) {
+		t.Errorf("rows over HTTP = %.100q, want the compact JSON", got)
+	}
+	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"n": 1}}
+	params.SetProgressToken("t")
+	if _, err := h.cs.CallTool(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.progress) != 3 {
+		t.Errorf("%d progress notifications before the result, want 3", len(h.progress))
+	}
+}
+
+// TestOversizedUpstreamMessage: a response over the limit becomes an error
+// for its request, and the relay goes on.
+func TestOversizedUpstreamMessage(t *testing.T) {
+	h := connect(t, fakeUpstream(t), &Options{MaxMessageBytes: 8192}, "generic-client")
+	_, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "rows", Arguments: map[string]any{"n": 200}})
+	if err == nil || !strings.Contains(err.Error(), "larger than 8192 bytes") {
+		t.Errorf("oversized response: err = %v, want a size error", err)
+	}
+	if got := textOf(t, h.call(t, "rows", map[string]any{"n": 2})); !sameJSON(t, got, rowsText(2)) {
+		t.Errorf("next call = %q", got)
 	}
 }
