@@ -24,8 +24,9 @@ func (e *SyntaxError) Error() string {
 // Decode turns any text [Encode] produces for JSON input back into the
 // tree: an auto document, a fenced TOON document (```toon ... ```) or
 // plain JSON. Errors are [*SyntaxError], [*tree.SyntaxError] or
-// [*toon.SyntaxError] values.
+// [*toon.SyntaxError] values. One trailing newline is ignored.
 func Decode(text string) (tree.Value, error) {
+	text = strings.TrimSuffix(text, "\n")
 	if len(text) >= len("```toon\n\n```") && strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```") {
 		return toon.UnmarshalString(text[len("```toon\n"):len(text)-len("\n```")], nil)
 	}

@@ -82,9 +82,11 @@ func TestEncodeFormats(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Encode(%s): %v", f, err)
 		}
-		got, err := render.Decode(text)
-		if err != nil || !tree.Equal(got, v) {
-			t.Errorf("Decode(Encode(%s)) = %s, %v; want %s", f, got, err, v)
+		for _, txt := range []string{text, text + "\n"} {
+			got, err := render.Decode(txt)
+			if err != nil || !tree.Equal(got, v) {
+				t.Errorf("Decode(Encode(%s)) = %s, %v; want %s", f, got, err, v)
+			}
 		}
 	}
 	if _, _, err := render.Encode(v, &render.Options{Format: "yaml"}); err == nil {
