@@ -394,10 +394,12 @@ func Chunk(ctx context.Context, handle string, n int, opts *Options) (string, er
 		case modeSingle:
 			doc = root
 		case modeMembers:
-			if root.Kind() != tree.KindObject || r[1] > root.Len() {
+			obj, err := tree.Lookup(root, tree.Pointer(h.Pointer))
+			if err != nil || obj.Kind() != tree.KindObject || r[1] > obj.Len() {
 				return "", &ExpiredError{handle}
 			}
-			doc = tree.Object(root.Members()[r[0]:r[1]]...)
+			toks, _ := tree.Pointer(h.Pointer).Tokens()
+			doc = setAt(root, toks, tree.Object(obj.Members()[r[0]:r[1]]...))
 		default:
 			arr, err := tree.Lookup(root, tree.Pointer(h.Pointer))
 			if err != nil {

@@ -486,10 +486,17 @@ func fitJSON(ctx context.Context, o Options, root tree.Value, body []byte) (Resu
 		}
 	} else if p, ok := FindItems(root); ok {
 		ptr = p
+		// A list of one object is that object: fit its members.
+		if arr, _ := tree.Lookup(root, p); arr.Len() == 1 && arr.Index(0).Kind() == tree.KindObject {
+			mode, ptr = modeMembers, p.Index(0)
+		}
 	} else if root.Kind() == tree.KindObject {
 		mode = modeMembers
 	} else {
 		mode = modeSingle
+	}
+	if mode == modeMembers {
+		ptr = unwrap(root, ptr)
 	}
 	res, err := fitJSONMode(ctx, o, root, body, mode, ptr)
 	if err != nil || mode != modeArray || o.Pointer != "" || root.Kind() != tree.KindObject ||
@@ -498,7 +505,19 @@ func fitJSON(ctx context.Context, o Options, root tree.Value, body []byte) (Resu
 	}
 	// The envelope around the item array left no room: fit the root
 	// object's members instead, so that something is shown.
-	return fitJSONMode(ctx, o, root, body, modeMembers, "")
+	return fitJSONMode(ctx, o, root, body, modeMembers, unwrap(root, ""))
+}
+
+// unwrap descends from the object at p through objects that have a single
+// member holding an object ({"danger": {"git": …, "github": …}}), so that
+// members mode fits the object that has the content.
+func unwrap(root tree.Value, p tree.Pointer) tree.Pointer {
+	v, err := tree.Lookup(root, p)
+	for err == nil && v.Kind() == tree.KindObject && v.Len() == 1 && v.Members()[0].Value.Kind() == tree.KindObject {
+		m := v.Members()[0]
+		p, v = p.Key(m.Key), m.Value
+	}
+	return p
 }
 
 func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, mode jsonMode, ptr tree.Pointer) (Result, error) {
@@ -510,7 +529,8 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		v, _ := tree.Lookup(root, ptr)
 		items = v.Items()
 	case modeMembers:
-		for _, m := range root.Members() {
+		obj, _ := tree.Lookup(root, ptr)
+		for _, m := range obj.Members() {
 			items, keys = append(items, m.Value), append(keys, m.Key)
 		}
 		st.Unit = "members"
@@ -531,8 +551,9 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	if mode == modeMembers {
 		// Members that the standard level would drop (urls, node ids, …)
 		// are worth little on their own.
-		_, primary := primaryTimestamp(root)
-		for i, m := range root.Members() {
+		obj, _ := tree.Lookup(root, ptr)
+		_, primary := primaryTimestamp(obj)
+		for i, m := range obj.Members() {
 			e.vals[i] = 1
 			if r.lowValue(m, primary) {
 				e.vals[i] = 0.1
@@ -549,7 +570,8 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		if it.Kind() != tree.KindArray || mode == modeArray {
 			m := r.minimal(it)
-			if !tree.Equal(m, vs[len(vs)-1]) {
+			// An empty shell says nothing: no minimal level then.
+			if !(m.Kind() >= tree.KindArray && m.Len() == 0) && !tree.Equal(m, vs[len(vs)-1]) {
 				lv, vs = append(lv, Minimal), append(vs, m)
 			}
 		}
@@ -575,7 +597,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	case modeArray:
 		envelope = setAt(root, toks, tree.Array())
 	case modeMembers:
-		envelope = tree.Object()
+		envelope = setAt(root, toks, tree.Object())
 	}
 	envCost := e.count(string(o.Format.Append(nil, envelope)))
 	fullCosts := make([]int, n)
@@ -596,6 +618,9 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		ck.summary = func(a, b int) string { return summarizeItems(items[a:b]) }
 	case modeMembers:
 		ck.label = "the root object"
+		if ptr != "" {
+			ck.label = string(ptr)
+		}
 		ck.summary = func(a, b int) string { return "keys " + keyList(keys[a:b], 6) }
 	default:
 		ck.label = "the document"
@@ -633,7 +658,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			sb.Write(o.Format.Append(nil, setAt(root, toks, tree.Array(kept...))))
 			sb.WriteByte('\n')
 		case modeMembers:
-			sb.Write(o.Format.Append(nil, tree.Object(mems...)))
+			sb.Write(o.Format.Append(nil, setAt(root, toks, tree.Object(mems...))))
 			sb.WriteByte('\n')
 		default:
 			if len(kept) == 1 {

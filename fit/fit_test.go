@@ -284,3 +284,40 @@ func TestDiffWeightsApplied(t *testing.T) {
 		t.Errorf("go.sum kept in full although it weighs 0.05:\n%s", res.Text)
 	}
 }
+
+func TestPrimitiveArray(t *testing.T) {
+	var items []string
+	for i := range 400 {
+		items = append(items, `"line `+strings.Repeat("word ", i%13)+`"`)
+	}
+	v, _ := tree.ParseString("[" + strings.Join(items, ",") + "]")
+	c := tokens.O200kBase()
+	res, err := FitJSON(context.Background(), v, &Options{Budget: 300, Counter: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Count(res.Text); n > 300 || res.Stats.Full == 0 || res.Stats.Unit != "items" {
+		t.Errorf("tokens %d, stats %+v", n, res.Stats)
+	}
+}
+
+// TestWrappers checks that a document wrapped in single-member objects, or
+// a list of one object, is fitted by the members of the object that holds
+// the content.
+func TestWrappers(t *testing.T) {
+	big := strings.Repeat("lorem ipsum dolor sit amet ", 200)
+	c := tokens.O200kBase()
+	for _, doc := range []string{
+		`{"danger":{"git":{"title":"x","body":"` + big + `"},"id":7,"notes":"` + big + `"}}`,
+		`[{"git":{"title":"x","body":"` + big + `"},"id":7,"notes":"` + big + `"}]`,
+	} {
+		v, _ := tree.ParseString(doc)
+		res, err := FitJSON(context.Background(), v, &Options{Budget: 200, Counter: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.Unit != "members" || res.Stats.Total != 3 || c.Count(res.Text) > 200 || !strings.Contains(res.Text, `"id":7`) {
+			t.Errorf("FitJSON(%.30s…) = %+v\n%s", doc, res.Stats, res.Text)
+		}
+	}
+}

@@ -10,15 +10,15 @@ import (
 const maxItemDepth = 3
 
 // FindItems returns the pointer of the item array of a JSON document: the
-// root itself when it is an array of objects, else the largest array of
+// root itself when it is a non-empty array, else the largest array of
 // objects (by compact JSON size) reachable through object members within
 // depth 3 that holds at least two items and at least half the document's
 // bytes. An array inside an array element, or a small array field of a
 // single object (an issue's assignees), is never chosen. ok is false when
 // there is no such array; the caller then treats the document as one item.
 func FindItems(root tree.Value) (p tree.Pointer, ok bool) {
-	if isObjectArray(root) {
-		return "", true
+	if root.Kind() == tree.KindArray && root.Len() > 0 {
+		return "", true // a root array is the item list, whatever it holds
 	}
 	if root.Kind() != tree.KindObject {
 		return "", false
