@@ -247,6 +247,24 @@ func TestE2EFilesystem(t *testing.T) {
 		}
 	})
 
+	t.Run("write invalidates reads of the same path", func(t *testing.T) {
+		if len(files) < 2 {
+			t.Skip("needs two corpus files")
+		}
+		h.call(t, CompactTool, nil)
+		a, b := files[0], files[1]
+		data, _ := os.ReadFile(a)
+		h.call(t, "read_text_file", map[string]any{"path": a})
+		h.call(t, "read_text_file", map[string]any{"path": b})
+		h.call(t, "write_file", map[string]any{"path": a, "content": string(data)})
+		if got := textOf(t, h.call(t, "read_text_file", map[string]any{"path": a})); strings.HasPrefix(got, "> [ref: ") {
+			t.Error("read of the written file answered with a ref hint")
+		}
+		if got := textOf(t, h.call(t, "read_text_file", map[string]any{"path": b})); !strings.HasPrefix(got, "> [ref: ") {
+			t.Errorf("read of another file = %.60q, want a ref hint", got)
+		}
+	})
+
 	t.Run("claude-code", func(t *testing.T) {
 		hc := connect(t, up, nil, "claude-code")
 		res := hc.call(t, "read_text_file", map[string]any{"path": files[0]})

@@ -128,8 +128,14 @@ func (p *Pipeline) Reset(session string) {
 }
 
 // Invalidate implements [SessionHooks]: a mutating call drops the
-// partition's dedup memory.
-func (p *Pipeline) Invalidate(session string, call *Call) { p.Reset(session) }
+// matching reads from the built-in repeat memory (see Compact.Invalidate)
+// and the partition's NewDedup state.
+func (p *Pipeline) Invalidate(session string, call *Call) {
+	p.mu.Lock()
+	delete(p.dedups, session)
+	p.mu.Unlock()
+	p.repeats.Invalidate(session, call)
+}
 
 // Chunk implements [ChunkStore]. ref is "HANDLE.N" as the chunk index
 // says ("HANDLE N" and "HANDLE#N" are accepted too).

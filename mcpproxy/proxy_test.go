@@ -493,3 +493,21 @@ func TestOversizedUpstreamMessage(t *testing.T) {
 		t.Errorf("next call = %q", got)
 	}
 }
+
+func TestOverlaps(t *testing.T) {
+	tests := []struct {
+		w, r string
+		want bool
+	}{
+		{"/a/b.json", "/a/b.json", true},
+		{"/a", "/a/b.json", true},     // a directory write reaches files under it
+		{"/a/b.json", "/a/", true},    // a listing of the parent changes
+		{"/a/b.json", "/a/bc", false}, // not a path prefix
+		{"/x", "/a", false},
+	}
+	for _, tt := range tests {
+		if got := overlaps(tt.w, tt.r); got != tt.want {
+			t.Errorf("overlaps(%q, %q) = %v, want %v", tt.w, tt.r, got, tt.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,7 +95,7 @@ type Compact struct {
 	Counter tokens.Counter
 
 	mu       sync.Mutex
-	seen     map[string]map[[32]byte]string // session -> digest of tool+args+text -> tool
+	seen     map[string]map[[32]byte][]string // session -> digest of tool+args+text -> paths the call read
 	chunks   map[string][]string            // session + "\x00" + ref -> chunk texts
 	sessions map[string][]string            // session -> refs (for Reset)
 	next     int
@@ -185,18 +186,55 @@ func (c *Compact) repeat(call *Call, text string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.seen == nil {
-		c.seen = map[string]map[[32]byte]string{}
+		c.seen = map[string]map[[32]byte][]string{}
 	}
 	m := c.seen[call.Session]
 	if m == nil {
-		m = map[[32]byte]string{}
+		m = map[[32]byte][]string{}
 		c.seen[call.Session] = m
 	}
 	if _, ok := m[d]; ok {
 		return true
 	}
-	m[d] = call.Tool
+	m[d] = argPaths(call.Arguments)
 	return false
+}
+
+// pathKeys are argument names that name what a call reads or writes.
+var pathKeys = []string{"path", "paths", "file", "files", "filename", "source", "destination", "uri", "url", "key", "name", "names", "entityname", "id"}
+
+// argPaths returns the string values of path-like top-level arguments
+// (and of arrays of strings under such keys).
+func argPaths(args []byte) []string {
+	v, err := tree.Parse(args)
+	if err != nil || v.Kind() != tree.KindObject {
+		return nil
+	}
+	var out []string
+	for _, m := range v.Members() {
+		k := strings.ToLower(m.Key)
+		if !slices.Contains(pathKeys, k) && !strings.HasSuffix(k, "path") {
+			continue
+		}
+		switch m.Value.Kind() {
+		case tree.KindString:
+			out = append(out, m.Value.Str())
+		case tree.KindArray:
+			for _, it := range m.Value.Items() {
+				if it.Kind() == tree.KindString {
+					out = append(out, it.Str())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// overlaps reports whether a written path touches a read one: equal, or
+// one is a directory prefix of the other.
+func overlaps(w, r string) bool {
+	w, r = strings.TrimSuffix(w, "/"), strings.TrimSuffix(r, "/")
+	return w == r || strings.HasPrefix(r, w+"/") || strings.HasPrefix(w, r+"/")
 }
 
 // Reset implements [SessionHooks]: the partition's dedup memory is dropped.
@@ -207,9 +245,31 @@ func (c *Compact) Reset(session string) {
 	c.mu.Unlock()
 }
 
-// Invalidate implements [SessionHooks]. A mutating call may change what any
-// read returns, so the partition's dedup memory is dropped.
-func (c *Compact) Invalidate(session string, call *Call) { c.Reset(session) }
+// Invalidate implements [SessionHooks]. A mutating call with path-like
+// arguments (path, uri, name, ...) forgets the reads of the same paths (or
+// paths under them, or above them); one without forgets every read of the
+// partition.
+func (c *Compact) Invalidate(session string, call *Call) {
+	written := argPaths(call.Arguments)
+	if len(written) == 0 {
+		c.Reset(session)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for d, read := range c.seen[session] {
+		if len(read) == 0 {
+			delete(c.seen[session], d) // unknown reach: may have changed
+			continue
+		}
+		for _, r := range read {
+			if slices.ContainsFunc(written, func(w string) bool { return overlaps(w, r) }) {
+				delete(c.seen[session], d)
+				break
+			}
+		}
+	}
+}
 
 // chunkHint is the line that follows every chunk. Its wording is read by
 // models: treat it as API.
