@@ -151,3 +151,58 @@ func TestGateway(t *testing.T) {
 		t.Errorf("stats = %+v", g.Stats().Totals())
 	}
 }
+
+// TestGatewayNPM aggregates a real stdio server from npm next to the fake.
+func TestGatewayNPM(t *testing.T) {
+	bin := npmServer(t, "mcp-server-memory")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGateway([]ServerSpec{
+		{Name: "fake", Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}},
+		{Name: "mem", Command: bin, Env: []string{"MEMORY_FILE_PATH=" + t.TempDir() + "/m.jsonl"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() { srv.Close(); g.Close() })
+	cs, _ := gatewayClient(t, srv.URL, "claude-code")
+	ctx := context.Background()
+	var ents []map[string]any
+	for i := range 15 {
+		ents = append(ents, map[string]any{"name": "svc" + strings.Repeat("x", i), "entityType": "service", "observations": []string{"up"}})
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mem__create_entities", Arguments: map[string]any{"entities": ents}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mem__read_graph", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StructuredContent != nil || !strings.Contains(textOf(t, res), "svcxxx") {
+		t.Errorf("mem__read_graph for claude-code: structured %v, text %.100q", res.StructuredContent != nil, textOf(t, res))
+	}
+}
+
+func TestStatsFile(t *testing.T) {
+	var s Stats
+	s.Add(CallRecord{Tool: "a", Outcome: "transformed", TokensBefore: 100, TokensAfter: 40, Saved: map[string]int{"encoding": 60}})
+	s.Add(CallRecord{Tool: "a", Outcome: "skipped_error"})
+	path := t.TempDir() + "/stats.json"
+	if err := s.WriteFile(path, "o200k_base"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var got StatsTotals
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Calls != 2 || got.Transformed != 1 || got.Errors != 1 || got.TokensBefore != 100 || got.TokensAfter != 40 || got.Saved["encoding"] != 60 || got.Tokenizer != "o200k_base" {
+		t.Errorf("stats file = %s", data)
+	}
+}
