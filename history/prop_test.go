@@ -361,3 +361,42 @@ func TestStateMismatch(t *testing.T) {
 		t.Error("ParseState accepted broken JSON")
 	}
 }
+
+// TestClosedPositions compares closedPositions with the definition: j is
+// closed when no call before j has its result at or after j.
+func TestClosedPositions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := genConv(t)
+		msgs, _ := Normalize(c.msgs, nil)
+		// Shuffle some results out of place to exercise the slow path.
+		if len(msgs) > 3 && rapid.Bool().Draw(t, "move") {
+			i := rapid.IntRange(1, len(msgs)-2).Draw(t, "from")
+			if msgs[i].Role == RoleTool {
+				msgs = append(msgs[:i:i], append([]Message{user("between")}, msgs[i:]...)...)
+			}
+		}
+		got := closedPositions(msgs)
+		callAt, resultAt := map[string]int{}, map[string]int{}
+		for i, m := range msgs {
+			for _, p := range m.Parts {
+				switch p.Kind {
+				case ToolCall:
+					callAt[p.ID] = i
+				case ToolResult:
+					resultAt[p.ID] = i
+				}
+			}
+		}
+		for j := 0; j <= len(msgs); j++ {
+			want := true
+			for id, c := range callAt {
+				if r, ok := resultAt[id]; ok && c < j && r >= j {
+					want = false
+				}
+			}
+			if got[j] != want {
+				t.Fatalf("closed[%d] = %v, want %v", j, got[j], want)
+			}
+		}
+	})
+}

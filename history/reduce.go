@@ -339,29 +339,34 @@ func keepBoundary(msgs []Message, keep int) int {
 
 // closedPositions marks each index j in [0, len] where cutting the
 // conversation leaves every tool call on the same side as its result.
+//
+// Results almost always answer the message just before them, so their
+// calls are looked up there first; a map of all calls is built only for
+// the others.
 func closedPositions(msgs []Message) []bool {
 	n := len(msgs)
-	ncalls := 0
-	for i := range msgs {
-		for j := range msgs[i].Parts {
-			if msgs[i].Parts[j].Kind == ToolCall {
-				ncalls++
-			}
-		}
-	}
-	calls := make(map[string]int, ncalls)
 	diff := make([]int, n+2)
+	var calls map[string]int
 	for i := range msgs {
 		for j := range msgs[i].Parts {
 			p := &msgs[i].Parts[j]
-			switch p.Kind {
-			case ToolCall:
-				calls[p.ID] = i
-			case ToolResult:
-				if c, ok := calls[p.ID]; ok && c < i {
-					diff[c+1]++
-					diff[i+1]--
+			if p.Kind != ToolResult {
+				continue
+			}
+			c := -1
+			if i > 0 && hasCall(msgs[i-1].Parts, p.ID) {
+				c = i - 1
+			} else {
+				if calls == nil {
+					calls = callIndex(msgs)
 				}
+				if x, ok := calls[p.ID]; ok && x < i {
+					c = x
+				}
+			}
+			if c >= 0 {
+				diff[c+1]++ // positions c+1 … i separate the call from its result
+				diff[i+1]--
 			}
 		}
 	}
@@ -372,6 +377,31 @@ func closedPositions(msgs []Message) []bool {
 		closed[j] = open == 0
 	}
 	return closed
+}
+
+func hasCall(ps []Part, id string) bool {
+	for i := range ps {
+		if ps[i].Kind == ToolCall && ps[i].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// callIndex maps each tool-call id to the index of the first message
+// making that call.
+func callIndex(msgs []Message) map[string]int {
+	calls := make(map[string]int)
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			if p := &msgs[i].Parts[j]; p.Kind == ToolCall {
+				if _, ok := calls[p.ID]; !ok {
+					calls[p.ID] = i
+				}
+			}
+		}
+	}
+	return calls
 }
 
 // apply builds the result: assistant and tool messages before d removed,
