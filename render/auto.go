@@ -26,9 +26,10 @@ type choice struct {
 	inline float64 // cost written inline
 	best   float64 // cost of the cheapest form allowed in a block
 	form   form
-	cols   []string // table columns
-	nulls  []bool   // table columns that are null in every row
-	forced bool     // holds a fenced key (Options.FenceKeys): written as a block
+	cols   []string   // table columns
+	nulls  []bool     // table columns that are null in every row
+	groups [][]string // table columns spread over one cell per sub-key
+	forced bool       // holds a fenced key (Options.FenceKeys): written as a block
 }
 
 // group is a set of equal containers: a legend candidate.
@@ -602,26 +603,41 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 	}
 	if cols, ok := e.tableColumns(items); ok {
 		nulls := nullColumns(items, cols)
+		groups := e.columnGroups(items, cols, nulls)
 		t := 3.0
 		cells := 0
 		for i, k := range cols {
 			t += e.keyCost(k) + 0.7
-			if nulls[i] {
+			switch {
+			case nulls[i]:
 				t += 1
-			} else {
+			case groups[i] != nil:
+				for _, sk := range groups[i] {
+					t += e.keyCost(sk) + 0.7
+				}
+				t += 1
+				cells += len(groups[i])
+			default:
 				cells++
 			}
 		}
 		for _, it := range items {
 			t += 1 + 0.7*float64(cells-1)
 			for _, m := range it.Members() {
-				if m.Value.Kind() != tree.KindNull || !nulls[slices.Index(cols, m.Key)] {
+				i := slices.Index(cols, m.Key)
+				switch {
+				case nulls[i]:
+				case groups[i] != nil:
+					for _, sm := range m.Value.Members() {
+						t += e.cellCost(sm.Value)
+					}
+				default:
 					t += e.cellCost(m.Value)
 				}
 			}
 		}
 		if t < c.best {
-			c.best, c.form, c.cols, c.nulls = t, formTable, cols, nulls
+			c.best, c.form, c.cols, c.nulls, c.groups = t, formTable, cols, nulls, groups
 		}
 	}
 	return c
@@ -726,7 +742,7 @@ func (e *autoEncoder) tableColumns(items []tree.Value) ([]string, bool) {
 
 // nullColumns marks the columns every item has with the value null; they
 // are declared once in the header ("key=null") instead of in every row.
-// At least one column must stay a cell so that no row is empty.
+// Every row must keep at least one cell, so that no row line is empty.
 func nullColumns(items []tree.Value, cols []string) []bool {
 	nulls := make([]bool, len(cols))
 	for i, k := range cols {
@@ -738,10 +754,79 @@ func nullColumns(items []tree.Value, cols []string) []bool {
 			}
 		}
 	}
-	if !slices.Contains(nulls, false) {
-		nulls[len(nulls)-1] = false
+	pos := map[string]int{}
+	for i, k := range cols {
+		pos[k] = i
+	}
+	for _, it := range items {
+		kept, last := false, -1
+		for _, m := range it.Members() {
+			if !nulls[pos[m.Key]] {
+				kept = true
+				break
+			}
+			last = pos[m.Key]
+		}
+		if !kept && last >= 0 {
+			nulls[last] = false
+		}
 	}
 	return nulls
+}
+
+// columnGroups finds the columns whose value is, in every row, an object
+// (not a legend reference) with the same keys in the same order and no
+// duplicates: such a column is written key{a,b} with one cell per sub-key,
+// so the sub-keys are written once instead of in every row.
+func (e *autoEncoder) columnGroups(items []tree.Value, cols []string, nulls []bool) [][]string {
+	groups := make([][]string, len(cols))
+	for i, k := range cols {
+		if nulls[i] {
+			continue
+		}
+		var keys []string
+		ok := true
+		for _, it := range items {
+			v, has := it.Get(k)
+			if !has || v.Kind() != tree.KindObject || v.Len() == 0 || e.ref(v) != 0 {
+				ok = false
+				break
+			}
+			ms := v.Members()
+			if keys == nil {
+				seen := map[string]bool{}
+				for _, m := range ms {
+					if seen[m.Key] {
+						ok = false
+						break
+					}
+					seen[m.Key] = true
+					keys = append(keys, m.Key)
+				}
+				if !ok {
+					break
+				}
+				continue
+			}
+			if len(ms) != len(keys) {
+				ok = false
+				break
+			}
+			for j, m := range ms {
+				if m.Key != keys[j] {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			groups[i] = keys
+		}
+	}
+	return groups
 }
 
 // ---- the writer ----
@@ -867,6 +952,16 @@ func (e *autoEncoder) appendTable(b []byte, v tree.Value, c *choice, depth int) 
 		if c.nulls[i] {
 			b = append(b, "=null"...)
 		}
+		if g := c.groups[i]; g != nil {
+			b = append(b, '{')
+			for j, sk := range g {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendKey(b, sk)
+			}
+			b = append(b, '}')
+		}
 	}
 	b = append(b, "}:"...)
 	for _, it := range v.Items() {
@@ -885,7 +980,16 @@ func (e *autoEncoder) appendTable(b []byte, v tree.Value, c *choice, depth int) 
 			}
 			first = false
 			if j < len(ms) && ms[j].Key == k {
-				b = e.appendValue(b, ms[j].Value, true)
+				if c.groups[i] != nil {
+					for si, sm := range ms[j].Value.Members() {
+						if si > 0 {
+							b = append(b, ',')
+						}
+						b = e.appendValue(b, sm.Value, true)
+					}
+				} else {
+					b = e.appendValue(b, ms[j].Value, true)
+				}
 				j++
 			}
 		}

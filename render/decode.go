@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -117,11 +116,11 @@ func (d *decoder) document() (tree.Value, error) {
 	var err error
 	switch {
 	case strings.HasPrefix(l, "["):
-		n, cols, nulls, isTable, rest, perr := parseHeader(l, 0)
+		n, cols, isTable, rest, perr := parseHeader(l, 0)
 		if perr == nil && rest == "" {
 			d.i++
 			if isTable {
-				v, err = d.table(n, cols, nulls, 0)
+				v, err = d.table(n, cols, 0)
 			} else {
 				v, err = d.list(n, 0)
 			}
@@ -194,13 +193,13 @@ func (d *decoder) member(s string, col, depth int) (tree.Member, error) {
 		v, err := d.block(depth + 1)
 		return tree.Member{Key: k, Value: v}, err
 	case strings.HasPrefix(rest, "["):
-		n, cols, nulls, isTable, tail, err := parseHeader(rest, 0)
+		n, cols, isTable, tail, err := parseHeader(rest, 0)
 		if err != nil || tail != "" {
 			return tree.Member{}, d.errf(line, col+len(s)-len(rest), "malformed array header")
 		}
 		var v tree.Value
 		if isTable {
-			v, err = d.table(n, cols, nulls, depth+1)
+			v, err = d.table(n, cols, depth+1)
 		} else {
 			v, err = d.list(n, depth+1)
 		}
@@ -241,9 +240,29 @@ func (d *decoder) fence(open string, line, col int) (tree.Value, error) {
 	return tree.Value{}, d.errf(line, col, "unclosed fenced block")
 }
 
+// column is one table column: a key, null in every row (no cells), or a
+// group of sub-keys whose object is spread over one cell per sub-key.
+type column struct {
+	key  string
+	null bool
+	sub  []string
+}
+
 // table reads n rows of cells for cols at depth.
-func (d *decoder) table(n int, cols []string, nulls []bool, depth int) (tree.Value, error) {
+func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
+	slots := 0
+	for _, c := range cols {
+		switch {
+		case c.null:
+		case c.sub != nil:
+			slots += len(c.sub)
+		default:
+			slots++
+		}
+	}
 	items := make([]tree.Value, 0, n)
+	cells := make([]string, slots)
+	at := make([]int, slots)
 	for range n {
 		if d.i >= len(d.lines) {
 			return tree.Value{}, d.errf(d.i, 0, "table ends after %d of %d rows", len(items), n)
@@ -253,39 +272,54 @@ func (d *decoder) table(n int, cols []string, nulls []bool, depth int) (tree.Val
 			return tree.Value{}, d.errf(d.i, 0, "table row expected at depth %d", depth)
 		}
 		row := l[2*depth:]
-		ms := make([]tree.Member, 0, len(cols))
+		col0 := 2 * depth
 		p := 0
-		last := len(cols) - 1
-		for last >= 0 && nulls[last] {
-			last--
-		}
-		cells := 0
-		for ci, k := range cols {
-			if nulls[ci] {
-				ms = append(ms, tree.Member{Key: k, Value: tree.Null()})
-				continue
-			}
-			cells++
+		for k := range slots {
 			q, err := cellEnd(row, p)
 			if err != nil {
-				return tree.Value{}, d.errf(d.i, 2*depth+p, "%v", err)
+				return tree.Value{}, d.errf(d.i, col0+p, "%v", err)
 			}
-			v, missing, err := d.value(row[p:q], true, d.i, 2*depth+p)
-			if err != nil {
-				return tree.Value{}, err
-			}
-			if !missing {
-				ms = append(ms, tree.Member{Key: k, Value: v})
-			}
-			if ci < last {
+			cells[k], at[k] = row[p:q], col0+p
+			if k < slots-1 {
 				if q >= len(row) || row[q] != ',' {
-					return tree.Value{}, d.errf(d.i, 2*depth+q, "row ends after %d cells", cells)
+					return tree.Value{}, d.errf(d.i, col0+q, "row ends after %d of %d cells", k+1, slots)
 				}
 				q++
 			} else if q != len(row) {
-				return tree.Value{}, d.errf(d.i, 2*depth+q, "row has more than %d cells", cells)
+				return tree.Value{}, d.errf(d.i, col0+q, "row has more than %d cells", slots)
 			}
 			p = q
+		}
+		ms := make([]tree.Member, 0, len(cols))
+		k := 0
+		for _, c := range cols {
+			switch {
+			case c.null:
+				ms = append(ms, tree.Member{Key: c.key, Value: tree.Null()})
+			case c.sub != nil:
+				sub := make([]tree.Member, len(c.sub))
+				for i, sk := range c.sub {
+					v, missing, err := d.value(cells[k], true, d.i, at[k])
+					if err != nil {
+						return tree.Value{}, err
+					}
+					if missing {
+						return tree.Value{}, d.errf(d.i, at[k], "empty cell in column group %s", c.key)
+					}
+					sub[i] = tree.Member{Key: sk, Value: v}
+					k++
+				}
+				ms = append(ms, tree.Member{Key: c.key, Value: tree.Object(sub...)})
+			default:
+				v, missing, err := d.value(cells[k], true, d.i, at[k])
+				if err != nil {
+					return tree.Value{}, err
+				}
+				if !missing {
+					ms = append(ms, tree.Member{Key: c.key, Value: v})
+				}
+				k++
+			}
 		}
 		if len(ms) == 0 {
 			return tree.Value{}, d.errf(d.i, 0, "empty row")
@@ -603,46 +637,70 @@ func parseKey(s string) (key, rest string, err error) {
 	return s[:j], s[j:], nil
 }
 
-// parseHeader parses "[N]{cols}:" (table) or "[N]:" (list) at s[p:].
-func parseHeader(s string, p int) (n int, cols []string, nulls []bool, isTable bool, rest string, err error) {
+// parseHeader parses "[N]{cols}:" (table) or "[N]:" (list) at s[p:]. A
+// column is key, key=null, or key{sub,sub,...}.
+func parseHeader(s string, p int) (n int, cols []column, isTable bool, rest string, err error) {
 	s = s[p:]
 	j := strings.IndexByte(s, ']')
 	if j < 2 || s[0] != '[' {
-		return 0, nil, nil, false, "", fmt.Errorf("malformed header")
+		return 0, nil, false, "", fmt.Errorf("malformed header")
 	}
 	n, err = strconv.Atoi(s[1:j])
-	if err != nil || n < 1 {
-		return 0, nil, nil, false, "", fmt.Errorf("malformed count")
+	if err != nil || n < 1 || s[1] < '1' || s[1] > '9' {
+		return 0, nil, false, "", fmt.Errorf("malformed count")
 	}
 	s = s[j+1:]
 	if strings.HasPrefix(s, ":") {
-		return n, nil, nil, false, s[1:], nil
+		return n, nil, false, s[1:], nil
 	}
 	if !strings.HasPrefix(s, "{") {
-		return 0, nil, nil, false, "", fmt.Errorf("malformed header")
+		return 0, nil, false, "", fmt.Errorf("malformed header")
 	}
 	s = s[1:]
+	cells := 0
 	for {
 		k, r, kerr := parseKey(s)
 		if kerr != nil {
-			return 0, nil, nil, false, "", kerr
+			return 0, nil, false, "", kerr
 		}
-		cols = append(cols, k)
-		isNull := strings.HasPrefix(r, "=null")
-		if isNull {
+		c := column{key: k}
+		switch {
+		case strings.HasPrefix(r, "=null"):
 			r = r[len("=null"):]
+			c.null = true
+		case strings.HasPrefix(r, "{"):
+			r = r[1:]
+			for {
+				sk, sr, serr := parseKey(r)
+				if serr != nil {
+					return 0, nil, false, "", serr
+				}
+				c.sub = append(c.sub, sk)
+				cells++
+				if strings.HasPrefix(sr, ",") {
+					r = sr[1:]
+					continue
+				}
+				if !strings.HasPrefix(sr, "}") {
+					return 0, nil, false, "", fmt.Errorf("malformed column group")
+				}
+				r = sr[1:]
+				break
+			}
+		default:
+			cells++
 		}
-		nulls = append(nulls, isNull)
+		cols = append(cols, c)
 		if strings.HasPrefix(r, ",") {
 			s = r[1:]
 			continue
 		}
 		if strings.HasPrefix(r, "}:") {
-			if !slices.Contains(nulls, false) {
-				return 0, nil, nil, false, "", fmt.Errorf("every column is null")
+			if cells == 0 {
+				return 0, nil, false, "", fmt.Errorf("every column is null")
 			}
-			return n, cols, nulls, true, r[2:], nil
+			return n, cols, true, r[2:], nil
 		}
-		return 0, nil, nil, false, "", fmt.Errorf("malformed column list")
+		return 0, nil, false, "", fmt.Errorf("malformed column list")
 	}
 }
