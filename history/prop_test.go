@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 	"pgregory.net/rapid"
 )
 
@@ -399,4 +400,60 @@ func TestClosedPositions(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestUserSystemBytes checks the invariant at the JSON level: a generated
+// conversation is sent as an OpenAI request, trimmed, and every user and
+// system message of the output request is byte-identical to the input's.
+func TestUserSystemBytes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := genConv(t)
+		var msgs []Message
+		for _, m := range c.msgs {
+			var ps []Part
+			for _, p := range m.Parts {
+				if p.Kind != Thinking { // Chat Completions has no thinking
+					ps = append(ps, p)
+				}
+			}
+			if len(ps) > 0 {
+				m.Parts = ps
+				msgs = append(msgs, m)
+			}
+		}
+		in, err := (&Request{Format: OpenAI, Messages: msgs}).AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := DecodeOpenAI(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := genOptions(t)
+		o.StripTags = []string{} // tag stripping is normalisation, configured to edit user text
+		out, _, _ := Reduce(r.Messages, rapid.IntRange(50, 6000).Draw(t, "window"), State{}, o)
+		r.Messages = out
+		enc, err := r.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := userSystemJSON(t, in), userSystemJSON(t, enc); a != b {
+			t.Fatalf("user/system bytes changed:\nin  %s\nout %s", a, b)
+		}
+	})
+}
+
+func userSystemJSON(t *rapid.T, req []byte) string {
+	v, err := tree.Parse(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, m := range get(v, "messages").Items() {
+		if r := get(m, "role").Str(); r == "user" || r == "system" {
+			b.Write(tree.AppendJSON(nil, m))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
