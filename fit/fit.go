@@ -306,7 +306,10 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 		}
 	}
 	var sel []Level
-	for iter := 1; iter <= 8 && capacity > 0; iter++ {
+	var best []Level
+	bestText, bestN, bestValue, grows := "", 0, 0.0, 0
+	lo, hi := 0, 0 // capacities known to fit / to overshoot
+	for iter := 1; iter <= 10 && capacity > 0; iter++ {
 		*iters++
 		p := &problem{capacity: capacity, items: make([][]option, e.n)}
 		for i := range e.n {
@@ -323,20 +326,56 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 			s, st.Solver = solve(p, false)
 		}
 		sel = make([]Level, e.n)
+		used, value := 0, 0.0
 		for i, k := range s {
 			sel[i] = Skip
 			if k >= 0 {
 				sel[i] = e.levels[i][k]
+				used += e.costs[i][k]
+				value += p.items[i][k].v
 			}
 		}
 		text := e.assemble(sel, tier)
 		n := e.count(text)
-		if n <= budget {
-			st.Tokens, st.Counted = n, true
-			return sel, text, true
+		if n > budget {
+			hi = capacity
+			if best != nil {
+				// A growth went too far: bisect between what fit and this.
+				if hi-lo <= max(4, budget/100) {
+					break
+				}
+				capacity = (lo + hi) / 2
+				continue
+			}
+			over := n - budget
+			capacity -= over + capacity/16 + 1
+			continue
 		}
-		over := n - budget
-		capacity -= over + capacity/16 + 1
+		lo = capacity
+		if best == nil || value > bestValue {
+			best, bestText, bestN, bestValue = sel, text, n, value
+		}
+		// Costs are per item, rendered alone; together (a TOON table)
+		// items can cost less. Grow the capacity into the unused budget,
+		// in the solver's units, a few cautious times (bisecting once a
+		// growth overshoots).
+		content := n - base
+		if n >= budget-budget/12 || grows == 5 || content <= 0 || used == 0 {
+			break
+		}
+		grows++
+		if hi > 0 {
+			if hi-lo <= max(4, budget/100) {
+				break
+			}
+			capacity = (lo + hi) / 2
+			continue
+		}
+		capacity += int(float64(budget-n) * float64(used) / float64(content) * 0.5)
+	}
+	if best != nil {
+		st.Tokens, st.Counted = bestN, true
+		return best, bestText, true
 	}
 	if sel != nil {
 		// Drop the least valuable kept items, an eighth at a time.

@@ -27,19 +27,24 @@ var goldenCases = []struct {
 	name, file, tool string
 	budget           int
 	what             string
+	toon, noStore    bool
 }{
 	{"issues-minimal", "github/pygithub__repo-issues-page2.json", "get_issues", 1000,
-		"A GitHub issue list under a small budget: items at minimal detail, omitted ranges, hint and chunk index."},
+		"A GitHub issue list under a small budget: items at minimal detail, omitted ranges, hint and chunk index.", false, false},
 	{"issues-mixed", "github/pygithub__repo-issues-page2.json", "get_issues", 4000,
-		"The same list with more room: levels mixed per item by element_count value."},
+		"The same list with more room: levels mixed per item by element_count value.", false, false},
 	{"comments-cascading", "github/pygithub__repo-issues-comments.json", "get_issue_comments", 2000,
-		"Issue comments under cascading: the newest kept richest."},
+		"Issue comments under cascading: the newest kept richest.", false, false},
 	{"log-headtail", "logs/holmes__01_crashpod__kubectl_logs_all_containers.log", "get_job_logs", 600,
-		"A crash log: head and tail kept, error lines boosted, gaps as line-numbered markers."},
+		"A crash log: head and tail kept, error lines boosted, gaps as line-numbered markers.", false, false},
 	{"diff-files", "diffs/git-show__toon-spec-c29ae26628.diff", "get_merge_request_diffs", 1500,
-		"A git show: per-file levels, shortened hunks and file-level gap markers."},
+		"A git show: per-file levels, shortened hunks and file-level gap markers.", false, false},
 	{"document-members", "mcp/filesystem__read_text_file.json", "read_text_file", 300,
-		"One big document without an item array: members fitted, a long string cut with its marker."},
+		"One big document without an item array: members fitted, a long string cut with its marker.", false, false},
+	{"issues-toon", "github/pygithub__repo-issues-page2.json", "get_issues", 1500,
+		"The issue list as TOON: items costed in TOON, the same notes and index.", true, false},
+	{"log-nostore", "logs/sonobuoy__podlog-etcd.log", "", 500,
+		"A log fitted without a store: the hint says the rest is not stored, and how to see more.", false, true},
 }
 
 func TestGolden(t *testing.T) {
@@ -52,6 +57,12 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := &Options{Budget: tc.budget, Counter: c, Tool: tc.tool, Store: &store.Mem{}}
+			if tc.toon {
+				o.Format = toonFormat
+			}
+			if tc.noStore {
+				o.Store = nil
+			}
 			var res Result
 			if v, err := tree.Parse(data); err == nil {
 				res, err = FitJSON(context.Background(), v, o)
