@@ -128,7 +128,7 @@ func TestSession300(t *testing.T) {
 		calls: func(turn int) int { return turn%3 + 1 }, userEvery: 10}
 	st := runSession(t, s)
 	pct := 100 * float64(st.identical) / float64(st.turns)
-	t.Logf("300-turn session: prefix identical on %d/%d turns (%.1f%%), whole previous request a prefix on %d; %d prefix changes (report counts %d, including the first trim); max %d tokens, threshold %d",
+	t.Logf("300-turn session: prefix identical on %d/%d turns (%.1f%%), whole previous request a prefix on %d; %d prefix changes (report counts %d); max %d tokens, threshold %d",
 		st.identical, st.turns, pct, st.fullPrefix, st.changes, st.reported, st.maxAfter, 160_000)
 	if pct < 90 {
 		t.Errorf("prefix identical on %.1f%% of turns, want ≥ 90%%", pct)
