@@ -321,3 +321,29 @@ func TestWrappers(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeArrayWFQ exercises the proportional solver on a 20,000-item
+// array: within budget, items kept, solver named.
+func TestLargeArrayWFQ(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range 20000 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"id":` + strings.Repeat("1", 1+i%5) + `,"name":"item","state":"open","url":"https://example.com/x","note":"` + strings.Repeat("n", i%40) + `"}`)
+	}
+	sb.WriteString("]")
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tokens.O200kBase()
+	res, err := FitJSON(context.Background(), v, &Options{Budget: 4000, Counter: c, Tool: "get_issues"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Count(res.Text); n > 4000 || res.Stats.Solver != SolverWFQ || res.Stats.Full+res.Stats.Standard+res.Stats.Minimal == 0 {
+		t.Errorf("tokens %d, stats %+v", n, res.Stats)
+	}
+}
