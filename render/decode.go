@@ -26,7 +26,7 @@ func (e *SyntaxError) Error() string {
 // [*toon.SyntaxError] values. One trailing newline is ignored.
 func Decode(text string) (tree.Value, error) {
 	text = strings.TrimSuffix(text, "\n")
-	if len(text) >= len("```toon\n\n```") && strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```") {
+	if isFencedTOON(text) {
 		return toon.UnmarshalString(text[len("```toon\n"):len(text)-len("\n```")], nil)
 	}
 	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
@@ -703,4 +703,9 @@ func parseHeader(s string, p int) (n int, cols []column, isTable bool, rest stri
 		}
 		return 0, nil, false, "", fmt.Errorf("malformed column list")
 	}
+}
+
+// isFencedTOON reports whether text is a fenced TOON document.
+func isFencedTOON(text string) bool {
+	return len(text) >= len("```toon\n\n```") && strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```")
 }

@@ -3,7 +3,6 @@ package render
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -224,11 +223,6 @@ func verify(text string, want tree.Value) error {
 // Verify decodes text with [Decode] and reports whether it equals want; the
 // error says why not.
 func Verify(text string, want tree.Value) error { return verify(text, want) }
-
-// isFencedTOON reports whether text is a fenced TOON document.
-func isFencedTOON(text string) bool {
-	return len(text) >= len("```toon\n\n```") && strings.HasPrefix(text, "```toon\n") && strings.HasSuffix(text, "\n```")
-}
 
 // AutoDocument returns the auto document for v without comparing it with
 // the other candidates: what [Encode] considers, for tests and tools that
