@@ -9,7 +9,9 @@ import (
 	"sync"
 
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/tokens"
 )
 
 // Pipeline is the Transformer that runs the terse pipeline (package terse:
@@ -26,8 +28,14 @@ type Pipeline struct {
 	// ForTool, when set, adjusts the options for one tool (per-tool rules
 	// of the config file: filter, budget, strategy, fields).
 	ForTool func(tool string, o *terse.Options)
-	// NewDedup returns the dedup state of one session partition. Nil means
-	// the built-in exact-repeat check (same tool, arguments and result).
+	// Dedup, when set, is the dedup stage: results the agent has seen in
+	// the same session partition become "> [ref: ID, ...]" hints, and
+	// results shown in full carry their "> [id: ID]" line. Nil (with
+	// NewDedup nil) means the built-in exact-repeat check (same tool,
+	// arguments and result).
+	Dedup *dedup.Cache
+	// NewDedup returns the dedup state of one session partition for the
+	// pipeline's Deduper hook; it is used when Dedup is nil.
 	NewDedup func(session string) terse.Deduper
 	// NoDedup turns dedup off.
 	NoDedup bool
@@ -59,7 +67,19 @@ func (p *Pipeline) options(call *Call) terse.Options {
 // Transform implements [Transformer].
 func (p *Pipeline) Transform(ctx context.Context, call *Call, text string) (Output, error) {
 	o := p.options(call)
-	if call.Session != "" && !call.IsError && !p.NoDedup {
+	useCache := p.Dedup != nil && call.Session != "" && !call.IsError && !p.NoDedup
+	idLine := ""
+	if useCache {
+		oc := p.Dedup.Process(dedupKey(call.Session), dedup.Call{Tool: call.Tool, Path: firstPath(call.Arguments),
+			Content: []byte(text), Variant: o.Format + "/" + strconv.Itoa(o.Budget)})
+		if oc.Kind != dedup.Miss {
+			n := counterOf(&o).Count(oc.Hint)
+			before := counterOf(&o).Count(text)
+			return Output{Text: oc.Hint, Format: "ref", TokensBefore: before, TokensAfter: n,
+				Saved: map[string]int{"dedup": before - n}}, nil
+		}
+		idLine = oc.IDLine
+	} else if call.Session != "" && !call.IsError && !p.NoDedup {
 		o.Dedup = p.dedup(call)
 	}
 	pl, err := terse.New(&o)
@@ -72,7 +92,11 @@ func (p *Pipeline) Transform(ctx context.Context, call *Call, text string) (Outp
 	}
 	r := res.Report
 	out := Output{Text: res.Text, TokensBefore: r.RawTokens, TokensAfter: r.OutputTokens}
-	if res.Text == text {
+	if idLine != "" {
+		out.Text = idLine + "\n" + out.Text
+		out.TokensAfter = counterOf(&o).Count(out.Text)
+	}
+	if out.Text == text {
 		return out, nil
 	}
 	out.Format = r.Format
@@ -85,7 +109,7 @@ func (p *Pipeline) Transform(ctx context.Context, call *Call, text string) (Outp
 	case r.Filtered:
 		source = "filter"
 	}
-	out.Saved = map[string]int{source: r.RawTokens - r.OutputTokens}
+	out.Saved = map[string]int{source: r.RawTokens - out.TokensAfter}
 	return out, nil
 }
 
@@ -119,8 +143,23 @@ func (r repeatCheck) Check(ctx context.Context, tool string, payload []byte) (st
 	return "", false
 }
 
+// dedupKey maps a proxy session partition to a dedup key.
+func dedupKey(session string) dedup.Key {
+	return dedup.Key{Session: storeSession(session), Partition: session}
+}
+
+func firstPath(args []byte) string {
+	if ps := argPaths(args); len(ps) > 0 {
+		return ps[0]
+	}
+	return ""
+}
+
 // Reset implements [SessionHooks].
 func (p *Pipeline) Reset(session string) {
+	if p.Dedup != nil {
+		p.Dedup.Compact(dedupKey(session))
+	}
 	p.mu.Lock()
 	delete(p.dedups, session)
 	p.mu.Unlock()
@@ -131,6 +170,15 @@ func (p *Pipeline) Reset(session string) {
 // matching reads from the built-in repeat memory (see Compact.Invalidate)
 // and the partition's NewDedup state.
 func (p *Pipeline) Invalidate(session string, call *Call) {
+	if p.Dedup != nil {
+		paths := argPaths(call.Arguments)
+		if len(paths) == 0 {
+			p.Dedup.Compact(dedupKey(session))
+		}
+		for _, path := range paths {
+			p.Dedup.Invalidate(dedupKey(session), path)
+		}
+	}
 	p.mu.Lock()
 	delete(p.dedups, session)
 	p.mu.Unlock()
@@ -158,4 +206,12 @@ func (p *Pipeline) Chunk(ctx context.Context, session, tool, ref string) (string
 		return "", fmt.Errorf("%w: %v", ErrChunkNotFound, err)
 	}
 	return text, err
+}
+
+// counterOf is the pipeline's tokenizer (terse.New's default when unset).
+func counterOf(o *terse.Options) tokens.Counter {
+	if o.Tokenizer != nil {
+		return o.Tokenizer
+	}
+	return tokens.O200kBase()
 }

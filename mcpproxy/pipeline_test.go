@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 )
@@ -43,5 +44,26 @@ func TestPipelineTransformer(t *testing.T) {
 	bad := h.call(t, "rows", map[string]any{ParamChunk: "c_0000000000000000.1"})
 	if !bad.IsError {
 		t.Errorf("unknown handle: %q, want an isError result", textOf(t, bad))
+	}
+}
+
+// TestPipelineDedupCache wires the dedup stage: a result shown in full
+// carries its id line, a repeat becomes a ref to it, and compaction or a
+// write of the same path ends that.
+func TestPipelineDedupCache(t *testing.T) {
+	opts := &Options{Transformer: &Pipeline{Options: terse.Options{Store: &store.Mem{}, Tokenizer: tokens.Estimate()}, Dedup: dedup.New(dedup.Options{})}}
+	h := connect(t, fakeUpstream(t), opts, "generic-client")
+	first := textOf(t, h.call(t, "rows", map[string]any{"n": 30}))
+	id, body, ok := strings.Cut(first, "\n")
+	if !ok || !strings.HasPrefix(id, "> [id: ") || !sameJSON(t, body, rowsText(30)) {
+		t.Fatalf("first result = %.100q, want an id line and the compact JSON", first)
+	}
+	ref := textOf(t, h.call(t, "rows", map[string]any{"n": 30}))
+	if want := "> [ref: " + strings.TrimSuffix(strings.TrimPrefix(id, "> [id: "), "]"); !strings.HasPrefix(ref, want) {
+		t.Errorf("repeat = %q, want a ref to %s", ref, id)
+	}
+	h.call(t, CompactTool, nil)
+	if again := textOf(t, h.call(t, "rows", map[string]any{"n": 30})); strings.HasPrefix(again, "> [ref: ") {
+		t.Errorf("after compaction: %.60q, want the result in full", again)
 	}
 }

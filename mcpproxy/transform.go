@@ -96,8 +96,8 @@ type Compact struct {
 
 	mu       sync.Mutex
 	seen     map[string]map[[32]byte][]string // session -> digest of tool+args+text -> paths the call read
-	chunks   map[string][]string            // session + "\x00" + ref -> chunk texts
-	sessions map[string][]string            // session -> refs (for Reset)
+	chunks   map[string][]string              // session + "\x00" + ref -> chunk texts
+	sessions map[string][]string              // session -> refs (for Reset)
 	next     int
 }
 

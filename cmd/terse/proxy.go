@@ -8,9 +8,13 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/mcpproxy"
+	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
 
 const proxyDoc = `
@@ -112,17 +116,28 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		return nil, "", err
 	}
 	format := cfg.Format
+	var formats []fit.Format
 	if format == "auto" {
-		format = "" // compact JSON until the adaptive renderer is wired in
+		// The cheapest verified encoding (auto document, TOON or compact
+		// JSON) by the configured tokenizer.
+		formats = []fit.Format{{Name: "auto", Append: func(dst []byte, v tree.Value) []byte {
+			text, _, err := render.Encode(v, &render.Options{Counter: counter})
+			if err != nil {
+				return tree.AppendJSON(dst, v)
+			}
+			return append(dst, text...)
+		}}}
 	}
 	dir := cfg.Store.Dir
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
 	pl := &mcpproxy.Pipeline{
-		Options: terse.Options{Tokenizer: counter, Format: format, Budget: cfg.Budget,
+		Options: terse.Options{Tokenizer: counter, Format: format, Formats: formats, Budget: cfg.Budget,
 			Store: &store.Dir{Path: dir, TTL: cfg.Store.TTL.Duration}},
 		NoDedup: !cfg.Dedup.Enabled,
+		Dedup: dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
+			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools}),
 		ForTool: func(tool string, o *terse.Options) {
 			t := cfg.Tool(tool)
 			if t == nil {
