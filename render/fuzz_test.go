@@ -12,7 +12,7 @@ import (
 // text that decodes to the same tree.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
-		"a: 1\nb:\n  c: x", "[2]{a,b=null}:\n1,\n2,", "~1 = https://x.io\n@1 = {\"u\":\"~1/a\"}\nv: @1\nw: ~~t",
+		"a: 1\nb:\n  c: x", "[2]{a,b=null}:\n1,\n2,", "[2]{n,h{r,s},m}:\n7,x,y,null\n8,\"a,b\",@1,1", "~1 = https://x.io\n@1 = {\"u\":\"~1/a\"}\nv: @1\nw: ~~t",
 		"d: ```diff\n@@ -1 +1 @@\n-a\n+b\n```", "[2]:\n- k: 1\n  j: 2\n- [1]", "```toon\na: 1\n```", `{"a":[1,2.50]}`,
 	} {
 		f.Add(s)
