@@ -12,13 +12,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
 
 // npmServer returns the installed server bin, skipping t when absent.
@@ -296,5 +301,42 @@ func TestE2EMemory(t *testing.T) {
 	h.call(t, "add_observations", map[string]any{"observations": []map[string]any{{"entityName": "service-1", "contents": []string{"deprecated"}}}})
 	if after := textOf(t, h.call(t, "read_graph", nil)); !strings.Contains(after, "deprecated") {
 		t.Errorf("read_graph after a mutating call = %.80q, want the full, new graph", after)
+	}
+}
+
+// TestE2EFilesystemPipeline runs the terse pipeline on server-filesystem
+// results: an over-budget read carries a chunk index, and _chunk returns
+// each declared chunk, whose items are the file's.
+func TestE2EFilesystemPipeline(t *testing.T) {
+	dir, files := copyCorpus(t, 3)
+	up := npmUpstream(t, "mcp-server-filesystem", nil, dir)
+	opts := &Options{Transformer: &Pipeline{Options: terse.Options{Store: &store.Mem{}}}}
+	h := connect(t, up, opts, "claude-code")
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			want, _ := os.ReadFile(f)
+			full := textOf(t, h.call(t, "read_text_file", map[string]any{"path": f, ParamBudget: 100000}))
+			if len(full) >= len(want) {
+				t.Errorf("under budget: %d bytes, want fewer than the file's %d", len(full), len(want))
+			}
+			text := textOf(t, h.call(t, "read_text_file", map[string]any{"path": f, "head": 100000, ParamBudget: 1500}))
+			if n := tokens.O200kBase().Count(text); n > 1500 {
+				t.Errorf("fitted result is %d tokens, budget 1500", n)
+			}
+			m := regexp.MustCompile(`_chunk "([^"]+)\.N"`).FindStringSubmatch(text)
+			k := regexp.MustCompile(`(?m)^\s*chunk (\d+) `).FindAllStringSubmatch(text, -1)
+			if m == nil || len(k) == 0 {
+				t.Skipf("no chunk index at this budget (the fit stage chose another elision):\n%.400s", text)
+			}
+			for _, c := range k {
+				chunk := h.call(t, "read_text_file", map[string]any{ParamChunk: m[1] + "." + c[1]})
+				head, body, _ := strings.Cut(textOf(t, chunk), "\n")
+				if chunk.IsError || !strings.HasPrefix(head, "> [chunk "+c[1]+" of ") {
+					t.Errorf("chunk %s: isError %v %.200q", c[1], chunk.IsError, textOf(t, chunk))
+				} else if _, err := tree.ParseString(body); err != nil {
+					t.Errorf("chunk %s of a JSON file is not JSON: %v", c[1], err)
+				}
+			}
+		})
 	}
 }
