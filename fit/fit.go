@@ -711,7 +711,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	}
 	if o.Store != nil {
 		h, err := save(ctx, o, header{Kind: "json", Pointer: string(ptr), Mode: int(mode), Format: o.Format.Name, Budget: o.Budget,
-			Tokenizer: o.Counter.Name(), Chunks: ck.ranges, Label: ck.label, Unit: st.Unit}, body0(root))
+			Tokenizer: o.Counter.Name(), Chunks: ck.ranges, Label: ck.label, Unit: st.Unit}, stored(o, root, body))
 		if err != nil {
 			return Result{}, err
 		}
@@ -731,8 +731,14 @@ func keyList(keys []string, max int) string {
 	return strings.Join(keys[:max], ", ") + fmt.Sprintf(", … (+%d more)", len(keys)-max)
 }
 
-// body0 is the stored form of a JSON payload: compact JSON.
-func body0(root tree.Value) []byte { return tree.AppendJSON(nil, root) }
+// stored is the stored form of a JSON payload: compact JSON, reusing the
+// plain encoding when that is compact JSON already.
+func stored(o Options, root tree.Value, body []byte) []byte {
+	if body != nil && o.Format.Name == JSON.Name {
+		return body
+	}
+	return tree.AppendJSON(nil, root)
+}
 
 func detailNote(strategy string) string {
 	s := "dropped urls, avatars, node ids, extra timestamps, empty values; long strings cut"
