@@ -12,6 +12,7 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
 )
 
 const chunkDoc = `
@@ -69,7 +70,9 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
-	opts := terse.Options{Store: &store.Dir{Path: dir, TTL: *ttl}, Fetch: chunkCommand(dir, *ttl)}
+	c := tokens.O200kBase()
+	opts := terse.Options{Store: &store.Dir{Path: dir, TTL: *ttl}, Fetch: chunkCommand(dir, *ttl),
+		Tokenizer: c, Formats: []fit.Format{autoFormat(c)}}
 	p, err := terse.New(&opts)
 	if err != nil {
 		return err

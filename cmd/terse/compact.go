@@ -12,8 +12,10 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
 
 const compactDoc = `
@@ -43,14 +45,27 @@ Examples:
   terse compact --budget 4000 issues.json
   kubectl logs pod | terse compact --budget 1000 --tool get_job_logs
   terse compact --to toon --report report.json --tool github__list_issues page.json
+  terse compact --to auto --budget 2000 page.json
   terse compact --config terse.toml --tool get_issues issues.json
 `
+
+// autoFormat is render's adaptive encoding as an output format: the
+// cheapest verified encoding by c (auto document, TOON or compact JSON).
+func autoFormat(c tokens.Counter) fit.Format {
+	return fit.Format{Name: "auto", Append: func(dst []byte, v tree.Value) []byte {
+		s, _, err := render.Encode(v, &render.Options{Counter: c})
+		if err != nil {
+			return tree.AppendJSON(dst, v)
+		}
+		return append(dst, s...)
+	}}
+}
 
 func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compact", "[--tool NAME] [--budget TOKENS] [--to toon|json] [--tokenizer T] [--config FILE] [--report FILE] [FILE]", compactDoc, stdout, stderr)
 	tool := fs.String("tool", "", "tool `name` that produced the result; selects the strategy")
 	budget := fs.Int("budget", fit.DefaultBudget, "largest output in `tokens`")
-	to := fs.String("to", "json", "output `format` for JSON: json or toon")
+	to := fs.String("to", "json", "output `format` for JSON: json, toon or auto (the cheapest verified encoding)")
 	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
 	cfgPath := fs.String("config", "", "terse config `file` (TOML): budget, tokenizer, format, store and per-tool rules")
 	reportPath := fs.String("report", "", "write the Report as JSON to `file`")
@@ -77,8 +92,8 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if !set["tokenizer"] && cfg.Tokenizer != "" {
 			tokName = cfg.Tokenizer
 		}
-		if !set["to"] && (cfg.Format == "json" || cfg.Format == "toon") {
-			opts.Format = cfg.Format // "auto" needs the render stage; json until then
+		if !set["to"] && cfg.Format != "" {
+			opts.Format = cfg.Format
 		}
 		if !set["budget"] && cfg.Budget > 0 {
 			opts.Budget = cfg.Budget
@@ -111,6 +126,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return &usageError{err.Error()}
 	}
 	opts.Tokenizer = c
+	opts.Formats = []fit.Format{autoFormat(c)}
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
@@ -137,8 +153,10 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			return err
 		}
 	}
+	// End with a newline, unless that one more token would break the
+	// budget: the budget holds for what is printed.
 	text := res.Text
-	if len(text) > 0 && text[len(text)-1] != '\n' {
+	if len(text) > 0 && text[len(text)-1] != '\n' && c.Count(text+"\n") <= res.Report.Budget {
 		text += "\n"
 	}
 	_, err = io.WriteString(stdout, text)
