@@ -7,29 +7,38 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
 )
 
 const encodeDoc = `
-Encode reads one JSON document and writes it as TOON v4 (the default) or as
-compact JSON. The output decodes back to the same ordered tree: member order
-and each number's literal text are kept ("1.50" stays "1.50"). --canonical
-writes the specification's canonical form instead (canonical numbers, and
-tabular rows whose keys come in another order written in the header's order),
-which decodes to the same values but not always the same text or order.
+Encode reads one JSON document and writes it as TOON v4 (the default), as
+compact JSON, or as "auto": the cheapest faithful text terse can find, which
+picks a form per subtree (key: value lines, typed tables, lists, inline JSON,
+declared legends and URL prefixes; see docs/format.md) and is never more
+tokens than compact JSON by --tokenizer. Every output decodes back with
+terse decode to the same ordered tree: member order and each number's
+literal text are kept ("1.50" stays "1.50"); auto output is checked by
+decoding before it is printed. --canonical writes TOON in the
+specification's canonical form instead (canonical numbers, and tabular rows
+whose keys come in another order written in the header's order), which
+decodes to the same values but not always the same text or order.
 
 Malformed JSON is reported as FILE:LINE:COL: message, with exit status 1.
 
 Examples:
   terse encode payload.json
+  terse encode --to auto payload.json | terse count
   terse encode --delimiter tab --indent 4 payload.json
   curl -s https://api.example.com/items | terse encode --to json
 `
 
 func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("encode", "[--to toon|json] [--delimiter D] [--indent N] [--canonical] [FILE]", encodeDoc, stdout, stderr)
-	to := fs.String("to", "toon", "output format: toon or json (compact)")
+	fs := newFlagSet("encode", "[--to toon|json|auto] [--tokenizer T] [--delimiter D] [--indent N] [--canonical] [FILE]", encodeDoc, stdout, stderr)
+	to := fs.String("to", "toon", "output format: toon, json (compact) or auto (cheapest faithful)")
+	tokenizer := fs.String("tokenizer", "o200k_base", "auto: tokenizer that measures the candidates (o200k_base, cl100k_base, estimate)")
 	delim := fs.String("delimiter", ",", "TOON delimiter: ',' , '|' or tab ('\\t' or \"tab\")")
 	indent := fs.Int("indent", toon.DefaultIndent, "TOON spaces per indentation level")
 	canonical := fs.Bool("canonical", false, "TOON: the spec's canonical numbers and tabular key order")
@@ -67,6 +76,16 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		out = toon.Append(nil, v, opts)
 	case "json":
 		out = tree.AppendJSON(nil, v)
+	case "auto":
+		counter, err := tokens.Get(*tokenizer)
+		if err != nil {
+			return &usageError{err.Error()}
+		}
+		text, _, err := render.Encode(v, &render.Options{Counter: counter})
+		if err != nil {
+			return err
+		}
+		out = []byte(text)
 	default:
 		return &usageError{fmt.Sprintf("--to %q: want toon or json", *to)}
 	}
@@ -81,6 +100,8 @@ func inputError(stderr io.Writer, name string, err error) error {
 	var line, col int
 	var msg string
 	if se, ok := errors.AsType[*tree.SyntaxError](err); ok {
+		line, col, msg = se.Line, se.Column, se.Msg
+	} else if se, ok := errors.AsType[*render.SyntaxError](err); ok {
 		line, col, msg = se.Line, se.Column, se.Msg
 	} else if se, ok := errors.AsType[*toon.SyntaxError](err); ok {
 		line, col, msg = se.Line, se.Column, se.Msg
