@@ -711,11 +711,10 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 		p.mu.Unlock()
 		p.reply(id, &res, 0, "")
 	case pd.method == "tools/call":
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.finishCall(pd, pol, id, env.result, frame)
-		}()
+		// Inline, not in a goroutine: the client gets messages in the
+		// upstream's order, and dedup sees results in that order too
+		// (so which of two identical results carries the id is fixed).
+		p.finishCall(pd, pol, id, env.result, frame)
 	default:
 		p.write(frame)
 	}
