@@ -201,10 +201,23 @@ func clientName(req mcp.Request) string {
 	return ""
 }
 
-// toolsListPolicy drops outputSchema of transformed tools for clients that
-// read structuredContent, as the stdio proxy does.
+// toolsListPolicy reconnects upstreams that are down and drops the
+// outputSchema of transformed tools for clients that read
+// structuredContent, as the stdio proxy does.
 func (g *Gateway) toolsListPolicy(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			// Upstreams that are down get a (bounded) reconnect, so their
+			// tools come back.
+			for _, u := range g.ups {
+				u.mu.Lock()
+				down := u.cs == nil
+				u.mu.Unlock()
+				if down {
+					u.session(ctx)
+				}
+			}
+		}
 		res, err := next(ctx, method, req)
 		lt, ok := res.(*mcp.ListToolsResult)
 		if err != nil || !ok || g.eng.opts.policy(clientName(req)).Reads != ReadsStructured {
