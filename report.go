@@ -21,10 +21,15 @@ type Report struct {
 	OutputChars  int     `json:"output_chars"` // bytes out
 	Ratio        float64 `json:"ratio"`        // output_tokens / raw_tokens
 	Kind         string  `json:"kind"`         // json, text or diff
-	Format       string  `json:"format"`       // json, toon, text or hint
+	Format       string  `json:"format"`       // json, toon, auto, text, csv_from_md or hint
 	Truncated    bool    `json:"truncated"`
 	Filtered     bool    `json:"filtered,omitempty"`
-	Dedup        bool    `json:"dedup,omitempty"`
+	Dedup        bool    `json:"dedup,omitempty"` // a reference hint replaced the result
+	// DedupID is the id the hint refers to (Dedup), or the id line shown
+	// with the result, when the dedup stage recorded it.
+	DedupID string `json:"dedup_id,omitempty"`
+	// Saved splits RawTokens − OutputTokens by the stage that saved them.
+	Saved Savings `json:"saved"`
 
 	// Set when Truncated.
 	Pointer        *string `json:"pointer,omitempty"` // JSON Pointer of the item array ("" = root)
@@ -41,6 +46,32 @@ type Report struct {
 	Pagination map[string]string `json:"pagination,omitempty"`
 	Sort       map[string]string `json:"sort,omitempty"`
 }
+
+// Savings are the tokens each stage saved, against compact JSON of the
+// input (the reporting rule: every saving is attributed to its source and
+// measured against the same baseline, by the same tokenizer). They are
+// measured on the texts between the stages, so that
+//
+//	Filter + Dedup + Encoding + Fitting == RawTokens − OutputTokens
+//
+// exactly. A part is negative when its stage cost tokens.
+type Savings struct {
+	// Filter is raw minus the filtered result as compact JSON (or text),
+	// less what the filter's note costs.
+	Filter int `json:"filter"`
+	// Dedup is everything when a reference hint replaces the result;
+	// otherwise minus the cost of the id line shown with it (or 0).
+	Dedup int `json:"dedup"`
+	// Encoding is the filtered result as compact JSON minus its encoding
+	// in the output format (auto, TOON, csv_from_md), before fitting.
+	Encoding int `json:"encoding"`
+	// Fitting is what the budget cut: the whole encoding minus the
+	// fitted text (gap markers, hints and chunk index included).
+	Fitting int `json:"fitting"`
+}
+
+// Total is the sum of the parts: RawTokens − OutputTokens.
+func (s Savings) Total() int { return s.Filter + s.Dedup + s.Encoding + s.Fitting }
 
 // Items counts the items of a trimmed result per detail level.
 type Items struct {

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -18,8 +20,8 @@ import (
 
 // Options configure a [Pipeline]. The zero value works: compact JSON under
 // a 25,000-token budget by o200k_base, the strategy resolved from Tool,
-// nothing stored. Fields added later (new stages) are nil or zero by
-// default and leave the behaviour unchanged.
+// nothing stored, no filter and no dedup. Fields added later (new stages)
+// are nil or zero by default and leave the behaviour unchanged.
 type Options struct {
 	// Budget is the largest output in tokens of Tokenizer. Zero means
 	// fit.DefaultBudget (25,000: Claude Code rejects larger MCP results).
@@ -27,7 +29,12 @@ type Options struct {
 	// Tokenizer counts tokens. Nil means o200k_base.
 	Tokenizer tokens.Counter
 	// Format names the output format for JSON: "json" (compact JSON, also
-	// when empty), "toon", or the name of one of Formats.
+	// when empty, so that the zero Options change nothing), "toon",
+	// "auto" (package render's verified adaptive encoding: the cheapest
+	// faithful text by Tokenizer, never more tokens than compact JSON; the
+	// CLI's config file defaults to it), or the name of one of Formats.
+	// Under "auto", text holding Markdown tables is rewritten with the
+	// csv_from_md template when that costs fewer tokens.
 	Format string
 	// Formats adds output formats (an adaptive renderer, for example), by
 	// name; they take precedence over the built-in ones.
@@ -58,10 +65,37 @@ type Options struct {
 	// Filter, when set, is a declared projection applied before fitting;
 	// its in-band note precedes the output.
 	Filter *filter.Rule
-	// Dedup, when set, is asked before fitting whether the agent has
-	// already seen this result; its reference hint then replaces the
-	// output.
+	// Dedup, when set, is asked before filtering whether the agent has
+	// already seen this payload; its reference hint then replaces the
+	// output. It is the older, simpler hook; DedupCache is the dedup
+	// stage proper. Both may be set (Dedup is asked first).
 	Dedup Deduper
+
+	// Template names an L1 template that steers encoding for this tool:
+	// "mr_diff_fence" or "ci_pipeline" (render.Templates, used by the auto
+	// format, ignored for a payload they do not apply to) or
+	// "csv_from_md" (Markdown tables in text as CSV, in any format).
+	Template string
+
+	// DedupCache, when set, is the dedup stage (package dedup), run after
+	// the filter on the filtered result. A result identical to one shown
+	// in full earlier in the same partition (Session) is replaced by
+	// "> [ref: ID, byte-identical]" (or a near-ref, if the cache allows
+	// them). A result shown in full and large enough is recorded, and its
+	// "> [id: ID]" line leads the output, inside the budget. A trimmed
+	// result is never recorded, and a result whose id line would break
+	// the budget is shown without it and forgotten again: a reference
+	// never points at something the agent did not see.
+	DedupCache *dedup.Cache
+	// Session is the partition (session and context) DedupCache keys by.
+	Session dedup.Key
+	// Path is the file path the call reads or writes (from its
+	// arguments), if any: a mutating call on Path invalidates the
+	// partition's earlier reads of it.
+	Path string
+	// Mutating marks a call that writes Path even when its tool is not
+	// one of the cache's mutating tools (per-tool configuration).
+	Mutating bool
 }
 
 // Deduper recognises results the agent has already seen. Check returns a
@@ -89,7 +123,30 @@ var TOON = fit.Format{Name: "toon", Append: func(dst []byte, v tree.Value) []byt
 	return toon.Append(dst, v, &toon.EncodeOptions{ExactNumbers: true})
 }}
 
-// New returns a Pipeline. It fails on an unknown format or strategy.
+// Auto returns the auto output format: render.Encode measured by c (nil
+// means o200k_base), steered by template when it names a JSON template
+// (render.Templates) that applies, verified by decoding. It is never more
+// tokens than compact JSON by c; an encoding error (a bug in render)
+// falls back to compact JSON. [New] provides it as Format "auto".
+func Auto(c tokens.Counter, template string) fit.Format {
+	if c == nil {
+		c = tokens.O200kBase()
+	}
+	ro := render.Options{Counter: c}
+	if _, ok := render.TemplateByName(render.Format(template)); ok {
+		ro.Template = render.Format(template)
+	}
+	return fit.Format{Name: "auto", Append: func(dst []byte, v tree.Value) []byte {
+		s, _, err := render.Encode(v, &ro)
+		if err != nil {
+			return tree.AppendJSON(dst, v)
+		}
+		return append(dst, s...)
+	}}
+}
+
+// New returns a Pipeline. It fails on an unknown format, strategy or
+// template.
 func New(opts *Options) (*Pipeline, error) {
 	var o Options
 	if opts != nil {
@@ -98,7 +155,12 @@ func New(opts *Options) (*Pipeline, error) {
 	if o.Tokenizer == nil {
 		o.Tokenizer = tokens.O200kBase()
 	}
-	formats := append(append([]fit.Format(nil), o.Formats...), fit.JSON, TOON)
+	if o.Template != "" {
+		if _, ok := render.TemplateByName(render.Format(o.Template)); !ok && o.Template != string(render.CSVFromMD) {
+			return nil, fmt.Errorf("terse: unknown template %q (want %s, %s or %s)", o.Template, render.CSVFromMD, render.MRDiffFence, render.CIPipeline)
+		}
+	}
+	formats := append(append([]fit.Format(nil), o.Formats...), fit.JSON, TOON, Auto(o.Tokenizer, o.Template))
 	name := o.Format
 	if name == "" {
 		name = "json"
@@ -112,7 +174,7 @@ func New(opts *Options) (*Pipeline, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("terse: unknown format %q (want json or toon)", name)
+		return nil, fmt.Errorf("terse: unknown format %q (want json, toon or auto)", name)
 	}
 	if o.Strategy != "" {
 		if _, _, err := checkStrategy(o.Strategy); err != nil {
@@ -167,6 +229,11 @@ func (p *Pipeline) ProcessText(ctx context.Context, s string) (Result, error) {
 	return p.process(ctx, nil, tree.Value{}, s, false)
 }
 
+// process runs the stages in order: the Deduper hook (raw payload),
+// filter, the dedup stage (filtered result), encoding (format, templates),
+// fitting (budget), and the id line. Each stage's saving is measured in
+// tokens of the pipeline's counter, as the difference between the text
+// before and after it (see Savings).
 func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text string, isJSON bool) (Result, error) {
 	c := p.o.Tokenizer
 	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: p.fo.Budget, Tool: p.o.Tool}
@@ -188,11 +255,13 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		}
 		if hint, ok := p.o.Dedup.Check(ctx, p.o.Tool, payload); ok {
 			rep.Kind, rep.Format, rep.Dedup = kindOf(isJSON), "hint", true
-			return p.finish(hint, rep), nil
+			return p.hint(hint, rep), nil
 		}
 	}
 
+	// Filter. t1 is the filtered result in tokens (compact JSON or text).
 	note := ""
+	content, t1 := rawText, rep.RawTokens
 	if p.o.Filter != nil {
 		var fr filter.Result
 		if isJSON {
@@ -204,32 +273,91 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		rep.Filtered = fr.Report.Applied
 		if fr.IsText {
 			isJSON, text = false, fr.Text
+			content = text
 		} else {
 			v = fr.Value
+			content = string(tree.AppendJSON(nil, v))
+		}
+		if content != rawText {
+			t1 = c.Count(content)
 		}
 	}
+
+	// Dedup: a result the partition has already seen in full becomes a
+	// reference to it.
+	var call dedup.Call
+	if p.o.DedupCache != nil {
+		call = dedup.Call{Tool: p.o.Tool, Path: p.o.Path, Content: []byte(content), Mutating: p.o.Mutating,
+			Variant: p.variant(isJSON)}
+		if oc := p.o.DedupCache.Check(p.o.Session, call); oc.Kind != dedup.Miss {
+			rep.Kind, rep.Format, rep.Dedup, rep.DedupID = kindOf(isJSON), "hint", true, oc.ID
+			return p.hint(oc.Hint, rep), nil
+		}
+	}
+
+	// Encoding of text: Markdown tables as CSV (csv_from_md) when asked
+	// for, or under auto when it is cheaper. t2 is the whole result in
+	// the output encoding, before fitting.
+	t2 := t1
+	textFormat := "text"
+	if !isJSON && (p.o.Template == string(render.CSVFromMD) || p.fmt.Name == "auto") {
+		if enc, ok := render.EncodeMarkdown(text); ok {
+			if n := c.Count(enc); n < t1 || p.o.Template == string(render.CSVFromMD) {
+				text, t2, textFormat = enc, n, string(render.CSVFromMD)
+			}
+		}
+	}
+
+	// Fit, leaving room for the filter note.
 	fo := p.fo
 	prefix := ""
 	if note != "" {
 		prefix = note + "\n"
 		fo.Budget -= c.Count(prefix)
+	}
+	var res fit.Result
+	var body string
+	var t3, tn int
+	for range 4 {
 		if fo.Budget < 1 {
 			fo.Budget = 1
 		}
-	}
-	var res fit.Result
-	var err error
-	if isJSON {
-		res, err = fit.FitJSON(ctx, v, &fo)
-		rep.Format = p.fmt.Name
-	} else {
-		res, err = fit.FitText(ctx, text, &fo)
-		rep.Format = "text"
-	}
-	if err != nil {
-		return Result{}, err
+		var err error
+		if isJSON {
+			res, err = fit.FitJSON(ctx, v, &fo)
+		} else {
+			res, err = fit.FitText(ctx, text, &fo)
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		t3 = res.Stats.Tokens
+		if !res.Stats.Counted {
+			t3 = c.Count(res.Text)
+		}
+		body, tn = prefix+res.Text, t3
+		if prefix != "" {
+			tn = c.Count(body)
+		}
+		// The note and the text may tokenize differently together than
+		// apart: the budget holds for what is returned.
+		if tn <= p.fo.Budget || fo.Budget == 1 {
+			break
+		}
+		fo.Budget -= tn - p.fo.Budget
 	}
 	st := res.Stats
+	if isJSON {
+		rep.Format = p.fmt.Name
+		switch {
+		case !st.Truncated:
+			t2 = t3
+		case p.fmt.Name != fit.JSON.Name:
+			t2 = c.Count(string(p.fmt.Append(nil, v)))
+		}
+	} else {
+		rep.Format = textFormat
+	}
 	rep.Kind = st.Kind
 	rep.Truncated = st.Truncated
 	rep.Strategy, rep.StrategySource, rep.Solver = st.Strategy, st.StrategySource, st.Solver
@@ -240,7 +368,53 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		rep.Items = &Items{Unit: st.Unit, Total: st.Total, Kept: st.Full + st.Standard + st.Minimal,
 			Full: st.Full, Standard: st.Standard, Minimal: st.Minimal}
 	}
-	return p.finish(prefix+res.Text, rep), nil
+
+	// A result shown in full is recorded, and its id line leads it when
+	// the budget has room for it; otherwise it is forgotten again.
+	out, tout := body, tn
+	if p.o.DedupCache != nil && !st.Truncated {
+		if oc := p.o.DedupCache.Record(p.o.Session, call); oc.IDLine != "" {
+			with := oc.IDLine + "\n" + body
+			if n := c.Count(with); n <= p.fo.Budget {
+				out, tout, rep.DedupID = with, n, oc.ID
+			} else {
+				p.o.DedupCache.Forget(p.o.Session, oc.ID)
+			}
+		}
+	}
+	rep.Saved = Savings{
+		Filter:   rep.RawTokens - t1 + t3 - tn, // what the filter dropped, less its note
+		Encoding: t1 - t2,
+		Fitting:  t2 - t3,
+		Dedup:    tn - tout, // the id line's cost on a miss
+	}
+	return p.finish(out, tout, rep), nil
+}
+
+// variant names the rendering of a dedup stage result: results are
+// identical for dedup only if shown the same way.
+func (p *Pipeline) variant(isJSON bool) string {
+	if !isJSON {
+		return "text/" + p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name()
+	}
+	return p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name()
+}
+
+// hint finishes a result a reference hint replaces: all of the saving is
+// dedup's.
+func (p *Pipeline) hint(text string, rep Report) Result {
+	n := p.o.Tokenizer.Count(text)
+	rep.Saved = Savings{Dedup: rep.RawTokens - n}
+	return p.finish(text, n, rep)
+}
+
+func (p *Pipeline) finish(text string, n int, rep Report) Result {
+	rep.OutputChars = len(text)
+	rep.OutputTokens = n
+	if rep.RawTokens > 0 {
+		rep.Ratio = float64(rep.OutputTokens) / float64(rep.RawTokens)
+	}
+	return Result{Text: text, Report: rep}
 }
 
 func kindOf(isJSON bool) string {
@@ -248,15 +422,6 @@ func kindOf(isJSON bool) string {
 		return "json"
 	}
 	return "text"
-}
-
-func (p *Pipeline) finish(text string, rep Report) Result {
-	rep.OutputChars = len(text)
-	rep.OutputTokens = p.o.Tokenizer.Count(text)
-	if rep.RawTokens > 0 {
-		rep.Ratio = float64(rep.OutputTokens) / float64(rep.RawTokens)
-	}
-	return Result{Text: text, Report: rep}
 }
 
 // Chunk returns chunk n (1-based) of a result stored under handle. An

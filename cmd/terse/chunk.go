@@ -12,7 +12,6 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/store"
-	"github.com/terse-dev/terse/tokens"
 )
 
 const chunkDoc = `
@@ -70,10 +69,7 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
-	c := tokens.O200kBase()
-	opts := terse.Options{Store: &store.Dir{Path: dir, TTL: *ttl}, Fetch: chunkCommand(dir, *ttl),
-		Tokenizer: c, Formats: []fit.Format{autoFormat(c)}}
-	p, err := terse.New(&opts)
+	p, err := terse.New(&terse.Options{Store: &store.Dir{Path: dir, TTL: *ttl}, Fetch: chunkCommand(dir, *ttl)})
 	if err != nil {
 		return err
 	}

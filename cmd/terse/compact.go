@@ -12,10 +12,8 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
-	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
-	"github.com/terse-dev/terse/tree"
 )
 
 const compactDoc = `
@@ -49,23 +47,11 @@ Examples:
   terse compact --config terse.toml --tool get_issues issues.json
 `
 
-// autoFormat is render's adaptive encoding as an output format: the
-// cheapest verified encoding by c (auto document, TOON or compact JSON).
-func autoFormat(c tokens.Counter) fit.Format {
-	return fit.Format{Name: "auto", Append: func(dst []byte, v tree.Value) []byte {
-		s, _, err := render.Encode(v, &render.Options{Counter: c})
-		if err != nil {
-			return tree.AppendJSON(dst, v)
-		}
-		return append(dst, s...)
-	}}
-}
-
 func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("compact", "[--tool NAME] [--budget TOKENS] [--to toon|json] [--tokenizer T] [--config FILE] [--report FILE] [FILE]", compactDoc, stdout, stderr)
+	fs := newFlagSet("compact", "[--tool NAME] [--budget TOKENS] [--to json|toon|auto] [--tokenizer T] [--config FILE] [--report FILE] [FILE]", compactDoc, stdout, stderr)
 	tool := fs.String("tool", "", "tool `name` that produced the result; selects the strategy")
 	budget := fs.Int("budget", fit.DefaultBudget, "largest output in `tokens`")
-	to := fs.String("to", "json", "output `format` for JSON: json, toon or auto (the cheapest verified encoding)")
+	to := fs.String("to", "json", "output `format` for JSON: json, toon or auto (the cheapest verified encoding; the config file's default)")
 	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
 	cfgPath := fs.String("config", "", "terse config `file` (TOML): budget, tokenizer, format, store and per-tool rules")
 	reportPath := fs.String("report", "", "write the Report as JSON to `file`")
@@ -115,6 +101,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				opts.Pointer = t.Items
 			}
 			opts.DropFields, opts.KeepFields = t.DropFields, t.KeepFields
+			opts.Template = t.Template
 			opts.Filter = t.Rule()
 		}
 	}
@@ -126,7 +113,6 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return &usageError{err.Error()}
 	}
 	opts.Tokenizer = c
-	opts.Formats = []fit.Format{autoFormat(c)}
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
