@@ -104,11 +104,11 @@ func (r *Rule) ApplyText(s string, opts *Options) Result {
 func (r *Rule) Apply(v tree.Value, opts *Options) Result {
 	if v.Kind() == tree.KindString && r.text != nil {
 		res := r.ApplyText(v.Str(), nil)
-		measure(&res, jsonLen(v), v.String, opts)
+		measure(&res, tree.JSONLen(v), v.String, opts)
 		return res
 	}
 	res := r.apply(v)
-	measure(&res, jsonLen(v), v.String, opts)
+	measure(&res, tree.JSONLen(v), v.String, opts)
 	return res
 }
 

@@ -24,7 +24,7 @@ import (
 //     (compact JSON as sent; tokens from a tokens.Counter).
 //  5, 6, 10. budgets: not the filter's job; the fit stage measures the
 //     filter's output (text or tree) against the token budget.
-//  7. marshalling twice for metrics: sizes come from jsonLen, a walk
+//  7. marshalling twice for metrics: sizes come from tree.JSONLen, a walk
 //     (BenchmarkFilterGitHubList).
 //  8. nondeterministic lists: TestUnmatchedSorted, TestTotalMiss,
 //     TestDeterministicAndConcurrent.
@@ -711,20 +711,6 @@ func FuzzCompileApply(f *testing.F) {
 			t.Fatalf("nondeterministic: %q vs %q", a, b)
 		}
 	})
-}
-
-func TestJSONLen(t *testing.T) {
-	for _, s := range []string{`null`, `true`, `false`, `[]`, `{}`, `[1,"a",{"k":null}]`,
-		`{"a\"b":"x\\y\n\t\r\b\f\u0001 é 😀 \u2028","":[[],{}]}`} {
-		v := mustParse(t, s)
-		if got, want := jsonLen(v), len(tree.AppendJSON(nil, v)); got != want {
-			t.Errorf("jsonLen(%s) = %d, want %d", s, got, want)
-		}
-	}
-	bad := tree.String("a\xffb")
-	if got, want := jsonLen(bad), len(tree.AppendJSON(nil, bad)); got != want {
-		t.Errorf("jsonLen(invalid UTF-8) = %d, want %d", got, want)
-	}
 }
 
 func TestReportJSON(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -181,71 +180,6 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-// jsonLen returns len(tree.AppendJSON(nil, v)) without writing it, so a
-// Report never serializes a payload just to measure it.
-func jsonLen(v tree.Value) int {
-	switch v.Kind() {
-	case tree.KindNull:
-		return 4
-	case tree.KindBool:
-		if v.Bool() {
-			return 4
-		}
-		return 5
-	case tree.KindNumber:
-		return len(v.Num())
-	case tree.KindString:
-		return stringLen(v.Str())
-	case tree.KindArray:
-		items := v.Items()
-		n := 2 + max(len(items)-1, 0)
-		for _, x := range items {
-			n += jsonLen(x)
-		}
-		return n
-	case tree.KindObject:
-		mems := v.Members()
-		n := 2 + max(len(mems)-1, 0)
-		for _, m := range mems {
-			n += stringLen(m.Key) + 1 + jsonLen(m.Value)
-		}
-		return n
-	}
-	return 0
-}
-
-// escExtra[c] is how many bytes tree.AppendString adds to escape the
-// ASCII byte c.
-var escExtra = func() (t [256]uint8) {
-	for c := range 0x20 {
-		t[c] = 5 // \u00XX
-	}
-	for _, c := range []byte{'"', '\\', '\n', '\r', '\t', '\b', '\f'} {
-		t[c] = 1
-	}
-	return t
-}()
-
-// stringLen is the length of s as written by tree.AppendString.
-func stringLen(s string) int {
-	n := len(s) + 2
-	for i := 0; i < len(s); i++ {
-		n += int(escExtra[s[i]])
-	}
-	if utf8.ValidString(s) {
-		return n
-	}
-	// Each invalid byte becomes U+FFFD (3 bytes).
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			n += 2
-		}
-		i += size
-	}
-	return n
-}
-
 // measure fills the size fields of res.Report: origLen is the input's
 // size; orig returns its text, called only when tokens are counted.
 func measure(res *Result, origLen int, orig func() string, opts *Options) {
@@ -259,7 +193,7 @@ func measure(res *Result, origLen int, orig func() string, opts *Options) {
 		if res.IsText {
 			n += len(res.Text)
 		} else {
-			n += jsonLen(res.Value)
+			n += tree.JSONLen(res.Value)
 		}
 		rep.ResultBytes = n
 		return

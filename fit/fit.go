@@ -462,7 +462,7 @@ func sampledSize(v tree.Value) int {
 	items := v.Items()
 	total := 0
 	for k := range 16 {
-		total += jsonSize(items[k*n/16])
+		total += tree.JSONLen(items[k*n/16])
 	}
 	return total * n / 16
 }
@@ -620,7 +620,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			// JSON size stands in for the rendering's size: costs are
 			// counted exactly for small inputs, and estimated from a
 			// counted sample (tokens per JSON byte, per level) otherwise.
-			e.bytes[i][k] = jsonSize(v)
+			e.bytes[i][k] = tree.JSONLen(v)
 		}
 	}
 	e.render = func(i int, l Level) []byte {

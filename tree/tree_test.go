@@ -132,3 +132,20 @@ func TestLookupWalk(t *testing.T) {
 		t.Errorf("Walk = %q, want %q", ptrs, want)
 	}
 }
+
+func TestJSONLen(t *testing.T) {
+	for _, s := range []string{`null`, `true`, `false`, `[]`, `{}`, `[1,"a",{"k":null}]`, `-1.5e3`,
+		`{"a\"b":"x\\y\n\t\r\b\f\u0001 é 😀 \u2028","":[[],{}]}`} {
+		v, err := tree.ParseString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tree.JSONLen(v), len(tree.AppendJSON(nil, v)); got != want {
+			t.Errorf("JSONLen(%s) = %d, want %d", s, got, want)
+		}
+	}
+	bad := tree.String("a\xffb")
+	if got, want := tree.JSONLen(bad), len(tree.AppendJSON(nil, bad)); got != want {
+		t.Errorf("JSONLen(invalid UTF-8) = %d, want %d", got, want)
+	}
+}
