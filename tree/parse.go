@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DefaultMaxDepth is the nesting depth [Parse] accepts.
@@ -35,6 +36,16 @@ func Parse(data []byte) (Value, error) { return ParseOptions{}.Parse(data) }
 
 // ParseString is Parse on a string, without copying it.
 func ParseString(s string) (Value, error) { return ParseOptions{}.ParseString(s) }
+
+// ParseOwned is Parse without the copy: strings in the result share data's
+// memory, so data must never be modified afterwards. It suits a caller that
+// reads a document only to parse it.
+func ParseOwned(data []byte) (Value, error) { return ParseOptions{}.ParseOwned(data) }
+
+// ParseOwned is [ParseOwned] with these options.
+func (o ParseOptions) ParseOwned(data []byte) (Value, error) {
+	return o.ParseString(unsafe.String(unsafe.SliceData(data), len(data)))
+}
 
 // Parse parses one JSON value with these options.
 func (o ParseOptions) Parse(data []byte) (Value, error) {

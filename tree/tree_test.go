@@ -149,3 +149,15 @@ func TestJSONLen(t *testing.T) {
 		t.Errorf("JSONLen(invalid UTF-8) = %d, want %d", got, want)
 	}
 }
+
+func TestParseOwned(t *testing.T) {
+	data := []byte(`{"a":["x","y\n"],"b":1.50}`)
+	v, err := tree.ParseOwned(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := tree.Parse(data)
+	if !tree.Equal(v, w) {
+		t.Errorf("ParseOwned = %s, Parse = %s", v, w)
+	}
+}

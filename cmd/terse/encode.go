@@ -66,16 +66,22 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	v, err := tree.Parse(data)
+	v, err := tree.ParseOwned(data) // data is not used again
 	if err != nil {
 		return inputError(stderr, name, err)
 	}
 	var out []byte
 	switch *to {
 	case "toon":
-		out = toon.Append(nil, v, opts)
+		// The encoder writes in 64 KiB chunks; no output buffer the size
+		// of the document.
+		if err := toon.NewEncoder(stdout, opts).Encode(v); err != nil {
+			return err
+		}
+		_, err := io.WriteString(stdout, "\n")
+		return err
 	case "json":
-		out = tree.AppendJSON(nil, v)
+		out = tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)+1), v)
 	case "auto":
 		counter, err := tokens.Get(*tokenizer)
 		if err != nil {

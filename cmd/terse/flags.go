@@ -71,6 +71,26 @@ func readInput(path string, stdin io.Reader) ([]byte, string, error) {
 		return nil, name, err
 	}
 	defer closeFn()
+	if f, ok := r.(*os.File); ok && f != os.Stdin {
+		// A file's size is known: read it into one buffer of that size
+		// instead of growing one by doubling.
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			data := make([]byte, 0, st.Size()+1)
+			for {
+				n, err := f.Read(data[len(data):cap(data)])
+				data = data[:len(data)+n]
+				if err == io.EOF {
+					return data, name, nil
+				}
+				if err != nil {
+					return data, name, err
+				}
+				if len(data) == cap(data) {
+					data = append(data, 0)[:len(data)] // grew while reading
+				}
+			}
+		}
+	}
 	data, err := io.ReadAll(r)
 	return data, name, err
 }
