@@ -204,7 +204,8 @@ func checkStrategy(s string) (string, string, error) {
 // Process processes one tool result. Input that parses as JSON is fitted
 // as JSON; other input is fitted as text (logs, diffs, prose). Input that
 // starts like JSON ("{", or "[" followed by more lines) but does not parse
-// is an error: a *tree.SyntaxError with its position.
+// is an error: a *tree.SyntaxError with its position, unless it is JSON
+// Lines (one value per line), which is text.
 func (p *Pipeline) Process(ctx context.Context, data []byte) (Result, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
@@ -212,11 +213,23 @@ func (p *Pipeline) Process(ctx context.Context, data []byte) (Result, error) {
 		if err == nil {
 			return p.process(ctx, data, v, "", true)
 		}
-		if se, ok := errors.AsType[*tree.SyntaxError](err); !ok || trimmed[0] == '{' || se.Line > 1 {
+		if se, ok := errors.AsType[*tree.SyntaxError](err); !ok || (trimmed[0] == '{' || se.Line > 1) && !isJSONLines(trimmed) {
 			return Result{}, err
 		}
 	}
 	return p.process(ctx, data, tree.Value{}, string(data), false)
+}
+
+// isJSONLines reports whether data is JSON Lines (a log of one JSON value
+// per line, as "go test -json" writes): its first line is a JSON value on
+// its own and more lines follow. Such input is text.
+func isJSONLines(data []byte) bool {
+	line, rest, ok := bytes.Cut(data, []byte("\n"))
+	if !ok || len(bytes.TrimSpace(rest)) == 0 {
+		return false
+	}
+	_, err := tree.Parse(line)
+	return err == nil
 }
 
 // ProcessValue processes a parsed JSON result.
