@@ -259,7 +259,9 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		rep.Pagination, rep.Sort = providerMeta(tree.Value{}, p.o.Headers)
 	}
 	rep.RawChars = len(rawText)
-	rep.RawTokens = c.Count(rawText)
+	// Texts are counted once: the raw text, the filtered one and the
+	// fitted one are often the same string.
+	m := memo{c: c}
 
 	if p.o.Dedup != nil {
 		payload := raw
@@ -268,13 +270,14 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		}
 		if hint, ok := p.o.Dedup.Check(ctx, p.o.Tool, payload); ok {
 			rep.Kind, rep.Format, rep.Dedup = kindOf(isJSON), "hint", true
+			rep.RawTokens = m.count(rawText)
 			return p.hint(hint, rep), nil
 		}
 	}
 
-	// Filter. t1 is the filtered result in tokens (compact JSON or text).
+	// Filter.
 	note := ""
-	content, t1 := rawText, rep.RawTokens
+	content := rawText
 	if p.o.Filter != nil {
 		var fr filter.Result
 		if isJSON {
@@ -291,9 +294,6 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 			v = fr.Value
 			content = string(tree.AppendJSON(nil, v))
 		}
-		if content != rawText {
-			t1 = c.Count(content)
-		}
 	}
 
 	// Dedup: a result the partition has already seen in full becomes a
@@ -304,18 +304,19 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 			Variant: p.variant(isJSON)}
 		if oc := p.o.DedupCache.Check(p.o.Session, call); oc.Kind != dedup.Miss {
 			rep.Kind, rep.Format, rep.Dedup, rep.DedupID = kindOf(isJSON), "hint", true, oc.ID
+			rep.RawTokens = m.count(rawText)
 			return p.hint(oc.Hint, rep), nil
 		}
 	}
 
 	// Encoding of text: Markdown tables as CSV (csv_from_md) when asked
 	// for, or under auto when it is cheaper. t2 is the whole result in
-	// the output encoding, before fitting.
-	t2 := t1
+	// the output encoding, before fitting (-1: not counted yet).
+	t2 := -1
 	textFormat := "text"
 	if !isJSON && (p.o.Template == string(render.CSVFromMD) || p.fmt.Name == "auto") {
 		if enc, ok := render.EncodeMarkdown(text); ok {
-			if n := c.Count(enc); n < t1 || p.o.Template == string(render.CSVFromMD) {
+			if n := m.count(enc); n < m.count(content) || p.o.Template == string(render.CSVFromMD) {
 				text, t2, textFormat = enc, n, string(render.CSVFromMD)
 			}
 		}
@@ -344,10 +345,10 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		if err != nil {
 			return Result{}, err
 		}
-		t3 = res.Stats.Tokens
-		if !res.Stats.Counted {
-			t3 = c.Count(res.Text)
+		if res.Stats.Counted {
+			m.seed(res.Text, res.Stats.Tokens)
 		}
+		t3 = m.count(res.Text)
 		body, tn = prefix+res.Text, t3
 		if prefix != "" {
 			tn = c.Count(body)
@@ -360,17 +361,21 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		fo.Budget -= tn - p.fo.Budget
 	}
 	st := res.Stats
+	switch {
+	case !st.Truncated:
+		t2 = t3 // the output is the whole encoding
+	case t2 >= 0:
+	case isJSON && p.fmt.Name != fit.JSON.Name:
+		t2 = m.count(string(p.fmt.Append(nil, v)))
+	default:
+		t2 = m.count(content) // compact JSON or text: the encoding is the content
+	}
+	rep.Format = textFormat
 	if isJSON {
 		rep.Format = p.fmt.Name
-		switch {
-		case !st.Truncated:
-			t2 = t3
-		case p.fmt.Name != fit.JSON.Name:
-			t2 = c.Count(string(p.fmt.Append(nil, v)))
-		}
-	} else {
-		rep.Format = textFormat
 	}
+	rep.RawTokens = m.count(rawText)
+	t1 := m.count(content) // the filtered result (compact JSON or text)
 	rep.Kind = st.Kind
 	rep.Truncated = st.Truncated
 	rep.Strategy, rep.StrategySource, rep.Solver = st.Strategy, st.StrategySource, st.Solver
@@ -402,6 +407,29 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		Dedup:    tn - tout, // the id line's cost on a miss
 	}
 	return p.finish(out, tout, rep), nil
+}
+
+// memo counts tokens, remembering the last few texts counted.
+type memo struct {
+	c tokens.Counter
+	s []string
+	n []int
+}
+
+func (m *memo) count(s string) int {
+	for i, x := range m.s {
+		if len(x) == len(s) && x == s {
+			return m.n[i]
+		}
+	}
+	n := m.c.Count(s)
+	m.seed(s, n)
+	return n
+}
+
+func (m *memo) seed(s string, n int) {
+	m.s = append(m.s, s)
+	m.n = append(m.n, n)
 }
 
 // variant names the rendering of a dedup stage result: results are

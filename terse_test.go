@@ -18,7 +18,7 @@ import (
 	"github.com/terse-dev/terse/tree"
 )
 
-func readCorpus(t *testing.T, name string) []byte {
+func readCorpus(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(corpus.Dir(t, "corpus"), name))
 	if err != nil {
