@@ -1,21 +1,43 @@
 // Package terse makes what an LLM agent reads smaller without making it
 // wrong.
 //
-// A [Pipeline] takes a tool result (JSON or text), applies the optional
-// stages configured in [Options] (a declarative filter; dedup and adaptive
-// rendering plug in the same way), and fits the result under a token budget
-// with package fit: every item at the richest detail that fits, every gap
-// declared in-band, everything left out retrievable by chunk from a store.
-// It returns the text for the model and a [Report] beside it, never mixed
-// into the data.
+// A [Pipeline] takes a tool result (JSON or text) and runs the stages
+// configured in [Options], in this order:
 //
-//	p, err := terse.New(&terse.Options{Budget: 4000, Tool: "get_issues", Store: &store.Dir{Path: dir}})
+//	bytes ──parse──▶ tree ──filter──▶ ──dedup──▶ ──encode──▶ ──fit──▶ Result{Text, Report}
+//
+//   - filter: a declared projection (Options.Filter, package filter); its
+//     in-band note leads the output.
+//   - dedup: the filtered result is checked against what the same session
+//     partition has already been shown in full (Options.DedupCache,
+//     package dedup). A repeat becomes a one-line reference such as
+//     "> [ref: 3f2a1c9d, byte-identical]"; a result shown in full is
+//     recorded and carries its "> [id: 3f2a1c9d]" line, counted inside
+//     the budget. Trimmed results are never recorded, so a reference never
+//     points at something the agent did not see.
+//   - encode: compact JSON ("json", the zero value), TOON ("toon"), or
+//     "auto" (package render: the cheapest faithful text by the named
+//     tokenizer, verified by decoding, never more tokens than compact
+//     JSON; steered by Options.Template). The CLI's config file defaults
+//     to auto.
+//   - fit: package fit trims under the token budget, every item at the
+//     richest detail that fits, every gap declared in-band, everything
+//     left out retrievable by chunk from a store. When nothing needs
+//     trimming the output is exactly the encoding.
+//
+// The [Report] beside the text (never mixed into it) says what each stage
+// did and splits the tokens saved by source (Report.Saved: filter, dedup,
+// encoding, fitting), measured in tokens of the named tokenizer against
+// compact JSON of the input; the parts sum to RawTokens − OutputTokens
+// exactly.
+//
+//	p, err := terse.New(&terse.Options{Budget: 4000, Format: "auto", Tool: "get_issues", Store: &store.Dir{Path: dir}})
 //	if err != nil { … }
 //	res, err := p.Process(ctx, payload)
 //	fmt.Println(res.Text)                // what the model reads
 //	fmt.Println(res.Report.OutputTokens) // ≤ 4000 by o200k_base
 //
-//	bytes ──parse──▶ tree ──filter──▶ ──fit (render, knapsack, chunks)──▶ Result{Text, Report}
-//
-// A Pipeline is safe for concurrent use when its Store is.
+// A Pipeline is safe for concurrent use when its Store is (a dedup.Cache
+// is). Output is deterministic: the same input and options give the same
+// bytes.
 package terse

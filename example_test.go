@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/store"
 )
 
@@ -36,4 +37,37 @@ func Example() {
 	// > [detail the root array: standard 1 (dropped urls, avatars, node ids, extra timestamps, empty values; long strings cut)]
 	// > [+3 more items, 1 shortened: get chunk N of 2 in full with: terse chunk c_53abc4671d63e9ee N]
 	// 170 → 149 tokens (o200k_base), kept 2 of 5 by element_count
+}
+
+// A Pipeline with the dedup stage: the first result is shown with its id
+// line (inside the budget), the same result again in the same session
+// partition is a one-line reference to it, and the Report says that dedup
+// saved the tokens. This small object costs fewer tokens as compact JSON
+// than in any other form, so auto keeps it as it is.
+func Example_dedup() {
+	cache := dedup.New(dedup.Options{})
+	p, err := terse.New(&terse.Options{Format: "auto", Tool: "get_job", DedupCache: cache,
+		Session: dedup.Key{Session: "conv-1", Partition: "main"}})
+	if err != nil {
+		panic(err)
+	}
+	payload := []byte(`{"id":4242,"status":"success","ref":"main","sha":"3f2a1c9d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+	 "web_url":"https://ci.example.com/acme/widgets/-/jobs/4242","duration":312.5,
+	 "runner":{"id":7,"description":"shared-runner-7"},"stage":"test","name":"go test ./..."}`)
+	for range 2 {
+		res, err := p.Process(context.Background(), payload)
+		if err != nil {
+			panic(err)
+		}
+		s := res.Report.Saved
+		fmt.Println(res.Text)
+		fmt.Printf("-- %d → %d tokens; saved: filter %d, dedup %d, encoding %d, fitting %d\n",
+			res.Report.RawTokens, res.Report.OutputTokens, s.Filter, s.Dedup, s.Encoding, s.Fitting)
+	}
+	// Output:
+	// > [id: 06d2583f]
+	// {"id":4242,"status":"success","ref":"main","sha":"3f2a1c9d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39","web_url":"https://ci.example.com/acme/widgets/-/jobs/4242","duration":312.5,"runner":{"id":7,"description":"shared-runner-7"},"stage":"test","name":"go test ./..."}
+	// -- 106 → 117 tokens; saved: filter 0, dedup -11, encoding 0, fitting 0
+	// > [ref: 06d2583f, byte-identical]
+	// -- 106 → 15 tokens; saved: filter 0, dedup 91, encoding 0, fitting 0
 }
