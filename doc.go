@@ -6,6 +6,8 @@
 //
 //	bytes ──parse──▶ tree ──filter──▶ ──dedup──▶ ──encode──▶ ──fit──▶ Result{Text, Report}
 //
+// The stages:
+//
 //   - filter: a declared projection (Options.Filter, package filter); its
 //     in-band note leads the output.
 //   - dedup: the filtered result is checked against what the same session
