@@ -115,6 +115,9 @@ type Pipeline struct {
 	o   Options
 	fmt fit.Format
 	fo  fit.Options
+	// measure encodes a whole result only to count its tokens (the
+	// encoding saving of a trimmed result): fmt, unverified for auto.
+	measure fit.Format
 }
 
 // TOON is the TOON v4 output format, numbers written exactly as in the
@@ -129,10 +132,14 @@ var TOON = fit.Format{Name: "toon", Append: func(dst []byte, v tree.Value) []byt
 // tokens than compact JSON by c; an encoding error (a bug in render)
 // falls back to compact JSON. [New] provides it as Format "auto".
 func Auto(c tokens.Counter, template string) fit.Format {
+	return autoFormat(c, template, false)
+}
+
+func autoFormat(c tokens.Counter, template string, skipVerify bool) fit.Format {
 	if c == nil {
 		c = tokens.O200kBase()
 	}
-	ro := render.Options{Counter: c}
+	ro := render.Options{Counter: c, SkipVerify: skipVerify}
 	if _, ok := render.TemplateByName(render.Format(template)); ok {
 		ro.Template = render.Format(template)
 	}
@@ -167,9 +174,12 @@ func New(opts *Options) (*Pipeline, error) {
 	}
 	p := &Pipeline{o: o}
 	found := false
-	for _, f := range formats {
+	for i, f := range formats {
 		if f.Name == name && f.Append != nil {
-			p.fmt, found = f, true
+			p.fmt, p.measure, found = f, f, true
+			if i == len(formats)-1 { // the built-in auto
+				p.measure = autoFormat(o.Tokenizer, o.Template, true)
+			}
 			break
 		}
 	}
@@ -366,7 +376,7 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		t2 = t3 // the output is the whole encoding
 	case t2 >= 0:
 	case isJSON && p.fmt.Name != fit.JSON.Name:
-		t2 = m.count(string(p.fmt.Append(nil, v)))
+		t2 = m.count(string(p.measure.Append(nil, v)))
 	default:
 		t2 = m.count(content) // compact JSON or text: the encoding is the content
 	}
