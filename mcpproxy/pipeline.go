@@ -67,20 +67,17 @@ func (p *Pipeline) options(call *Call) terse.Options {
 // Transform implements [Transformer].
 func (p *Pipeline) Transform(ctx context.Context, call *Call, text string) (Output, error) {
 	o := p.options(call)
-	useCache := p.Dedup != nil && call.Session != "" && !call.IsError && !p.NoDedup
-	idLine := ""
-	if useCache {
-		oc := p.Dedup.Process(dedupKey(call.Session), dedup.Call{Tool: call.Tool, Path: firstPath(call.Arguments),
-			Content: []byte(text), Variant: o.Format + "/" + strconv.Itoa(o.Budget)})
-		if oc.Kind != dedup.Miss {
-			n := counterOf(&o).Count(oc.Hint)
-			before := counterOf(&o).Count(text)
-			return Output{Text: oc.Hint, Format: "ref", TokensBefore: before, TokensAfter: n,
-				Saved: map[string]int{"dedup": before - n}}, nil
+	if call.Session != "" && !call.IsError && !p.NoDedup {
+		if p.Dedup != nil {
+			// The pipeline's dedup stage: a repeat in this session
+			// partition becomes a reference hint, a result shown in full
+			// carries its id line inside the budget.
+			o.DedupCache = p.Dedup
+			o.Session = dedupKey(call.Session)
+			o.Path = firstPath(call.Arguments)
+		} else {
+			o.Dedup = p.dedup(call)
 		}
-		idLine = oc.IDLine
-	} else if call.Session != "" && !call.IsError && !p.NoDedup {
-		o.Dedup = p.dedup(call)
 	}
 	pl, err := terse.New(&o)
 	if err != nil {
@@ -92,24 +89,20 @@ func (p *Pipeline) Transform(ctx context.Context, call *Call, text string) (Outp
 	}
 	r := res.Report
 	out := Output{Text: res.Text, TokensBefore: r.RawTokens, TokensAfter: r.OutputTokens}
-	if idLine != "" {
-		out.Text = idLine + "\n" + out.Text
-		out.TokensAfter = counterOf(&o).Count(out.Text)
-	}
 	if out.Text == text {
 		return out, nil
 	}
 	out.Format = r.Format
-	source := "encoding"
-	switch {
-	case r.Dedup:
-		source = "dedup"
-	case r.Truncated:
-		source = "fit"
-	case r.Filtered:
-		source = "filter"
+	if r.Dedup {
+		out.Format = "ref"
 	}
-	out.Saved = map[string]int{source: r.RawTokens - out.TokensAfter}
+	out.Saved = map[string]int{}
+	for source, n := range map[string]int{"filter": r.Saved.Filter, "dedup": r.Saved.Dedup,
+		"encoding": r.Saved.Encoding, "fit": r.Saved.Fitting} {
+		if n != 0 {
+			out.Saved[source] = n
+		}
+	}
 	return out, nil
 }
 

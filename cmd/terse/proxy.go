@@ -9,12 +9,9 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
-	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/mcpproxy"
-	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
-	"github.com/terse-dev/terse/tree"
 )
 
 const proxyDoc = `
@@ -115,25 +112,12 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	format := cfg.Format
-	var formats []fit.Format
-	if format == "auto" {
-		// The cheapest verified encoding (auto document, TOON or compact
-		// JSON) by the configured tokenizer.
-		formats = []fit.Format{{Name: "auto", Append: func(dst []byte, v tree.Value) []byte {
-			text, _, err := render.Encode(v, &render.Options{Counter: counter})
-			if err != nil {
-				return tree.AppendJSON(dst, v)
-			}
-			return append(dst, text...)
-		}}}
-	}
 	dir := cfg.Store.Dir
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
 	pl := &mcpproxy.Pipeline{
-		Options: terse.Options{Tokenizer: counter, Format: format, Formats: formats, Budget: cfg.Budget,
+		Options: terse.Options{Tokenizer: counter, Format: cfg.Format, Budget: cfg.Budget,
 			Store: &store.Dir{Path: dir, TTL: cfg.Store.TTL.Duration}},
 		NoDedup: !cfg.Dedup.Enabled,
 		Dedup: dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
@@ -150,6 +134,8 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 			o.Strategy = t.Strategy
 			o.Pointer = t.Items
 			o.DropFields, o.KeepFields = t.DropFields, t.KeepFields
+			o.Template = t.Template
+			o.Mutating = t.Mutating
 		},
 	}
 	if _, err := terse.New(&pl.Options); err != nil {
