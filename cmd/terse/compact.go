@@ -51,7 +51,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := newFlagSet("compact", "[--tool NAME] [--budget TOKENS] [--to json|toon|auto] [--tokenizer T] [--config FILE] [--report FILE] [FILE]", compactDoc, stdout, stderr)
 	tool := fs.String("tool", "", "tool `name` that produced the result; selects the strategy")
 	budget := fs.Int("budget", fit.DefaultBudget, "largest output in `tokens`")
-	to := fs.String("to", "json", "output `format` for JSON: json, toon or auto (the cheapest verified encoding; the config file's default)")
+	to := fs.String("to", "auto", "output `format` for JSON: auto (the cheapest verified encoding, never more tokens than compact JSON), json or toon; a config file's format applies when this flag is not given")
 	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
 	cfgPath := fs.String("config", "", "terse config `file` (TOML): budget, tokenizer, format, store and per-tool rules")
 	reportPath := fs.String("report", "", "write the Report as JSON to `file`")
