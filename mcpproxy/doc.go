@@ -34,9 +34,24 @@
 //
 // Dedup state is kept per client session and partition. The notification
 // [CompactNotification] or a call of [CompactTool] advances the partition,
-// so later results never refer to results the model no longer sees. Tools
-// that mutate (tool annotations readOnlyHint/destructiveHint, or a name
-// like write_file when there are none) invalidate the partition's reads.
+// so later results never refer to results the model no longer sees: the
+// next repeat comes back in full, with a new id line. The stdio proxy
+// reads the notification from its input; the gateway accepts it POSTed to
+// /mcp with the session's Mcp-Session-Id header (answered 202 Accepted),
+// like any notification of a Streamable-HTTP client. Tools that mutate
+// (tool annotations readOnlyHint/destructiveHint, or a name like
+// write_file when there are none) invalidate the partition's reads.
+//
+// A client that runs several conversations over one session names the
+// conversation in params._meta under [MetaConversation]
+// ("terse/conversation") of each tools/call: each conversation then has
+// its own dedup state and chunks, and a result is never a reference to
+// one shown in another conversation. The same _meta key on the
+// notification or on the terse_compact call compacts that conversation
+// only; without it the whole session (every conversation) is compacted.
+//
+//	{"jsonrpc":"2.0","method":"notifications/terse/compact",
+//	 "params":{"_meta":{"terse/conversation":"c42"}}}
 //
 // # Failure
 //

@@ -1,10 +1,12 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -85,7 +87,8 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		g.eng.compact(sessionID(req.Session))
+		conv, _ := req.Params.Meta[MetaConversation].(string)
+		g.eng.compact(sessionID(req.Session), conv)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok: later results will not refer to earlier ones"}}}, nil
 	})
 	seen := map[string]bool{}
@@ -138,14 +141,83 @@ func (g *Gateway) Close() error {
 }
 
 // Handler serves MCP at /mcp (Streamable HTTP, stateful sessions), health
-// at /healthz and Prometheus metrics at /metrics.
+// at /healthz and Prometheus metrics at /metrics. At /mcp it also accepts
+// the notification [CompactNotification], which advances the dedup
+// partition of the session named by its Mcp-Session-Id header.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, nil)
-	mux.Handle("/mcp", mcpH)
+	mux.Handle("/mcp", g.compactNotifications(mcpH))
 	mux.HandleFunc("/healthz", g.healthz)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.reg, promhttp.HandlerOpts{}))
 	return mux
+}
+
+// compactPeek bounds how much of a POST body the gateway reads looking for
+// a compaction notification; a larger body cannot be one and goes to the
+// MCP handler untouched.
+const compactPeek = 4 << 10
+
+// sessionHeader is the Streamable HTTP session header.
+const sessionHeader = "Mcp-Session-Id"
+
+// compactNotifications handles [CompactNotification] POSTed to /mcp, which
+// the go-sdk server would reject as an unknown method: it advances the
+// dedup partition of the session named by the Mcp-Session-Id header (of
+// one conversation when params._meta names one under [MetaConversation]),
+// exactly like a call of [CompactTool] in that session, and answers 202
+// Accepted as for any notification. A missing header is a 400, an unknown
+// session a 404. Every other message goes to next unchanged.
+func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		head, err := io.ReadAll(io.LimitReader(r.Body, compactPeek+1))
+		if err != nil {
+			http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		var v tree.Value
+		if len(head) <= compactPeek && bytes.Contains(head, []byte(CompactNotification)) {
+			v, _ = tree.Parse(head)
+		}
+		method, _ := v.Get("method")
+		id, hasID := v.Get("id")
+		if method.Str() != CompactNotification || hasID && !id.IsNull() {
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+			next.ServeHTTP(w, r)
+			return
+		}
+		sid := r.Header.Get(sessionHeader)
+		if sid == "" {
+			http.Error(w, "Bad Request: "+CompactNotification+" needs the "+sessionHeader+" header of the session to compact", http.StatusBadRequest)
+			return
+		}
+		if !g.hasSession(sid) {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		params, _ := v.Get("params")
+		meta, _ := params.Get("_meta")
+		conv, _ := meta.Get(MetaConversation)
+		g.eng.compact(sid, conv.Str())
+		w.WriteHeader(http.StatusAccepted)
+	})
+}
+
+// hasSession reports whether the gateway serves a session with this id.
+func (g *Gateway) hasSession(id string) bool {
+	for ss := range g.srv.Sessions() {
+		if ss.ID() == id {
+			return true
+		}
+	}
+	return false
 }
 
 // healthz answers 200 with each upstream's state; 503 when none is up.
@@ -504,6 +576,7 @@ type gwMetrics struct {
 	tokensIn  *prometheus.CounterVec
 	tokensOut *prometheus.CounterVec
 	saved     *prometheus.CounterVec
+	cost      *prometheus.CounterVec
 	errors    *prometheus.CounterVec
 }
 
@@ -518,11 +591,13 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 		tokensOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_out_total",
 			Help: "Tokens of transformed text after the pipeline."}, []string{"server"}),
 		saved: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_saved_total",
-			Help: "Tokens saved, by source (encoding, dedup, filter, fit)."}, []string{"source"}),
+			Help: "Tokens saved, by source (filter, dedup, encoding, fit)."}, []string{"source"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_cost_total",
+			Help: "Tokens a stage added where it saved none (an id line, a filter note), by source; saved minus cost is the net saving."}, []string{"source"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_errors_total",
 			Help: "Failed calls and pipeline errors, by server and outcome."}, []string{"server", "outcome"}),
 	}
-	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.errors)
+	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors)
 	return m
 }
 
@@ -531,9 +606,13 @@ func (m *gwMetrics) observe(r CallRecord) {
 	m.latency.WithLabelValues(r.Server).Observe(r.Duration.Seconds())
 	m.tokensIn.WithLabelValues(r.Server).Add(float64(r.TokensBefore))
 	m.tokensOut.WithLabelValues(r.Server).Add(float64(r.TokensAfter))
+	// Counters only go up: a stage's negative saving is counted as cost.
 	for k, v := range r.Saved {
-		if v > 0 {
+		switch {
+		case v > 0:
 			m.saved.WithLabelValues(k).Add(float64(v))
+		case v < 0:
+			m.cost.WithLabelValues(k).Add(float64(-v))
 		}
 	}
 	if r.Outcome == "error" || r.Outcome == "skipped_error" {

@@ -316,7 +316,7 @@ func (p *Proxy) prepareCall(v, id, params tree.Value, pd *pending) (tree.Value, 
 		info = toolInfo{mutating: isMutating(name, tree.Null())}
 	}
 	if name == CompactTool && !known {
-		p.eng.compact(stdioSession)
+		p.eng.compact(stdioSession, conv.Str())
 		res := tree.Object(tree.Member{Key: "content", Value: tree.Array(tree.Object(
 			tree.Member{Key: "type", Value: tree.String("text")},
 			tree.Member{Key: "text", Value: tree.String("ok: later results will not refer to earlier ones")},
@@ -424,7 +424,10 @@ func (p *Proxy) dropToken(pd *pending) {
 func (p *Proxy) notification(v tree.Value, method string, frame []byte) {
 	switch method {
 	case CompactNotification:
-		p.eng.compact(stdioSession)
+		params, _ := v.Get("params")
+		meta, _ := params.Get("_meta")
+		conv, _ := meta.Get(MetaConversation)
+		p.eng.compact(stdioSession, conv.Str())
 		return
 	case "notifications/initialized":
 		p.mu.Lock()

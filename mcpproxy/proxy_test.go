@@ -24,6 +24,7 @@ type harness struct {
 	p        *Proxy
 	cs       *mcp.ClientSession
 	progress chan *mcp.ProgressNotificationParams
+	conn     *mcp.Connection // the client's connection, for raw notifications
 }
 
 // connect starts a proxy in front of up and connects a go-sdk client named
@@ -33,14 +34,14 @@ func connect(t testing.TB, up Upstream, opts *Options, client string) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	cr, pw := io.Pipe()
 	pr, cw := io.Pipe()
-	h := &harness{p: NewProxy(up, opts), progress: make(chan *mcp.ProgressNotificationParams, 100)}
+	h := &harness{p: NewProxy(up, opts), progress: make(chan *mcp.ProgressNotificationParams, 100), conn: new(mcp.Connection)}
 	done := make(chan error, 1)
 	go func() {
 		done <- h.p.Serve(ctx, pr, pw)
 		pw.Close()
 	}()
 	c := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1.0"}, nil)
-	cs, err := c.Connect(ctx, wireTap{&mcp.IOTransport{Reader: cr, Writer: cw}, h.progress}, nil)
+	cs, err := c.Connect(ctx, connTap{wireTap{&mcp.IOTransport{Reader: cr, Writer: cw}, h.progress}, h.conn}, nil)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect through proxy: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,13 +24,16 @@ const (
 	// the client compacted its context, like the notification
 	// [CompactNotification].
 	CompactTool = "terse_compact"
-	// CompactNotification advances the client's dedup partition.
+	// CompactNotification advances the client's dedup partition (of one
+	// conversation when its params._meta carries [MetaConversation]).
 	CompactNotification = "notifications/terse/compact"
 	// MetaFormat is the _meta key that marks a converted content block with
 	// the name of its format.
 	MetaFormat = "terse/format"
 	// MetaConversation in a tools/call's params._meta names a conversation:
-	// dedup state is then kept per conversation within the session.
+	// dedup and chunk state is then kept per conversation within the
+	// session. On [CompactNotification] or a [CompactTool] call it limits
+	// the compaction to that conversation.
 	MetaConversation = "terse/conversation"
 )
 
@@ -240,35 +244,66 @@ func splitArgs(args tree.Value, info toolInfo) (tree.Value, reservedArgs, error)
 type engine struct {
 	opts Options
 
-	mu       sync.Mutex
-	sessions map[string]int // session -> partition generation
+	mu sync.Mutex
+	// gens counts compactions: of a whole session (key "SESSION") and of
+	// one conversation in it (key "SESSION#CONVERSATION").
+	gens map[string]int
+	// convs lists the conversations a session named, so that a compaction
+	// of the whole session resets each conversation's partition.
+	convs map[string][]string
 }
 
 func newEngine(o *Options) *engine {
-	return &engine{opts: o.withDefaults(), sessions: map[string]int{}}
+	return &engine{opts: o.withDefaults(), gens: map[string]int{}, convs: map[string][]string{}}
 }
 
 // partition returns the dedup partition name of a session (and
-// conversation, when the client names one).
+// conversation, when the client names one): "SESSION/N" where N counts
+// the session's compactions, or "SESSION#CONVERSATION/N" and
+// "SESSION#CONVERSATION/N.M" once the conversation itself was compacted M
+// times. A name is never reused after a compaction.
 func (e *engine) partition(session, conversation string) string {
 	e.mu.Lock()
-	n := e.sessions[session]
-	e.mu.Unlock()
-	p := session
-	if conversation != "" {
-		p += "#" + conversation
+	defer e.mu.Unlock()
+	if conversation != "" && !slices.Contains(e.convs[session], conversation) {
+		e.convs[session] = append(e.convs[session], conversation)
 	}
-	return p + "/" + strconv.Itoa(n)
+	return e.partitionLocked(session, conversation)
 }
 
-// compact advances a session's partition.
-func (e *engine) compact(session string) {
+func (e *engine) partitionLocked(session, conversation string) string {
+	n := strconv.Itoa(e.gens[session])
+	if conversation == "" {
+		return session + "/" + n
+	}
+	key := session + "#" + conversation
+	if m := e.gens[key]; m > 0 {
+		return key + "/" + n + "." + strconv.Itoa(m)
+	}
+	return key + "/" + n
+}
+
+// compact advances the partition of one conversation of a session, or,
+// when conversation is "", of the whole session and every conversation in
+// it, and resets the partitions left behind.
+func (e *engine) compact(session, conversation string) {
 	e.mu.Lock()
-	old := e.sessions[session]
-	e.sessions[session] = old + 1
+	var old []string
+	if conversation != "" {
+		old = append(old, e.partitionLocked(session, conversation))
+		e.gens[session+"#"+conversation]++
+	} else {
+		old = append(old, e.partitionLocked(session, ""))
+		for _, c := range e.convs[session] {
+			old = append(old, e.partitionLocked(session, c))
+		}
+		e.gens[session]++
+	}
 	e.mu.Unlock()
 	if h, ok := e.opts.Transformer.(SessionHooks); ok {
-		h.Reset(session + "/" + strconv.Itoa(old))
+		for _, p := range old {
+			h.Reset(p)
+		}
 	}
 }
 

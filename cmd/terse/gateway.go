@@ -20,10 +20,17 @@ upstream tool appears as SERVER__TOOL with the same reserved parameters and
 result handling as terse proxy (see terse proxy --help): compact, budgeted
 results placed where each client's model reads them.
 
+Dedup state is per MCP session (and per conversation named in the
+params._meta key "terse/conversation"). A client compacts it by calling
+terse_compact or by POSTing the notification notifications/terse/compact
+to /mcp with its Mcp-Session-Id header.
+
 Also served: /healthz (JSON, 503 when no upstream is up) and /metrics
 (Prometheus: terse_gateway_calls_total, terse_gateway_call_duration_seconds,
 terse_gateway_tokens_in_total, terse_gateway_tokens_out_total,
-terse_gateway_tokens_saved_total by source, terse_gateway_errors_total).
+terse_gateway_tokens_saved_total and terse_gateway_tokens_cost_total by
+source (filter, dedup, encoding, fit; saved minus cost is the net saving),
+terse_gateway_errors_total).
 
 A crashed upstream fails its calls in flight with a JSON-RPC error and is
 reconnected on its next call. Logs go to stderr.

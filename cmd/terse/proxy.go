@@ -26,12 +26,20 @@ Everything passes through unchanged, in order, except:
                  _chunk        handle such as "r1.2": fetch a chunk of an
                                earlier result without calling the tool
                and a tool terse_compact is added (call it after the
-               conversation was compacted).
+               conversation was compacted; the notification
+               notifications/terse/compact does the same).
   tools/call   text results are re-encoded (never larger than compact JSON,
                lossless or with declared, recoverable elision). Clients that
                show the model structuredContent (Claude Code, Copilot CLI)
                get the compact text instead of it; Claude Code results stay
                under its 25,000-token limit.
+
+A repeated result the model has already seen becomes a one-line reference
+to it. After terse_compact or notifications/terse/compact the next repeat
+comes back in full. A client that shares one session between several
+conversations names each in the params._meta key "terse/conversation" of
+tools/call (and of the compaction, to compact only that conversation); a
+result is never a reference to one from another conversation.
 
 If the server crashes, calls in flight get a JSON-RPC error and the server
 is restarted on the next request. Logs go to stderr; stdout carries only MCP.
