@@ -50,6 +50,7 @@ type Gateway struct {
 	reg     *prometheus.Registry
 	metrics *gwMetrics
 	nextTok atomic.Int64
+	watched sync.Map // session id -> struct{}: sessions whose end is awaited
 }
 
 // gwUpstream is one upstream server of a gateway.
@@ -80,7 +81,7 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 		HasTools: true,
 		Logger:   g.eng.opts.Logger,
 	})
-	g.srv.AddReceivingMiddleware(g.toolsListPolicy)
+	g.srv.AddReceivingMiddleware(g.watchSessions, g.toolsListPolicy)
 	g.srv.AddTool(&mcp.Tool{
 		Name:        CompactTool,
 		Description: compactToolDescription,
@@ -271,6 +272,25 @@ func clientName(req mcp.Request) string {
 		}
 	}
 	return ""
+}
+
+// watchSessions drops a session's dedup partitions when the session ends
+// (the client deleted it, or it timed out), so a long-running gateway does
+// not keep the state of every client it ever served.
+func (g *Gateway) watchSessions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
+			id := ss.ID()
+			if _, loaded := g.watched.LoadOrStore(id, struct{}{}); !loaded {
+				go func() {
+					ss.Wait()
+					g.eng.forget(id)
+					g.watched.Delete(id)
+				}()
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // toolsListPolicy reconnects upstreams that are down and drops the

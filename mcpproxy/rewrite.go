@@ -307,6 +307,25 @@ func (e *engine) compact(session, conversation string) {
 	}
 }
 
+// forget drops an ended session: its partitions and those of its
+// conversations are reset and its counters deleted.
+func (e *engine) forget(session string) {
+	e.mu.Lock()
+	old := []string{e.partitionLocked(session, "")}
+	for _, c := range e.convs[session] {
+		old = append(old, e.partitionLocked(session, c))
+		delete(e.gens, session+"#"+c)
+	}
+	delete(e.gens, session)
+	delete(e.convs, session)
+	e.mu.Unlock()
+	if h, ok := e.opts.Transformer.(SessionHooks); ok {
+		for _, p := range old {
+			h.Reset(p)
+		}
+	}
+}
+
 func (e *engine) invalidate(call *Call) {
 	if h, ok := e.opts.Transformer.(SessionHooks); ok {
 		h.Invalidate(call.Session, call)

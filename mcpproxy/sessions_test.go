@@ -9,9 +9,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -422,14 +425,22 @@ func TestEngineCompactResets(t *testing.T) {
 	}
 }
 
+// resetLog is a Compact transformer that records its resets.
 type resetLog struct {
 	Compact
+	rmu    sync.Mutex
 	resets []string
 }
 
-func (r *resetLog) Reset(session string) { r.resets = append(r.resets, session) }
+func (r *resetLog) Reset(session string) {
+	r.rmu.Lock()
+	r.resets = append(r.resets, session)
+	r.rmu.Unlock()
+}
 
 func (r *resetLog) take() []string {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
 	out := r.resets
 	r.resets = nil
 	return out
@@ -437,4 +448,42 @@ func (r *resetLog) take() []string {
 
 func equalStrings(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}
+
+// TestGatewayForgetsEndedSessions: when a client ends its session, the
+// gateway drops that session's partitions and counters.
+func TestGatewayForgetsEndedSessions(t *testing.T) {
+	var hooks resetLog
+	g, srv := startGatewayWith(t, &Options{Transformer: &hooks})
+	c := gatewaySession(t, srv.URL)
+	id := c.cs.ID()
+	c.call(t, "x", 5)
+	c.compactTool(t, "x")
+	if st := engineState(g.eng, id); st == 0 {
+		t.Fatalf("no state kept for session %s", id)
+	}
+	if err := c.cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); engineState(g.eng, id) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s ended 5s ago; its state is still kept", id)
+		}
+	}
+	if got := hooks.take(); !slices.Contains(got, id+"#x/0.1") || !slices.Contains(got, id+"/0") {
+		t.Errorf("partitions reset when the session ended = %q, want %s/0 and %s#x/0.1 among them", got, id, id)
+	}
+}
+
+// engineState counts the engine's entries for a session.
+func engineState(e *engine, session string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := len(e.convs[session])
+	for k := range e.gens {
+		if k == session || strings.HasPrefix(k, session+"#") {
+			n++
+		}
+	}
+	return n
 }
