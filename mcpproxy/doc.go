@@ -35,7 +35,7 @@
 // Dedup state is kept per client session and partition. The notification
 // [CompactNotification] or a call of [CompactTool] advances the partition,
 // so later results never refer to results the model no longer sees: the
-// next repeat comes back in full, with a new id line. The stdio proxy
+// next repeat comes back in full, with its id line again. The stdio proxy
 // reads the notification from its input; the gateway accepts it POSTed to
 // /mcp with the session's Mcp-Session-Id header (answered 202 Accepted),
 // like any notification of a Streamable-HTTP client. Tools that mutate
