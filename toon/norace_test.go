@@ -1,0 +1,5 @@
+//go:build !race
+
+package toon_test
+
+const raceEnabled = false
