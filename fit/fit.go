@@ -146,6 +146,8 @@ type engine struct {
 	// assemble returns the complete output for a selection.
 	assemble func(sel []Level, tier int) string
 	chunks   *chunkIndex
+	prob     *problem    // the knapsack, built by solveAt
+	exact    *exactTable // the exact solver's table, built by solveAt
 }
 
 // exactBytes is the total rendering size up to which every option is
@@ -311,20 +313,9 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	lo, hi := 0, 0 // capacities known to fit / to overshoot
 	for iter := 1; iter <= 10 && capacity > 0; iter++ {
 		*iters++
-		p := &problem{capacity: capacity, items: make([][]option, e.n)}
-		for i := range e.n {
-			opts := make([]option, len(e.levels[i]))
-			for k, l := range e.levels[i] {
-				opts[k] = option{e.costs[i][k], e.vals[i] * levelValue[l]}
-			}
-			p.items[i] = opts
-		}
 		var s solution
-		if e.linear {
-			s, st.Solver = solveLinear(p, e.head), SolverHeadTail
-		} else {
-			s, st.Solver = solve(p, false)
-		}
+		var p *problem
+		s, p, st.Solver = e.solveAt(capacity)
 		sel = make([]Level, e.n)
 		used, value := 0, 0.0
 		for i, k := range s {
@@ -402,6 +393,41 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	}
 	st.Tokens, st.Counted = base, true
 	return skip, empty, true
+}
+
+// solveAt solves the knapsack of the engine's options at capacity. Only
+// the capacity changes from one round to the next, so the problem is built
+// once, and so is the exact solver's table while it covers the capacity.
+func (e *engine) solveAt(capacity int) (solution, *problem, string) {
+	p := e.prob
+	if p == nil {
+		p = &problem{items: make([][]option, e.n)}
+		for i := range e.n {
+			opts := make([]option, len(e.levels[i]))
+			for k, l := range e.levels[i] {
+				opts[k] = option{e.costs[i][k], e.vals[i] * levelValue[l]}
+			}
+			p.items[i] = opts
+		}
+		e.prob = p
+	}
+	p.capacity = capacity
+	switch {
+	case e.linear:
+		return solveLinear(p, e.head), p, SolverHeadTail
+	case capacity > 0 && exactFits(e.n, capacity):
+		if e.exact == nil || e.exact.capacity < capacity {
+			c := capacity
+			if e.exact != nil {
+				// Growing: leave room for the next growth.
+				c = max(c, min(capacity+capacity/4, exactCells/e.n-1))
+			}
+			e.exact = newExactTable(p, c)
+		}
+		return e.exact.solution(p, capacity), p, SolverExact
+	}
+	s, name := solve(p, false)
+	return s, p, name
 }
 
 // cheapest returns the item and option index of the cheapest option, or

@@ -66,7 +66,7 @@ func solve(p *problem, linear bool) (solution, string) {
 	switch {
 	case p.capacity <= 0:
 		return skipAll(n), SolverGreedy
-	case n <= exactMaxItems && n*(p.capacity+1) <= exactCells:
+	case exactFits(n, p.capacity):
 		return solveExact(p), SolverExact
 	case linear && n >= headTailMin:
 		return solveHeadTail(p), SolverHeadTail
@@ -80,13 +80,34 @@ func solve(p *problem, linear bool) (solution, string) {
 // options). Ties keep the cheaper, earlier choice, so results are
 // deterministic.
 func solveExact(p *problem) solution {
-	n, c := len(p.items), max(p.capacity, 0)
+	return newExactTable(p, p.capacity).solution(p, p.capacity)
+}
+
+// exactTable is the exact solver's table of choices for every capacity up
+// to its own. The row of capacity x depends only on smaller capacities, so
+// the solution read from a table at any capacity it covers is the one
+// solveExact gives for that capacity: a table is built once and read again
+// as the fitter moves the capacity.
+type exactTable struct {
+	capacity int
+	pick     []int8 // option+1 chosen for item i at capacity x
+}
+
+func newExactTable(p *problem, capacity int) *exactTable {
+	n, c := len(p.items), max(capacity, 0)
 	best := make([]float64, c+1)
 	next := make([]float64, c+1)
-	pick := make([]int8, n*(c+1)) // option+1 chosen for item i at capacity x
+	pick := make([]int8, n*(c+1))
 	for i, opts := range p.items {
 		row := pick[i*(c+1) : (i+1)*(c+1)]
-		for x := 0; x <= c; x++ {
+		minW := c + 1
+		for _, op := range opts {
+			minW = min(minW, max(op.w, 0))
+		}
+		// Below the cheapest option nothing changes: the row keeps the
+		// previous best and picks nothing.
+		copy(next[:minW], best[:minW])
+		for x := minW; x <= c; x++ {
 			b, ch := best[x], int8(0)
 			for o, op := range opts {
 				if op.w <= x {
@@ -99,15 +120,27 @@ func solveExact(p *problem) solution {
 		}
 		best, next = next, best
 	}
+	return &exactTable{capacity: c, pick: pick}
+}
+
+// solution reads the optimal solution at capacity (at most t.capacity).
+func (t *exactTable) solution(p *problem, capacity int) solution {
+	n, stride := len(p.items), t.capacity+1
 	s := skipAll(n)
-	x := c
+	x := max(capacity, 0)
 	for i := n - 1; i >= 0; i-- {
-		if ch := pick[i*(c+1)+x]; ch > 0 {
+		if ch := t.pick[i*stride+x]; ch > 0 {
 			s[i] = int(ch) - 1
 			x -= p.items[i][s[i]].w
 		}
 	}
 	return s
+}
+
+// exactFits reports whether the exact solver is used for n items at
+// capacity.
+func exactFits(n, capacity int) bool {
+	return n <= exactMaxItems && n*(capacity+1) <= exactCells
 }
 
 // step is one move along an item's convex hull: from option from (-1 is

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -101,5 +102,59 @@ func TestExactSmall(t *testing.T) {
 	p.capacity = 5
 	if s := solveExact(p); s[0] != -1 || s[1] != -1 || s[2] != -1 {
 		t.Errorf("solveExact(nothing fits) = %v, want all skipped", s)
+	}
+}
+
+// textbookExact is the plain DP, one table per capacity: the reference
+// for exactTable.
+func textbookExact(p *problem) solution {
+	n, c := len(p.items), max(p.capacity, 0)
+	best := make([]float64, c+1)
+	next := make([]float64, c+1)
+	pick := make([]int8, n*(c+1))
+	for i, opts := range p.items {
+		row := pick[i*(c+1) : (i+1)*(c+1)]
+		for x := 0; x <= c; x++ {
+			b, ch := best[x], int8(0)
+			for o, op := range opts {
+				if op.w <= x {
+					if v := best[x-op.w] + op.v; v > b+1e-12 {
+						b, ch = v, int8(o+1)
+					}
+				}
+			}
+			next[x], row[x] = b, ch
+		}
+		best, next = next, best
+	}
+	s := skipAll(n)
+	x := c
+	for i := n - 1; i >= 0; i-- {
+		if ch := pick[i*(c+1)+x]; ch > 0 {
+			s[i] = int(ch) - 1
+			x -= p.items[i][s[i]].w
+		}
+	}
+	return s
+}
+
+// TestExactTableReuse checks that one table read at any capacity it covers
+// gives exactly the solution of a fresh DP at that capacity (the fitter
+// reuses the table as it moves the capacity).
+func TestExactTableReuse(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		p := randomProblem(r, 20)
+		tab := newExactTable(p, p.capacity)
+		for _, c := range []int{0, 1, p.capacity / 3, p.capacity / 2, p.capacity - 1, p.capacity} {
+			q := &problem{items: p.items, capacity: c}
+			got, want := tab.solution(q, c), textbookExact(q)
+			if !slices.Equal(got, want) {
+				t.Fatalf("table(%d) read at %d = %v, want %v", p.capacity, c, got, want)
+			}
+			if got := solveExact(q); !slices.Equal(got, want) {
+				t.Fatalf("solveExact at %d = %v, want %v", c, got, want)
+			}
+		}
 	}
 }
