@@ -4,9 +4,9 @@
 // A [Store] is a small key/value interface with an idle time-to-live: an
 // entry that nobody has read or written for the TTL is gone. [Dir] is the
 // embedded default, durable across processes (files under a directory);
-// [Mem] keeps entries in memory for tests and single-process servers. A
-// shared store (Redis, for replicas behind a load balancer) implements the
-// same two methods.
+// [Mem] keeps entries in memory for tests and single-process servers;
+// [Redis] shares entries between processes and machines (gateway replicas
+// behind a load balancer: a chunk stored by one is fetched from another).
 //
 // Keys are chosen by the caller and must be [ValidKey]: 1 to 64 characters
 // from [a-z0-9_-]. Callers in this module derive them from a hash of the
