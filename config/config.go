@@ -41,6 +41,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -74,6 +75,12 @@ type Config struct {
 type Store struct {
 	// Dir is the store directory; "" means the user cache directory.
 	Dir string `toml:"dir"`
+	// Redis, when set, is the URL of a Redis server that holds the chunks
+	// instead of Dir (redis://[user:password@]host:port/db, rediss:// for
+	// TLS, or unix:///path): what several gateway replicas behind a load
+	// balancer need to serve each other's chunks. At most one of Dir and
+	// Redis is set.
+	Redis string `toml:"redis"`
 	// TTL is the idle time after which stored chunks expire.
 	TTL Duration `toml:"ttl"`
 }
@@ -346,6 +353,13 @@ func (c *Config) Validate() error {
 	v.nonNegative("budget", c.Budget)
 	if c.Store.TTL.Duration <= 0 {
 		v.errorf("store.ttl", "must be positive, got %s", c.Store.TTL)
+	}
+	if r := c.Store.Redis; r != "" {
+		if err := store.CheckRedisURL(r); err != nil {
+			v.errorf("store.redis", "%s", strings.TrimPrefix(err.Error(), "store: "))
+		} else if c.Store.Dir != "" {
+			v.errorf("store.redis", "set at most one of dir and redis")
+		}
 	}
 	v.globs("dedup.mutating_tools", c.Dedup.MutatingTools)
 	v.nonNegative("dedup.max_entries", c.Dedup.MaxEntries)

@@ -194,6 +194,10 @@ func TestValidate(t *testing.T) {
 		{"format", "\nformat = \"yaml\"\n", `t.toml:2:1: format: "yaml" is not one of auto, toon, json`},
 		{"budget", "budget = -1\n", "t.toml:1:1: budget: must be >= 0, got -1"},
 		{"ttl", "[store]\nttl = \"0s\"\n", "t.toml:2:1: store.ttl: must be positive"},
+		{"redis not a url", "[store]\nredis = \"localhost:6379\"\n", "t.toml:2:1: store.redis: bad Redis URL:"},
+		{"redis scheme", "[store]\nredis = \"http://cache:6379\"\n", "t.toml:2:1: store.redis: bad Redis URL: redis: invalid URL scheme: http"},
+		{"redis db", "[store]\nredis = \"redis://cache:6379/zero\"\n", "t.toml:2:1: store.redis: bad Redis URL: redis: invalid database number"},
+		{"redis and dir", "[store]\ndir = \"/tmp/c\"\nredis = \"redis://cache:6379/0\"\n", "t.toml:3:1: store.redis: set at most one of dir and redis"},
 		{"glob", "[dedup]\nmutating_tools = [\"ok\", \"[\"]\n", `t.toml:2:25: dedup.mutating_tools.1: bad glob "["`},
 		{"client reads", "[[proxy.clients]]\nmatch = \"x\"\nreads = \"eyes\"\n", `t.toml:3:1: proxy.clients.0.reads: "eyes" is not one of content, structured`},
 		{"server both", "[[servers]]\nname = \"a\"\ncommand = \"x\"\nurl = \"y\"\n", "t.toml:1:3: servers.0: set exactly one of command and url"},
@@ -300,4 +304,25 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse succeeded but Validate fails: %v", err)
 		}
 	})
+}
+
+func TestStoreRedis(t *testing.T) {
+	for _, u := range []string{"redis://cache.internal:6379/0", "rediss://terse:pw@cache:6380/1", "unix:///run/redis.sock"} {
+		c, err := Parse([]byte("[store]\nredis = \""+u+"\"\nttl = \"10m\"\n"), "t.toml")
+		if err != nil {
+			t.Errorf("Parse(redis = %q) = %v, want ok", u, err)
+			continue
+		}
+		if c.Store.Redis != u || c.Store.TTL.Duration != 10*time.Minute || c.Store.Dir != "" {
+			t.Errorf("Store = %+v, want Redis %q, TTL 10m, no Dir", c.Store, u)
+		}
+	}
+	if Default().Store.Redis != "" {
+		t.Errorf("Default().Store.Redis = %q, want empty (the embedded Dir store)", Default().Store.Redis)
+	}
+	// A bad URL is reported without the password it may hold.
+	_, err := Parse([]byte("[store]\nredis = \"redis://:hunter2@cache:6379/x\"\n"), "t.toml")
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("Parse(bad redis URL with password) = %v, want an error without the password", err)
+	}
 }

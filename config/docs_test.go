@@ -27,6 +27,12 @@ func TestDocs(t *testing.T) {
 	if c.Tool("github__list_issues") == nil || c.Tool("pod_logs") == nil {
 		t.Errorf("example tools not found")
 	}
+	// Every other example that sets a key parses too.
+	for _, m := range regexp.MustCompile("(?s)```toml\n(.*?)```").FindAllStringSubmatch(doc, -1)[1:] {
+		if _, err := Parse([]byte(m[1]), "docs/config.md"); err != nil {
+			t.Errorf("example %q: %v", m[1], err)
+		}
+	}
 	for _, key := range schemaKeys(reflect.TypeFor[Config](), "") {
 		if !strings.Contains(doc, "`"+key+"`") {
 			t.Errorf("docs/config.md does not document `%s`", key)
