@@ -143,13 +143,21 @@ func autoFormat(c tokens.Counter, template string, skipVerify bool) fit.Format {
 	if _, ok := render.TemplateByName(render.Format(template)); ok {
 		ro.Template = render.Format(template)
 	}
-	return fit.Format{Name: "auto", Append: func(dst []byte, v tree.Value) []byte {
+	// The fitter drafts candidate selections unverified (they are only
+	// counted) and renders the text it returns with the verified encoder.
+	draft := ro
+	draft.SkipVerify = true
+	return fit.Format{Name: "auto", Append: encodeWith(ro), Draft: encodeWith(draft)}
+}
+
+func encodeWith(ro render.Options) func(dst []byte, v tree.Value) []byte {
+	return func(dst []byte, v tree.Value) []byte {
 		s, _, err := render.Encode(v, &ro)
 		if err != nil {
 			return tree.AppendJSON(dst, v)
 		}
 		return append(dst, s...)
-	}}
+	}
 }
 
 // New returns a Pipeline. It fails on an unknown format, strategy or

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -19,6 +20,22 @@ var corpusBudgets = []int{300, 1000, 4000, 16000}
 var toonFormat = Format{Name: "toon", Append: func(dst []byte, v tree.Value) []byte {
 	return toon.Append(dst, v, &toon.EncodeOptions{ExactNumbers: true})
 }}
+
+// autoFormat is the root package's auto: render's adaptive encoding,
+// verified by decoding, drafted unverified.
+var autoFormat = func() Format {
+	enc := func(skip bool) func([]byte, tree.Value) []byte {
+		ro := render.Options{Counter: tokens.O200kBase(), SkipVerify: skip}
+		return func(dst []byte, v tree.Value) []byte {
+			s, _, err := render.Encode(v, &ro)
+			if err != nil {
+				return tree.AppendJSON(dst, v)
+			}
+			return append(dst, s...)
+		}
+	}
+	return Format{Name: "auto", Append: enc(false), Draft: enc(true)}
+}()
 
 // corpusInputs returns every JSON and text file of the corpus.
 func corpusInputs(t testing.TB) []string {
@@ -56,7 +73,7 @@ func TestCorpusBudgets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, format := range []Format{JSON, toonFormat} {
+		for _, format := range []Format{JSON, toonFormat, autoFormat} {
 			for _, b := range corpusBudgets {
 				o := &Options{Budget: b, Counter: c, Store: st, Format: format}
 				r, isJSON := fitFile(t, data, o)
@@ -84,5 +101,5 @@ func TestCorpusBudgets(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cases (%d files × %d budgets, JSON files also as TOON), %d trimmed, %d with no item kept", cases, len(files), len(corpusBudgets), trimmed, empty)
+	t.Logf("%d cases (%d files × %d budgets, JSON files also as TOON and auto), %d trimmed, %d with no item kept", cases, len(files), len(corpusBudgets), trimmed, empty)
 }

@@ -20,6 +20,21 @@ import (
 type Format struct {
 	Name   string
 	Append func(dst []byte, v tree.Value) []byte
+	// Draft, when set, renders v exactly as Append does whenever Append's
+	// own check of its output passes, without that check (an encoder that
+	// verifies its text by decoding it, for example). The fitter costs and
+	// counts candidate selections with Draft, and renders the text it
+	// returns with Append: when the two differ, it fits again with Append
+	// alone. Nil means Append.
+	Draft func(dst []byte, v tree.Value) []byte
+}
+
+// draft is the format's Draft, else its Append.
+func (f Format) draft() func(dst []byte, v tree.Value) []byte {
+	if f.Draft != nil {
+		return f.Draft
+	}
+	return f.Append
 }
 
 // JSON is compact JSON, the baseline format.
@@ -146,8 +161,11 @@ type engine struct {
 	// assemble returns the complete output for a selection.
 	assemble func(sel []Level, tier int) string
 	chunks   *chunkIndex
-	prob     *problem    // the knapsack, built by solveAt
-	exact    *exactTable // the exact solver's table, built by solveAt
+	// sel and tier are the selection run returned and its tier.
+	sel   []Level
+	tier  int
+	prob  *problem    // the knapsack, built by solveAt
+	exact *exactTable // the exact solver's table, built by solveAt
 }
 
 // exactBytes is the total rendering size up to which every option is
@@ -233,11 +251,11 @@ func (e *engine) run(st *Stats) string {
 	for tier := tierIndex; tier >= tierNone; tier-- {
 		s, t, ok := e.runTier(tier, &iters, st)
 		if ok && (kept(s) > 0 || tier == tierNone) {
-			sel, text = s, t
+			sel, text, e.tier = s, t, tier
 			break
 		}
 		if ok && sel == nil {
-			sel, text = s, t // nothing kept, but fits: the fallback
+			sel, text, e.tier = s, t, tier // nothing kept, but fits: the fallback
 		}
 	}
 	st.Iterations = iters
@@ -248,6 +266,7 @@ func (e *engine) run(st *Stats) string {
 		}
 		text, st.Tokens, st.Counted = "", 0, true
 	}
+	e.sel = sel
 	st.Truncated = false
 	for _, l := range sel {
 		if l != Full {
@@ -649,12 +668,14 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			e.bytes[i][k] = tree.JSONLen(v)
 		}
 	}
+	// Candidates are drafted; the returned text is rendered with Append.
+	draft := o.Format.draft()
 	e.render = func(i int, l Level) []byte {
 		v := vals[i][levelIndex(e.levels[i], l)]
 		if mode == modeMembers {
 			v = tree.Object(tree.Member{Key: keys[i], Value: v})
 		}
-		return o.Format.Append(nil, v)
+		return draft(nil, v)
 	}
 	e.measure()
 	var envelope tree.Value
@@ -664,7 +685,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	case modeMembers:
 		envelope = setAt(root, toks, tree.Object())
 	}
-	envCost := e.count(string(o.Format.Append(nil, envelope)))
+	envCost := e.count(string(draft(nil, envelope)))
 	fullCosts := make([]int, n)
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
@@ -703,7 +724,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return ranges(idx, o.lineBase)
 	}
-	e.assemble = func(sel []Level, tier int) string {
+	assemble := func(app func([]byte, tree.Value) []byte, sel []Level, tier int) string {
 		var kept []tree.Value
 		var mems []tree.Member
 		for i, l := range sel {
@@ -720,14 +741,14 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		var sb strings.Builder
 		switch mode {
 		case modeArray:
-			sb.Write(o.Format.Append(nil, setAt(root, toks, tree.Array(kept...))))
+			sb.Write(app(nil, setAt(root, toks, tree.Array(kept...))))
 			sb.WriteByte('\n')
 		case modeMembers:
-			sb.Write(o.Format.Append(nil, setAt(root, toks, tree.Object(mems...))))
+			sb.Write(app(nil, setAt(root, toks, tree.Object(mems...))))
 			sb.WriteByte('\n')
 		default:
 			if len(kept) == 1 {
-				sb.Write(o.Format.Append(nil, kept[0]))
+				sb.Write(app(nil, kept[0]))
 				sb.WriteByte('\n')
 			}
 		}
@@ -735,6 +756,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		writeHintAndIndex(&sb, o, sel, ck, tier)
 		return strings.TrimSuffix(sb.String(), "\n")
 	}
+	e.assemble = func(sel []Level, tier int) string { return assemble(draft, sel, tier) }
 	if o.Store != nil {
 		h, err := save(ctx, o, header{Kind: "json", Pointer: string(ptr), Mode: int(mode), Format: o.Format.Name, Budget: o.Budget,
 			Tokenizer: o.Counter.Name(), Chunks: ck.ranges, Label: ck.label, Unit: st.Unit}, stored(o, root, body))
@@ -746,6 +768,12 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	}
 	st.Chunks = len(ck.ranges)
 	text := e.run(&st)
+	if o.Format.Draft != nil && text != "" && assemble(o.Format.Append, e.sel, e.tier) != text {
+		// Append's check rejected a draft (its output differs): what was
+		// counted is not what would be shown. Fit with Append alone.
+		o.Format.Draft = nil
+		return fitJSONMode(ctx, o, root, body, mode, ptr)
+	}
 	return Result{Text: text, Stats: st}, nil
 }
 

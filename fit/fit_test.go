@@ -347,3 +347,61 @@ func TestLargeArrayWFQ(t *testing.T) {
 		t.Errorf("tokens %d, stats %+v", n, res.Stats)
 	}
 }
+
+// draftItems is an array that needs trimming under a small budget.
+func draftItems(t *testing.T) tree.Value {
+	t.Helper()
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range 40 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"id":` + strings.Repeat("7", 1+i%4) + `,"title":"item ` + strings.Repeat("t", i%9) + `","state":"open","html_url":"https://example.com/x/` + strings.Repeat("u", i%7) + `","body":"` + strings.Repeat("body text ", 5+i%13) + `"}`)
+	}
+	sb.WriteString("]")
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestDraft checks Format.Draft: a draft that renders as Append does gives
+// the same output as Append alone, and a draft that differs from Append
+// (as when Append's own check rejects a draft) never leaks: the output is
+// what Append alone gives, within budget.
+func TestDraft(t *testing.T) {
+	v := draftItems(t)
+	c := tokens.O200kBase()
+	indent := func(dst []byte, v tree.Value) []byte { return tree.AppendIndent(dst, v, " ") }
+	calls := 0
+	same := func(dst []byte, v tree.Value) []byte { calls++; return indent(dst, v) }
+	for _, budget := range []int{150, 400, 1200} {
+		fit := func(f Format) Result {
+			res, err := FitJSON(context.Background(), v, &Options{Budget: budget, Counter: c, Format: f, Store: &store.Mem{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		want := fit(Format{Name: "indent", Append: indent})
+		if !want.Stats.Truncated {
+			t.Fatalf("budget %d: not trimmed, the test needs a smaller budget", budget)
+		}
+		calls = 0
+		if got := fit(Format{Name: "indent", Append: indent, Draft: same}); got.Text != want.Text || got.Stats != want.Stats {
+			t.Errorf("budget %d: with a faithful draft = %+v\n%s\nwant %+v\n%s", budget, got.Stats, got.Text, want.Stats, want.Text)
+		}
+		if calls == 0 {
+			t.Errorf("budget %d: Draft never called", budget)
+		}
+		got := fit(Format{Name: "indent", Append: indent, Draft: tree.AppendJSON})
+		if got.Text != want.Text {
+			t.Errorf("budget %d: with a rejected draft = %+v\n%s\nwant %+v\n%s", budget, got.Stats, got.Text, want.Stats, want.Text)
+		}
+		if n := c.Count(got.Text); n > budget {
+			t.Errorf("budget %d: with a rejected draft, %d tokens", budget, n)
+		}
+	}
+}
