@@ -2,12 +2,14 @@ package fit
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
@@ -140,5 +142,36 @@ func BenchmarkFastPath(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkFitFormats fits a 30-item GitHub list (pull requests, 424 KB)
+// in each output format to the budgets the proxy uses. auto is render's
+// verified adaptive encoding, the expensive case: candidates are costed
+// and counted in it.
+func BenchmarkFitFormats(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(corpus.Dir(b, "corpus"), "github/pygithub__repo-pulls.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := tree.Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := tokens.O200kBase()
+	for _, f := range []Format{JSON, toonFormat, autoFormat} {
+		for _, budget := range []int{8000, 20000} {
+			b.Run(fmt.Sprintf("%s/%d", f.Name, budget), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				o := &Options{Budget: budget, Counter: c, Format: f, Store: &store.Mem{}}
+				for b.Loop() {
+					res, err := FitJSON(context.Background(), v, o)
+					if err != nil || !res.Stats.Truncated {
+						b.Fatal(err, res.Stats)
+					}
+				}
+			})
+		}
 	}
 }
