@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/store"
 )
@@ -25,9 +27,13 @@ Stored results are kept 30 minutes after they were last used (configurable
 in the config file's [store] table). An unknown or expired handle prints one
 message saying so; re-run the original command to get the data again.
 
+With --config, the file's [store] table says where results are (dir, or a
+shared Redis server) and for how long; --store and --ttl override it.
+
 Examples:
   terse chunk c_0123456789abcdef 2
   terse chunk --store /tmp/chunks c_0123456789abcdef 1
+  terse chunk --config terse.toml c_0123456789abcdef 3
 `
 
 // chunkCommand is the command a compacted output shows for fetching a
@@ -44,6 +50,19 @@ func chunkCommand(dir string, ttl time.Duration) string {
 	return cmd + " {handle} {n}"
 }
 
+// configStore opens the chunk store a config names: Redis when redisURL is
+// set (what gateway replicas share), else the directory (default: the user
+// cache directory).
+func configStore(dir, redisURL string, ttl time.Duration) (store.Store, error) {
+	if redisURL != "" {
+		return store.NewRedis(redisURL, ttl)
+	}
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	return &store.Dir{Path: dir, TTL: ttl}, nil
+}
+
 func shellQuote(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}()<>|&;#~") {
 		return s
@@ -52,12 +71,15 @@ func shellQuote(s string) string {
 }
 
 func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chunk", "[--store DIR] [--ttl D] HANDLE N", chunkDoc, stdout, stderr)
+	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] HANDLE N", chunkDoc, stdout, stderr)
+	cfgPath := fs.String("config", "", "terse config `file` (TOML) whose [store] table (dir or redis, ttl) names the store")
 	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
 	ttl := fs.Duration("ttl", store.DefaultTTL, "idle time-to-live of stored results")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if fs.NArg() != 2 {
 		return &usageError{"chunk: want HANDLE N (see terse chunk --help)"}
 	}
@@ -65,11 +87,33 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil || n < 1 {
 		return &usageError{fmt.Sprintf("chunk: N must be a chunk number ≥ 1, not %q", fs.Arg(1))}
 	}
-	dir := *storeDir
-	if dir == "" {
-		dir = store.DefaultDir()
+	dir, redisURL := *storeDir, ""
+	if *cfgPath != "" {
+		cfg, err := config.Load(*cfgPath)
+		if err != nil {
+			return err
+		}
+		if dir == "" {
+			dir, redisURL = cfg.Store.Dir, cfg.Store.Redis
+		}
+		if !set["ttl"] {
+			*ttl = cfg.Store.TTL.Duration
+		}
 	}
-	p, err := terse.New(&terse.Options{Store: &store.Dir{Path: dir, TTL: *ttl}, Fetch: chunkCommand(dir, *ttl)})
+	st, err := configStore(dir, redisURL, *ttl)
+	if err != nil {
+		return err
+	}
+	fetch := "terse chunk --config " + shellQuote(*cfgPath) + " {handle} {n}"
+	if r, ok := st.(*store.Redis); ok {
+		defer r.Close()
+	} else {
+		if dir == "" {
+			dir = store.DefaultDir()
+		}
+		fetch = chunkCommand(dir, *ttl)
+	}
+	p, err := terse.New(&terse.Options{Store: st, Fetch: fetch})
 	if err != nil {
 		return err
 	}

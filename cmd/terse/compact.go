@@ -70,6 +70,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	opts := terse.Options{Tool: *tool, Budget: *budget, Format: *to, Pointer: *items, Strategy: *strategy}
 	tokName := *tokenizer
 	dir, ttl := *storeDir, store.DefaultTTL
+	redisURL := ""
 	if *cfgPath != "" {
 		cfg, err := config.Load(*cfgPath)
 		if err != nil {
@@ -85,7 +86,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			opts.Budget = cfg.Budget
 		}
 		if dir == "" {
-			dir = cfg.Store.Dir
+			dir, redisURL = cfg.Store.Dir, cfg.Store.Redis
 		}
 		if cfg.Store.TTL.Duration > 0 {
 			ttl = cfg.Store.TTL.Duration
@@ -113,11 +114,23 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return &usageError{err.Error()}
 	}
 	opts.Tokenizer = c
-	if dir == "" {
-		dir = store.DefaultDir()
+	if redisURL != "" {
+		// The fetch command names the config, not the URL: it may hold a
+		// password and the output goes to a model.
+		r, err := store.NewRedis(redisURL, ttl)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		opts.Store = r
+		opts.Fetch = "terse chunk --config " + shellQuote(*cfgPath) + " {handle} {n}"
+	} else {
+		if dir == "" {
+			dir = store.DefaultDir()
+		}
+		opts.Store = &store.Dir{Path: dir, TTL: ttl}
+		opts.Fetch = chunkCommand(dir, ttl)
 	}
-	opts.Store = &store.Dir{Path: dir, TTL: ttl}
-	opts.Fetch = chunkCommand(dir, ttl)
 	p, err := terse.New(&opts)
 	if err != nil {
 		return &usageError{strings.TrimPrefix(err.Error(), "terse: ")}

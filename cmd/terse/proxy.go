@@ -10,7 +10,6 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/mcpproxy"
-	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -120,13 +119,13 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	dir := cfg.Store.Dir
-	if dir == "" {
-		dir = store.DefaultDir()
+	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
+	if err != nil {
+		return nil, "", err
 	}
 	pl := &mcpproxy.Pipeline{
 		Options: terse.Options{Tokenizer: counter, Format: cfg.Format, Budget: cfg.Budget,
-			Store: &store.Dir{Path: dir, TTL: cfg.Store.TTL.Duration}},
+			Store: st},
 		NoDedup: !cfg.Dedup.Enabled,
 		Dedup: dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
 			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools}),
