@@ -329,7 +329,9 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	var sel []Level
 	var best []Level
 	bestText, bestN, bestValue, grows := "", 0, 0.0, 0
-	lo, hi := 0, 0 // capacities known to fit / to overshoot
+	lo, hi := 0, 0      // capacities known to fit / to overshoot
+	var lastSel []Level // the previous round's selection, text and count
+	lastText, lastN := "", 0
 	for iter := 1; iter <= 10 && capacity > 0; iter++ {
 		*iters++
 		var s solution
@@ -345,8 +347,14 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 				value += p.items[i][k].v
 			}
 		}
-		text := e.assemble(sel, tier)
-		n := e.count(text)
+		// A capacity moved too little to change the selection gives the
+		// same text: it is not rendered and counted again.
+		text, n := lastText, lastN
+		if !slices.Equal(sel, lastSel) {
+			text = e.assemble(sel, tier)
+			n = e.count(text)
+			lastSel, lastText, lastN = sel, text, n
+		}
 		if n > budget {
 			hi = capacity
 			if best != nil {
@@ -370,7 +378,7 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 		// in the solver's units, a few cautious times (bisecting once a
 		// growth overshoots).
 		content := n - base
-		if n >= budget-budget/12 || grows == 5 || content <= 0 || used == 0 {
+		if n >= budget-budget/12 || grows == 5 || content <= 0 || used == 0 || allRichest(sel) {
 			break
 		}
 		grows++
@@ -447,6 +455,17 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 	}
 	s, name := solve(p, false)
 	return s, p, name
+}
+
+// allRichest reports whether every item is at full detail: no capacity
+// can add value then.
+func allRichest(sel []Level) bool {
+	for _, l := range sel {
+		if l != Full {
+			return false
+		}
+	}
+	return true
 }
 
 // cheapest returns the item and option index of the cheapest option, or
