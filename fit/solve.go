@@ -100,23 +100,22 @@ func newExactTable(p *problem, capacity int) *exactTable {
 	pick := make([]int8, n*(c+1))
 	for i, opts := range p.items {
 		row := pick[i*(c+1) : (i+1)*(c+1)]
-		minW := c + 1
-		for _, op := range opts {
-			minW = min(minW, max(op.w, 0))
-		}
-		// Below the cheapest option nothing changes: the row keeps the
-		// previous best and picks nothing.
-		copy(next[:minW], best[:minW])
-		for x := minW; x <= c; x++ {
-			b, ch := best[x], int8(0)
-			for o, op := range opts {
-				if op.w <= x {
-					if v := best[x-op.w] + op.v; v > b+1e-12 {
-						b, ch = v, int8(o+1)
-					}
+		// Option by option over all capacities: at each capacity the
+		// comparisons come in the same order as option by option at that
+		// capacity (skip first, then each option against the best so far),
+		// so the choices are the same, in tight loops.
+		copy(next, best)
+		for o, op := range opts {
+			w := max(op.w, 0)
+			if w > c {
+				continue
+			}
+			src, dst, r, ch := best[:c+1-w], next[w:c+1], row[w:c+1], int8(o+1)
+			for x, b := range src {
+				if v := b + op.v; v > dst[x]+1e-12 {
+					dst[x], r[x] = v, ch
 				}
 			}
-			next[x], row[x] = b, ch
 		}
 		best, next = next, best
 	}

@@ -143,8 +143,8 @@ func textbookExact(p *problem) solution {
 // reuses the table as it moves the capacity).
 func TestExactTableReuse(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 300 {
-		p := randomProblem(r, 20)
+	for range 2000 {
+		p := randomProblem(r, 30)
 		tab := newExactTable(p, p.capacity)
 		for _, c := range []int{0, 1, p.capacity / 3, p.capacity / 2, p.capacity - 1, p.capacity} {
 			q := &problem{items: p.items, capacity: c}
