@@ -170,6 +170,9 @@ func New(opts *Options) (*Pipeline, error) {
 	if o.Tokenizer == nil {
 		o.Tokenizer = tokens.O200kBase()
 	}
+	// Every stage counts with one cache: the same texts are counted by
+	// render, the fitter and the Report.
+	o.Tokenizer = newCountCache(o.Tokenizer)
 	if o.Template != "" {
 		if _, ok := render.TemplateByName(render.Format(o.Template)); !ok && o.Template != string(render.CSVFromMD) {
 			return nil, fmt.Errorf("terse: unknown template %q (want %s, %s or %s)", o.Template, render.CSVFromMD, render.MRDiffFence, render.CIPipeline)

@@ -1,0 +1,70 @@
+package terse
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/terse-dev/terse/tokens"
+)
+
+// countingCounter counts calls to the counter it wraps.
+type countingCounter struct {
+	tokens.Counter
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *countingCounter) Count(s string) int {
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	return c.Counter.Count(s)
+}
+
+func TestCountCache(t *testing.T) {
+	inner := &countingCounter{Counter: tokens.O200kBase()}
+	c := newCountCache(inner)
+	if c.Name() != inner.Name() || c.Exact() != inner.Exact() {
+		t.Errorf("countCache = %s/%v, want %s/%v", c.Name(), c.Exact(), inner.Name(), inner.Exact())
+	}
+	text := func(i int) string { return strings.Repeat("word ", 200+i) + string(rune('a'+i%26)) }
+	long := strings.Repeat("a long document, ", 1000)
+	want := inner.Counter.Count(long)
+	if got := c.Count(long); got != want {
+		t.Fatalf("Count(long) = %d, want %d", got, want)
+	}
+	// Many shorter texts later, the long one is still known.
+	for i := range 3 * countCacheSize {
+		s := text(i)
+		if got, want := c.Count(s), inner.Counter.Count(s); got != want {
+			t.Fatalf("Count(text %d) = %d, want %d", i, got, want)
+		}
+		if got, want := tokens.CountBytes(c, []byte(s)), inner.Counter.Count(s); got != want {
+			t.Fatalf("CountBytes(text %d) = %d, want %d", i, got, want)
+		}
+	}
+	calls := inner.calls
+	if got := tokens.CountBytes(c, []byte(long)); got != want {
+		t.Errorf("CountBytes(long) = %d, want %d", got, want)
+	}
+	if got := c.Count("short"); got != inner.Counter.Count("short") {
+		t.Errorf("Count(short) = %d", got)
+	}
+	if inner.calls != calls+1 {
+		t.Errorf("counter called %d times for a known long text and a short one, want 1", inner.calls-calls)
+	}
+	// Concurrent use (go test -race).
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				s := text(g*50 + i)
+				if got, want := c.Count(s), inner.Counter.Count(s); got != want {
+					t.Errorf("concurrent Count = %d, want %d", got, want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
