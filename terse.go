@@ -130,34 +130,21 @@ var TOON = fit.Format{Name: "toon", Append: func(dst []byte, v tree.Value) []byt
 // means o200k_base), steered by template when it names a JSON template
 // (render.Templates) that applies, verified by decoding. It is never more
 // tokens than compact JSON by c; an encoding error (a bug in render)
-// falls back to compact JSON. [New] provides it as Format "auto".
+// falls back to compact JSON. [New] provides it as Format "auto". The
+// format remembers its last two verified encodings, so that encoding the
+// same value again costs nothing; it is safe for concurrent use.
 func Auto(c tokens.Counter, template string) fit.Format {
-	return autoFormat(c, template, false)
-}
-
-func autoFormat(c tokens.Counter, template string, skipVerify bool) fit.Format {
 	if c == nil {
 		c = tokens.O200kBase()
 	}
-	ro := render.Options{Counter: c, SkipVerify: skipVerify}
+	ro := render.Options{Counter: c}
 	if _, ok := render.TemplateByName(render.Format(template)); ok {
 		ro.Template = render.Format(template)
 	}
 	// The fitter drafts candidate selections unverified (they are only
 	// counted) and renders the text it returns with the verified encoder.
-	draft := ro
-	draft.SkipVerify = true
-	return fit.Format{Name: "auto", Append: encodeWith(ro), Draft: encodeWith(draft)}
-}
-
-func encodeWith(ro render.Options) func(dst []byte, v tree.Value) []byte {
-	return func(dst []byte, v tree.Value) []byte {
-		s, _, err := render.Encode(v, &ro)
-		if err != nil {
-			return tree.AppendJSON(dst, v)
-		}
-		return append(dst, s...)
-	}
+	m := &autoMemo{}
+	return fit.Format{Name: "auto", Append: m.encoder(ro, false), Draft: m.encoder(ro, true)}
 }
 
 // New returns a Pipeline. It fails on an unknown format, strategy or
@@ -189,7 +176,7 @@ func New(opts *Options) (*Pipeline, error) {
 		if f.Name == name && f.Append != nil {
 			p.fmt, p.measure, found = f, f, true
 			if i == len(formats)-1 { // the built-in auto
-				p.measure = autoFormat(o.Tokenizer, o.Template, true)
+				p.measure.Append = f.Draft
 			}
 			break
 		}

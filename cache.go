@@ -4,8 +4,13 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
+
+// What a Pipeline remembers so as not to do the same work twice: token
+// counts of long texts, and whole encodings.
 
 // countCache is a Counter that remembers the counts of recent long texts.
 // One result is counted several times over on its way through the
@@ -84,4 +89,51 @@ func (c *countCache) add(s string, n int) {
 		}
 	}
 	c.ents[k] = countEntry{s, n}
+}
+
+// autoMemo remembers the last two verified encodings: a result that does
+// not fit is encoded whole once to find out, and the Report measures that
+// encoding again (a drafted, unverified encoding is never remembered).
+// Values are compared by identity (tree.Value ==), which implies equal
+// trees. Safe for concurrent use.
+type autoMemo struct {
+	mu   sync.Mutex
+	v    [2]tree.Value
+	text [2]string
+	next int
+}
+
+func (m *autoMemo) get(v tree.Value) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.v {
+		if m.text[k] != "" && m.v[k] == v {
+			return m.text[k], true
+		}
+	}
+	return "", false
+}
+
+func (m *autoMemo) put(v tree.Value, text string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.v[m.next], m.text[m.next] = v, text
+	m.next = 1 - m.next
+}
+
+func (m *autoMemo) encoder(ro render.Options, draft bool) func(dst []byte, v tree.Value) []byte {
+	ro.SkipVerify = draft
+	return func(dst []byte, v tree.Value) []byte {
+		if s, ok := m.get(v); ok {
+			return append(dst, s...)
+		}
+		s, _, err := render.Encode(v, &ro)
+		if err != nil {
+			return tree.AppendJSON(dst, v)
+		}
+		if !draft {
+			m.put(v, s)
+		}
+		return append(dst, s...)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
 
 // countingCounter counts calls to the counter it wraps.
@@ -67,4 +68,27 @@ func TestCountCache(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestAutoMemo checks that the auto format's memory of its last verified
+// encodings gives the same text as encoding again, and never mixes up
+// values.
+func TestAutoMemo(t *testing.T) {
+	a, b := tree.Array(tree.Object(tree.Member{Key: "id", Value: tree.Int(1)}, tree.Member{Key: "name", Value: tree.String("x")})),
+		tree.Object(tree.Member{Key: "k", Value: tree.String("v")})
+	f := Auto(nil, "")
+	fresh := func(v tree.Value) string { return string(Auto(nil, "").Append(nil, v)) }
+	for range 2 {
+		for _, v := range []tree.Value{a, b, a, tree.Array(a.Items()...)} {
+			if got, want := string(f.Append(nil, v)), fresh(v); got != want {
+				t.Errorf("Append(%s) = %q, want %q", v, got, want)
+			}
+			if got, want := string(f.Draft(nil, v)), fresh(v); got != want {
+				t.Errorf("Draft(%s) = %q, want %q", v, got, want)
+			}
+		}
+	}
+	if got := string(f.Append([]byte("prefix "), a)); got != "prefix "+fresh(a) {
+		t.Errorf("Append(prefix, a) = %q", got)
+	}
 }
