@@ -166,6 +166,8 @@ type engine struct {
 	tier  int
 	prob  *problem    // the knapsack, built by solveAt
 	exact *exactTable // the exact solver's table, built by solveAt
+	// lastCap is the capacity solveAt solved last.
+	lastCap int
 }
 
 // exactBytes is the total rendering size up to which every option is
@@ -445,14 +447,17 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 	case capacity > 0 && exactFits(e.n, capacity):
 		if e.exact == nil || e.exact.capacity < capacity {
 			c := capacity
-			if e.exact != nil {
-				// Growing: leave room for the next growth.
-				c = max(c, min(capacity+capacity/4, exactCells/e.n-1))
+			if e.exact != nil && e.lastCap > 0 && capacity > e.lastCap {
+				// Growing: growths shrink, so leave room for two more
+				// of this one's size.
+				c = max(c, min(capacity+2*(capacity-e.lastCap), exactCells/e.n-1))
 			}
 			e.exact = newExactTable(p, c)
 		}
+		e.lastCap = capacity
 		return e.exact.solution(p, capacity), p, SolverExact
 	}
+	e.lastCap = capacity
 	s, name := solve(p, false)
 	return s, p, name
 }
