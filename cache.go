@@ -91,49 +91,71 @@ func (c *countCache) add(s string, n int) {
 	c.ents[k] = countEntry{s, n}
 }
 
-// autoMemo remembers the last two verified encodings: a result that does
-// not fit is encoded whole once to find out, and the Report measures that
-// encoding again (a drafted, unverified encoding is never remembered).
-// Values are compared by identity (tree.Value ==), which implies equal
-// trees. Safe for concurrent use.
+// autoMemo remembers the last few encodings, drafted (unverified) or
+// verified. A result is drafted whole to see whether it fits; if it does,
+// its verified encoding only checks the draft (what render.Encode's own
+// check does: decode and compare, compact JSON if that fails), and if it
+// does not, the Report measures that draft again. The fitter's final text
+// is checked the same way. Values are compared by identity (tree.Value
+// ==), which implies equal trees. Safe for concurrent use.
 type autoMemo struct {
 	mu   sync.Mutex
-	v    [2]tree.Value
-	text [2]string
+	ents [4]autoEntry
 	next int
 }
 
-func (m *autoMemo) get(v tree.Value) (string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k := range m.v {
-		if m.text[k] != "" && m.v[k] == v {
-			return m.text[k], true
-		}
-	}
-	return "", false
+type autoEntry struct {
+	v        tree.Value
+	text     string
+	verified bool
 }
 
-func (m *autoMemo) put(v tree.Value, text string) {
+func (m *autoMemo) get(v tree.Value) (autoEntry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.v[m.next], m.text[m.next] = v, text
-	m.next = 1 - m.next
+	for _, e := range m.ents {
+		if e.text != "" && e.v == v {
+			return e, true
+		}
+	}
+	return autoEntry{}, false
+}
+
+func (m *autoMemo) put(e autoEntry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.ents {
+		if m.ents[k].text != "" && m.ents[k].v == e.v {
+			m.ents[k] = e
+			return
+		}
+	}
+	m.ents[m.next] = e
+	m.next = (m.next + 1) % len(m.ents)
 }
 
 func (m *autoMemo) encoder(ro render.Options, draft bool) func(dst []byte, v tree.Value) []byte {
-	ro.SkipVerify = draft
+	ro.SkipVerify = true
 	return func(dst []byte, v tree.Value) []byte {
-		if s, ok := m.get(v); ok {
-			return append(dst, s...)
+		e, ok := m.get(v)
+		if !ok {
+			s, _, err := render.Encode(v, &ro)
+			if err != nil {
+				return tree.AppendJSON(dst, v)
+			}
+			e = autoEntry{v: v, text: s}
+			if draft {
+				m.put(e)
+			}
 		}
-		s, _, err := render.Encode(v, &ro)
-		if err != nil {
-			return tree.AppendJSON(dst, v)
+		if !draft && !e.verified {
+			if render.Verify(e.text, v) != nil {
+				// As render.Encode does when its check fails.
+				e.text = string(tree.AppendJSON(nil, v))
+			}
+			e.verified = true
+			m.put(e)
 		}
-		if !draft {
-			m.put(v, s)
-		}
-		return append(dst, s...)
+		return append(dst, e.text...)
 	}
 }

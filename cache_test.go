@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
@@ -77,9 +78,23 @@ func TestAutoMemo(t *testing.T) {
 	a, b := tree.Array(tree.Object(tree.Member{Key: "id", Value: tree.Int(1)}, tree.Member{Key: "name", Value: tree.String("x")})),
 		tree.Object(tree.Member{Key: "k", Value: tree.String("v")})
 	f := Auto(nil, "")
-	fresh := func(v tree.Value) string { return string(Auto(nil, "").Append(nil, v)) }
-	for range 2 {
-		for _, v := range []tree.Value{a, b, a, tree.Array(a.Items()...)} {
+	fresh := func(v tree.Value) string {
+		s, _, err := render.Encode(v, &render.Options{Counter: tokens.O200kBase()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	vals := []tree.Value{a, b, a, tree.Array(a.Items()...), b}
+	for round := range 3 {
+		for i, v := range vals {
+			// Drafts first, verified first, and alternating.
+			draftFirst := round == 0 || round == 2 && i%2 == 0
+			if draftFirst {
+				if got, want := string(f.Draft(nil, v)), fresh(v); got != want {
+					t.Errorf("Draft(%s) = %q, want %q", v, got, want)
+				}
+			}
 			if got, want := string(f.Append(nil, v)), fresh(v); got != want {
 				t.Errorf("Append(%s) = %q, want %q", v, got, want)
 			}

@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -25,7 +26,10 @@ type Format struct {
 	// verifies its text by decoding it, for example). The fitter costs and
 	// counts candidate selections with Draft, and renders the text it
 	// returns with Append: when the two differ, it fits again with Append
-	// alone. Nil means Append.
+	// alone. A whole document is drafted too, to see whether it fits; if
+	// it does, it is rendered with Append, so a pair that lets Append
+	// check the draft it made instead of encoding again costs least. Nil
+	// means Append.
 	Draft func(dst []byte, v tree.Value) []byte
 }
 
@@ -513,8 +517,17 @@ func FitJSON(ctx context.Context, root tree.Value, opts *Options) (Result, error
 		// and give the plain encoding anyway.
 		return fitJSON(ctx, o, root, nil)
 	}
-	body := o.Format.Append(nil, root)
+	// Drafted: most large results do not fit, and then the whole
+	// encoding is only counted.
+	body := o.Format.draft()(nil, root)
 	if fitsQuick(o, body) {
+		if o.Format.Draft != nil {
+			final := o.Format.Append(nil, root)
+			if !bytes.Equal(final, body) && !fitsQuick(o, final) {
+				return fitJSON(ctx, o, root, final)
+			}
+			body = final
+		}
 		// body is ours and never written again: share it.
 		return Result{Text: unsafe.String(unsafe.SliceData(body), len(body)), Stats: Stats{Kind: "json", Solver: SolverNone, Unit: "items", Total: -1}}, nil
 	}

@@ -404,4 +404,24 @@ func TestDraft(t *testing.T) {
 			t.Errorf("budget %d: with a rejected draft, %d tokens", budget, n)
 		}
 	}
+	// The whole document is drafted to see whether it fits: a rejected
+	// draft that fits where Append's text does not must not leak either.
+	draftN, fullN := c.Count(string(tree.AppendJSON(nil, v))), c.Count(string(indent(nil, v)))
+	for _, budget := range []int{(draftN + fullN) / 2, fullN} {
+		o := func(f Format) *Options { return &Options{Budget: budget, Counter: c, Format: f} }
+		want, err := FitJSON(context.Background(), v, o(Format{Name: "indent", Append: indent}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := FitJSON(context.Background(), v, o(Format{Name: "indent", Append: indent, Draft: tree.AppendJSON}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Text != want.Text || got.Stats.Truncated != want.Stats.Truncated {
+			t.Errorf("budget %d (draft %d, full %d tokens): with a rejected draft = %+v\n%s\nwant %+v\n%s", budget, draftN, fullN, got.Stats, got.Text, want.Stats, want.Text)
+		}
+		if n := c.Count(got.Text); n > budget {
+			t.Errorf("budget %d: with a rejected draft, %d tokens", budget, n)
+		}
+	}
 }
