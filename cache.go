@@ -100,7 +100,7 @@ func (c *countCache) add(s string, n int) {
 // ==), which implies equal trees. Safe for concurrent use.
 type autoMemo struct {
 	mu   sync.Mutex
-	ents [4]autoEntry
+	ents [8]autoEntry
 	next int
 }
 

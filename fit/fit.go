@@ -761,33 +761,43 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return ranges(idx, o.lineBase)
 	}
+	// The document of a selection is built once, so that the returned
+	// text is rendered from the very value its draft was made from (a
+	// format may remember its drafts by value).
+	docs := map[string]tree.Value{}
 	assemble := func(app func([]byte, tree.Value) []byte, sel []Level, tier int) string {
-		var kept []tree.Value
-		var mems []tree.Member
-		for i, l := range sel {
-			if l == Skip {
-				continue
+		key := unsafe.Slice((*byte)(unsafe.SliceData(sel)), len(sel))
+		d, ok := docs[string(key)]
+		if !ok {
+			var kept []tree.Value
+			var mems []tree.Member
+			for i, l := range sel {
+				if l == Skip {
+					continue
+				}
+				v := vals[i][levelIndex(e.levels[i], l)]
+				if mode == modeMembers {
+					mems = append(mems, tree.Member{Key: keys[i], Value: v})
+				} else {
+					kept = append(kept, v)
+				}
 			}
-			v := vals[i][levelIndex(e.levels[i], l)]
-			if mode == modeMembers {
-				mems = append(mems, tree.Member{Key: keys[i], Value: v})
-			} else {
-				kept = append(kept, v)
+			switch {
+			case mode == modeArray:
+				d, ok = setAt(root, toks, tree.Array(kept...)), true
+			case mode == modeMembers:
+				d, ok = setAt(root, toks, tree.Object(mems...)), true
+			case len(kept) == 1:
+				d, ok = kept[0], true
+			}
+			if ok {
+				docs[string(key)] = d
 			}
 		}
 		var sb strings.Builder
-		switch mode {
-		case modeArray:
-			sb.Write(app(nil, setAt(root, toks, tree.Array(kept...))))
+		if ok {
+			sb.Write(app(nil, d))
 			sb.WriteByte('\n')
-		case modeMembers:
-			sb.Write(app(nil, setAt(root, toks, tree.Object(mems...))))
-			sb.WriteByte('\n')
-		default:
-			if len(kept) == 1 {
-				sb.Write(app(nil, kept[0]))
-				sb.WriteByte('\n')
-			}
 		}
 		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0, tier == tierIndex)
 		writeHintAndIndex(&sb, o, sel, ck, tier)
