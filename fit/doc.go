@@ -32,6 +32,12 @@
 // capacity tightened until it fits: the budget is a guarantee by the
 // counter, not an estimate.
 //
+// A format whose encoder checks its own output (render's auto verifies
+// each text by decoding it) can give a Draft rendering without the check:
+// candidates are then costed and counted as drafts, and only the text
+// returned is rendered with the checking encoder, which must agree with
+// the draft that was counted (else fitting starts again without drafts).
+//
 // # Strategies
 //
 // [Resolve] picks the strategy from the tool name: configuration first,
