@@ -16,23 +16,27 @@ import (
 // One result is counted several times over on its way through the
 // stages: render counts the candidates it chooses between, and the fitter
 // and the Report count the chosen text again. When full, it forgets its
-// shortest text (the cheapest to count again), so that a whole document
-// counted before fitting is still known after it. Counts are the
+// shortest text (the cheapest to count again) other than the last few
+// added, so that a whole document counted before fitting is still known
+// after it. Counts are the
 // counter's own, so results do not change. Safe for concurrent use.
 type countCache struct {
 	tokens.Counter
 	mu   sync.Mutex
 	ents []countEntry
+	seq  uint64
 }
 
 type countEntry struct {
-	s string
-	n int
+	s   string
+	n   int
+	seq uint64 // when it was added
 }
 
 const (
-	countCacheMin  = 512 // shorter texts are counted every time
-	countCacheSize = 32  // texts remembered
+	countCacheMin    = 512 // shorter texts are counted every time
+	countCacheSize   = 32  // texts remembered
+	countCacheRecent = 8   // the last texts added, never forgotten first
 )
 
 func newCountCache(c tokens.Counter) *countCache { return &countCache{Counter: c} }
@@ -78,17 +82,21 @@ func (c *countCache) lookup(s string) (int, bool) {
 func (c *countCache) add(s string, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seq++
+	e := countEntry{s, n, c.seq}
 	if len(c.ents) < countCacheSize {
-		c.ents = append(c.ents, countEntry{s, n})
+		c.ents = append(c.ents, e)
 		return
 	}
-	k := 0
-	for i, e := range c.ents {
-		if len(e.s) < len(c.ents[k].s) {
+	// The shortest text goes, but not one of the last few added: render
+	// counts its candidates just before the fitter counts the winner.
+	k := -1
+	for i, x := range c.ents {
+		if x.seq+countCacheRecent <= c.seq && (k < 0 || len(x.s) < len(c.ents[k].s)) {
 			k = i
 		}
 	}
-	c.ents[k] = countEntry{s, n}
+	c.ents[k] = e
 }
 
 // autoMemo remembers the last few encodings, drafted (unverified) or

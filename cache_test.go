@@ -56,6 +56,20 @@ func TestCountCache(t *testing.T) {
 	if inner.calls != calls+1 {
 		t.Errorf("counter called %d times for a known long text and a short one, want 1", inner.calls-calls)
 	}
+	// Full of longer texts, a short one just added is still known after
+	// a few more (render counts candidates, then the fitter the winner).
+	for i := range countCacheSize {
+		c.Count(strings.Repeat("long text ", 300+i))
+	}
+	short := strings.Repeat("s ", countCacheMin)
+	c.Count(short)
+	for i := range countCacheRecent - 1 {
+		c.Count(strings.Repeat("other ", 100+i))
+	}
+	calls = inner.calls
+	if got := c.Count(short); got != inner.Counter.Count(short) || inner.calls != calls {
+		t.Errorf("a recent short text was forgotten (%d counter calls)", inner.calls-calls)
+	}
 	// Concurrent use (go test -race).
 	var wg sync.WaitGroup
 	for g := range 4 {
