@@ -105,18 +105,23 @@ func (c *countCache) add(s string, n int) {
 // check does: decode and compare, compact JSON if that fails), and if it
 // does not, the Report measures that draft again. The fitter's final text
 // is checked the same way. Values are compared by identity (tree.Value
-// ==), which implies equal trees. Safe for concurrent use.
+// ==), which implies equal trees. When full, it forgets its shortest
+// text other than the last few put (the fitter drafts many items between
+// the whole document and the Report). Safe for concurrent use.
 type autoMemo struct {
 	mu   sync.Mutex
 	ents [8]autoEntry
-	next int
+	seq  uint64
 }
 
 type autoEntry struct {
 	v        tree.Value
 	text     string
 	verified bool
+	seq      uint64 // when it was put
 }
+
+const autoMemoRecent = 4 // the last entries put, never forgotten first
 
 func (m *autoMemo) get(v tree.Value) (autoEntry, bool) {
 	m.mu.Lock()
@@ -132,14 +137,23 @@ func (m *autoMemo) get(v tree.Value) (autoEntry, bool) {
 func (m *autoMemo) put(e autoEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k := range m.ents {
-		if m.ents[k].text != "" && m.ents[k].v == e.v {
-			m.ents[k] = e
+	m.seq++
+	e.seq = m.seq
+	k := -1
+	for i, x := range m.ents {
+		switch {
+		case x.text != "" && x.v == e.v:
+			m.ents[i] = e
 			return
+		case x.text == "":
+			if k < 0 || m.ents[k].text != "" {
+				k = i
+			}
+		case x.seq+autoMemoRecent < m.seq && (k < 0 || m.ents[k].text != "" && len(x.text) < len(m.ents[k].text)):
+			k = i
 		}
 	}
-	m.ents[m.next] = e
-	m.next = (m.next + 1) % len(m.ents)
+	m.ents[k] = e
 }
 
 func (m *autoMemo) encoder(ro render.Options, draft bool) func(dst []byte, v tree.Value) []byte {

@@ -120,4 +120,26 @@ func TestAutoMemo(t *testing.T) {
 	if got := string(f.Append([]byte("prefix "), a)); got != "prefix "+fresh(a) {
 		t.Errorf("Append(prefix, a) = %q", got)
 	}
+
+	// A long document drafted before many short items (as the fitter
+	// does) is still remembered after them: drafting it again counts
+	// nothing.
+	counter := &countingCounter{Counter: tokens.O200kBase()}
+	g := Auto(counter, "")
+	var items []tree.Value
+	for i := range 40 {
+		items = append(items, tree.Object(tree.Member{Key: "id", Value: tree.Int(int64(i))}, tree.Member{Key: "title", Value: tree.String(strings.Repeat("t", i))}))
+	}
+	doc := tree.Array(items...)
+	want := string(g.Draft(nil, doc))
+	for _, it := range items {
+		g.Draft(nil, it)
+	}
+	calls := counter.calls
+	if got := string(g.Draft(nil, doc)); got != want || counter.calls != calls {
+		t.Errorf("Draft(doc) again: %d counts, same text %v", counter.calls-calls, got == want)
+	}
+	if got := string(g.Append(nil, doc)); got != fresh(doc) || counter.calls != calls {
+		t.Errorf("Append(doc) after its draft: %d counts, text %q, want %q", counter.calls-calls, got, fresh(doc))
+	}
 }
