@@ -53,19 +53,18 @@ func (c *countCache) Count(s string) int {
 	return n
 }
 
-// CountBytes is Count for bytes (tokens.CountBytes uses it): a known text
-// is not copied.
+// CountBytes is Count for bytes (tokens.CountBytes uses it). It finds
+// known texts but adds none: bytes may change after the call, and copying
+// every new text would cost more than it saves (the texts counted again
+// are the strings render counted).
 func (c *countCache) CountBytes(b []byte) int {
-	if len(b) < countCacheMin {
-		return tokens.CountBytes(c.Counter, b)
+	if len(b) >= countCacheMin {
+		// b is only read during the lookup.
+		if n, ok := c.lookup(unsafe.String(unsafe.SliceData(b), len(b))); ok {
+			return n
+		}
 	}
-	// b is only read during the lookup; a new entry is a copy.
-	if n, ok := c.lookup(unsafe.String(unsafe.SliceData(b), len(b))); ok {
-		return n
-	}
-	n := tokens.CountBytes(c.Counter, b)
-	c.add(string(b), n)
-	return n
+	return tokens.CountBytes(c.Counter, b)
 }
 
 func (c *countCache) lookup(s string) (int, bool) {
