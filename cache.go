@@ -18,8 +18,8 @@ import (
 // and the Report count the chosen text again. When full, it forgets its
 // shortest text (the cheapest to count again) other than the last few
 // added, so that a whole document counted before fitting is still known
-// after it. Counts are the
-// counter's own, so results do not change. Safe for concurrent use.
+// after it. Counts are the counter's own, so results do not change. Safe
+// for concurrent use.
 type countCache struct {
 	tokens.Counter
 	mu   sync.Mutex

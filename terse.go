@@ -110,7 +110,10 @@ type Result struct {
 	Report Report
 }
 
-// Pipeline processes tool results under fixed options.
+// Pipeline processes tool results under fixed options. It remembers the
+// token counts and auto encodings of the last few long texts it handled
+// (at most a few dozen), so that no stage counts or encodes them again;
+// it is safe for concurrent use.
 type Pipeline struct {
 	o   Options
 	fmt fit.Format
