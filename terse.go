@@ -112,8 +112,8 @@ type Result struct {
 
 // Pipeline processes tool results under fixed options. It remembers the
 // token counts and auto encodings of the last few long texts it handled
-// (at most a few dozen), so that no stage counts or encodes them again;
-// it is safe for concurrent use.
+// (at most a few dozen, behind a lock), so that no stage counts or
+// encodes them again.
 type Pipeline struct {
 	o   Options
 	fmt fit.Format
