@@ -86,3 +86,43 @@ func BenchmarkAuto(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkItems encodes the items of the GitHub list one at a time, as
+// the fitter does when it prices each item in the auto format (no
+// verification, o200k_base). "compact-json" is the baseline measured in
+// the same run.
+func BenchmarkItems(b *testing.B) {
+	items := githubList(b).Items()
+	var n int64
+	for _, it := range items {
+		n += int64(len(tree.AppendJSON(nil, it)))
+	}
+	b.Run("compact-json", func(b *testing.B) {
+		b.SetBytes(n)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, it := range items {
+				tree.AppendJSON(nil, it)
+			}
+		}
+	})
+	for _, bc := range []struct {
+		name string
+		opts render.Options
+	}{
+		{"auto-o200k", render.Options{Counter: tokens.O200kBase(), SkipVerify: true}},
+		{"auto-estimate", render.Options{SkipVerify: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, it := range items {
+					if _, _, err := render.Encode(it, &bc.opts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

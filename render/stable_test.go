@@ -100,4 +100,3 @@ func TestCorpusStable(t *testing.T) {
 		}
 	}
 }
-
