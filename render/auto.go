@@ -1,11 +1,11 @@
 package render
 
 import (
-	"container/heap"
 	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -56,6 +56,8 @@ type autoEncoder struct {
 	prefixOf map[string]string // URL → its text with the ~N reference
 
 	memo map[tree.Value]*choice
+
+	px prefixScratch
 }
 
 // minLegendBytes is the smallest container (in compact JSON bytes) worth a
@@ -64,14 +66,25 @@ const minLegendBytes = 24
 
 var seed = maphash.MakeSeed()
 
-func newAutoEncoder(opts *Options) *autoEncoder {
-	e := &autoEncoder{
-		opts:   opts,
+// encoders keeps released encoders, so that encoding many small values
+// (the fitter prices each item) reuses their maps instead of growing new
+// ones every call.
+var encoders = sync.Pool{New: func() any {
+	return &autoEncoder{
 		seed:   seed,
 		groups: map[uint64][]*group{},
 		nodeG:  map[tree.Value]*group{},
 		memo:   map[tree.Value]*choice{},
 	}
+}}
+
+// maxPooledNodes bounds the encoders kept for reuse: the maps of a large
+// document are dropped rather than held.
+const maxPooledNodes = 4096
+
+func newAutoEncoder(opts *Options) *autoEncoder {
+	e := encoders.Get().(*autoEncoder)
+	e.opts = opts
 	if len(opts.FenceKeys) > 0 {
 		e.fenceKeys = map[string]bool{}
 		for _, k := range opts.FenceKeys {
@@ -79,6 +92,19 @@ func newAutoEncoder(opts *Options) *autoEncoder {
 		}
 	}
 	return e
+}
+
+// release returns e to the pool; e must not be used after.
+func (e *autoEncoder) release() {
+	if len(e.memo) > maxPooledNodes || len(e.nodeG) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
+		return
+	}
+	clear(e.groups)
+	clear(e.nodeG)
+	clear(e.memo)
+	e.px.reset()
+	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, memo: e.memo, px: e.px}
+	encoders.Put(e)
 }
 
 // encode writes v as an auto document.
@@ -315,9 +341,13 @@ func isURL(s string) bool {
 // enough. Gains only shrink as prefixes are chosen, so stale gains are
 // upper bounds and a lazy max-heap recomputes only the top candidates.
 func (e *autoEncoder) selectPrefixes(root tree.Value) {
-	index := map[string]int{}
-	var urls []string
-	var counts []int
+	sc := &e.px
+	index := sc.index
+	if index == nil {
+		index = map[string]int{}
+		sc.index = index
+	}
+	urls, counts := sc.urls[:0], sc.counts[:0]
 	e.walkWritten(root, func(v tree.Value) {
 		if v.Kind() == tree.KindString && isURL(v.Str()) {
 			s := v.Str()
@@ -331,16 +361,23 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 			counts[i]++
 		}
 	})
+	sc.urls, sc.counts = urls, counts
 	if len(urls) < 2 {
 		return
 	}
-	// cum[ui][k] is the cost of u[:cuts[ui][k]]; cuts are at '/' and the
-	// end, where the cost model is additive.
-	type use struct{ ui, k int }
-	cands := map[string][]use{}
-	cuts := make([][]int, len(urls))
-	cum := make([][]float64, len(urls))
+	// Cut k of URL ui is at flat index off[ui]+k: cut[f] is its end in the
+	// URL, cum[f] the cost of the URL up to it, ui[f] the URL, and next[f]
+	// the next use (in URL order) of the same prefix. Cuts are at '/' and
+	// the end, where the cost model is additive.
+	cands := sc.cands
+	if cands == nil {
+		cands = map[string]int{}
+		sc.cands = cands
+	}
+	list := sc.list[:0] // the candidates: prefix and first and last use
+	off, cut, cum, uiOf, next := sc.off[:0], sc.cut[:0], sc.cum[:0], sc.ui[:0], sc.next[:0]
 	for ui, u := range urls {
+		off = append(off, len(cut))
 		start := strings.Index(u, "://") + 3
 		prev, acc := 0, 0.0
 		for j := start; j <= len(u); j++ {
@@ -349,57 +386,88 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 			}
 			acc += approxTokens(u[prev:j])
 			prev = j
-			cands[u[:j]] = append(cands[u[:j]], use{ui, len(cuts[ui])})
-			cuts[ui] = append(cuts[ui], j)
-			cum[ui] = append(cum[ui], acc)
+			f := len(cut)
+			cut = append(cut, j)
+			cum = append(cum, acc)
+			uiOf = append(uiOf, ui)
+			next = append(next, -1)
+			if ci, ok := cands[u[:j]]; ok {
+				next[list[ci].last] = f
+				list[ci].last = f
+				list[ci].n++
+			} else {
+				cands[u[:j]] = len(list)
+				list = append(list, prefixCand{p: u[:j], first: f, last: f, n: 1})
+			}
 		}
 	}
-	best := make([]int, len(urls)) // index+1 into cuts of the chosen prefix, 0 none
-	gain := func(p string) float64 {
-		g := -(approxTokens(p) + 3) // the declaration line
-		for _, us := range cands[p] {
-			b := best[us.ui]
-			if us.k+1 <= b {
+	off = append(off, len(cut))
+	sc.list, sc.off, sc.cut, sc.cum, sc.ui, sc.next = list, off, cut, cum, uiOf, next
+	best := sc.best[:0] // per URL: flat index+1 of the chosen prefix's cut, 0 none
+	for range urls {
+		best = append(best, 0)
+	}
+	sc.best = best
+	gain := func(c *prefixCand) float64 {
+		g := -(approxTokens(c.p) + 3) // the declaration line
+		for f := c.first; f >= 0; f = next[f] {
+			ui := uiOf[f]
+			b := best[ui]
+			if f+1 <= b {
 				continue
 			}
-			saved := cum[us.ui][us.k]
+			saved := cum[f]
 			if b > 0 {
-				saved -= cum[us.ui][b-1]
+				saved -= cum[b-1]
 			} else {
 				saved -= 1.5 // the ~N reference
 			}
-			g += float64(counts[us.ui]) * saved
+			g += float64(counts[ui]) * saved
 		}
 		return g
 	}
-	h := &prefixHeap{}
-	for p := range cands {
-		if len(cands[p]) < 2 && counts[cands[p][0].ui] < 2 {
+	h := sc.heap[:0]
+	for ci := range list {
+		c := &list[ci]
+		if c.n < 2 && counts[uiOf[c.first]] < 2 {
 			continue
 		}
-		h.items = append(h.items, prefixGain{p, gain(p)})
+		h = append(h, prefixGain{c.p, gain(c), ci})
 	}
-	heap.Init(h)
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
 	var chosen []string
 	const maxPrefixes = 64
-	for h.Len() > 0 && len(chosen) < maxPrefixes {
-		top := heap.Pop(h).(prefixGain)
-		g := gain(top.p)
-		if h.Len() > 0 && !top.better(prefixGain{top.p, g}, h.items[0]) {
-			top.gain = g
-			heap.Push(h, top)
-			continue
+	for len(h) > 0 && len(chosen) < maxPrefixes {
+		top := h[0]
+		g := gain(&list[top.ci])
+		if len(h) > 1 {
+			// Look at the best of the others, as if top were popped.
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+			siftDown(h, 0)
+			if !top.better(prefixGain{top.p, g, top.ci}, h[0]) {
+				top.gain = g
+				h = append(h, top)
+				siftUp(h, len(h)-1)
+				continue
+			}
+		} else {
+			h = h[:0]
 		}
 		if g < 2 {
 			break
 		}
 		chosen = append(chosen, top.p)
-		for _, us := range cands[top.p] {
-			if us.k+1 > best[us.ui] {
-				best[us.ui] = us.k + 1
+		c := &list[top.ci]
+		for f := c.first; f >= 0; f = next[f] {
+			if f+1 > best[uiOf[f]] {
+				best[uiOf[f]] = f + 1
 			}
 		}
 	}
+	sc.heap = h[:0]
 	if len(chosen) == 0 {
 		return
 	}
@@ -412,15 +480,49 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	e.prefixOf = map[string]string{}
 	for ui, u := range urls {
 		if b := best[ui]; b > 0 {
-			n := cuts[ui][b-1]
+			n := cut[b-1]
 			e.prefixOf[u] = "~" + strconv.Itoa(ids[u[:n]]) + u[n:]
 		}
 	}
 }
 
+// prefixScratch is selectPrefixes' working memory, kept with a pooled
+// encoder.
+type prefixScratch struct {
+	index  map[string]int
+	urls   []string
+	counts []int
+	cands  map[string]int
+	list   []prefixCand
+	off    []int
+	cut    []int
+	cum    []float64
+	ui     []int
+	next   []int
+	best   []int
+	heap   []prefixGain
+}
+
+func (sc *prefixScratch) reset() {
+	clear(sc.index)
+	clear(sc.cands)
+	clear(sc.urls)
+	clear(sc.list)
+	clear(sc.heap[:cap(sc.heap)])
+	sc.urls, sc.list, sc.heap = sc.urls[:0], sc.list[:0], sc.heap[:0]
+}
+
+// prefixCand is a candidate prefix and the chain of its uses.
+type prefixCand struct {
+	p           string
+	first, last int // flat cut indexes of its first and last use
+	n           int // uses
+}
+
 type prefixGain struct {
 	p    string
 	gain float64
+	ci   int
 }
 
 // better orders by gain, then by text, so that the choice is deterministic.
@@ -431,16 +533,34 @@ func (prefixGain) better(a, b prefixGain) bool {
 	return a.p < b.p
 }
 
-type prefixHeap struct{ items []prefixGain }
+// siftDown and siftUp keep h a max-heap by better.
+func siftDown(h []prefixGain, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		j := l
+		if r := l + 1; r < len(h) && h[r].better(h[r], h[l]) {
+			j = r
+		}
+		if !h[j].better(h[j], h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+}
 
-func (h *prefixHeap) Len() int           { return len(h.items) }
-func (h *prefixHeap) Less(i, j int) bool { return prefixGain{}.better(h.items[i], h.items[j]) }
-func (h *prefixHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *prefixHeap) Push(x any)         { h.items = append(h.items, x.(prefixGain)) }
-func (h *prefixHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+func siftUp(h []prefixGain, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].better(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
 }
 
 // content returns the text a string is written with: its prefix reference

@@ -129,6 +129,7 @@ func fencedTOON(v tree.Value) string {
 // autoText picks the cheapest of the candidates.
 func autoText(v tree.Value, o *Options, compact string) (string, []Format) {
 	e := newAutoEncoder(o)
+	defer e.release()
 	doc := string(e.encode(v))
 	best, bestF := compact, []Format{JSON}
 	bestN := o.Counter.Count(compact)
@@ -233,6 +234,7 @@ func AutoDocument(v tree.Value, opts *Options) (string, []Format, error) {
 		o = *opts
 	}
 	e := newAutoEncoder(&o)
+	defer e.release()
 	text := string(e.encode(v))
 	if !o.SkipVerify {
 		if err := verify(text, v); err != nil {
