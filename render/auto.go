@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -55,7 +56,8 @@ type autoEncoder struct {
 	prefixes []string          // declared prefixes, by id-1
 	prefixOf map[string]string // URL → its text with the ~N reference
 
-	memo map[tree.Value]*choice
+	memo  map[tree.Value]*choice
+	costs map[costKey]float64 // see approx and scalarCost
 
 	px prefixScratch
 }
@@ -75,6 +77,7 @@ var encoders = sync.Pool{New: func() any {
 		groups: map[uint64][]*group{},
 		nodeG:  map[tree.Value]*group{},
 		memo:   map[tree.Value]*choice{},
+		costs:  map[costKey]float64{},
 	}
 }}
 
@@ -96,14 +99,15 @@ func newAutoEncoder(opts *Options) *autoEncoder {
 
 // release returns e to the pool; e must not be used after.
 func (e *autoEncoder) release() {
-	if len(e.memo) > maxPooledNodes || len(e.nodeG) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
+	if len(e.memo) > maxPooledNodes || len(e.nodeG) > maxPooledNodes || len(e.costs) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
 		return
 	}
 	clear(e.groups)
 	clear(e.nodeG)
 	clear(e.memo)
+	clear(e.costs)
 	e.px.reset()
-	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, memo: e.memo, px: e.px}
+	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, memo: e.memo, costs: e.costs, px: e.px}
 	encoders.Put(e)
 }
 
@@ -643,8 +647,58 @@ func (e *autoEncoder) scalarCost(v tree.Value, bare, cell bool) float64 {
 	case tree.KindNumber:
 		return float64((len(v.Num()) + 2) / 3)
 	}
-	s := e.content(v.Str())
+	if len(v.Str()) < minMemoString {
+		return e.stringCost(v.Str(), bare, cell)
+	}
+	k := stringKey(v.Str(), 1)
+	if bare {
+		k.mode |= 2
+	}
+	if cell {
+		k.mode |= 4
+	}
+	if c, ok := e.costs[k]; ok {
+		return c
+	}
+	c := e.stringCost(v.Str(), bare, cell)
+	e.costs[k] = c
+	return c
+}
+
+// approx is approxTokens, remembered for long strings: the chooser, the
+// fence test and the writer look at the same long strings several times.
+func (e *autoEncoder) approx(s string) float64 {
+	if len(s) < minMemoString {
+		return approxTokens(s)
+	}
+	k := stringKey(s, 0)
+	if c, ok := e.costs[k]; ok {
+		return c
+	}
 	c := approxTokens(s)
+	e.costs[k] = c
+	return c
+}
+
+// minMemoString is the length from which string costs are remembered.
+const minMemoString = 64
+
+// costKey names a string by its bytes' address and length (the same
+// string value, cheap to hash) and a cost of it (mode).
+type costKey struct {
+	p    *byte
+	n    int
+	mode uint8 // 0 approxTokens; else 1 | 2 if bare | 4 if cell: scalarCost
+}
+
+func stringKey(s string, mode uint8) costKey {
+	return costKey{unsafe.StringData(s), len(s), mode}
+}
+
+// stringCost is scalarCost for a string.
+func (e *autoEncoder) stringCost(str string, bare, cell bool) float64 {
+	s := e.content(str)
+	c := e.approx(s)
 	if bare && isBareString(s, cell) {
 		return c
 	}
@@ -797,7 +851,7 @@ func (e *autoEncoder) memberCost(k string, v tree.Value, depth int) float64 {
 	if v.Kind() < tree.KindArray {
 		c := e.scalarCost(v, true, false)
 		if e.fenceOK(k, v) {
-			if f := approxTokens(v.Str()) + 4; f < c || e.fenceKeys[k] {
+			if f := e.approx(v.Str()) + 4; f < c || e.fenceKeys[k] {
 				return f
 			}
 		}
@@ -821,7 +875,7 @@ func (e *autoEncoder) useFence(k string, v tree.Value) bool {
 	if !e.fenceOK(k, v) || e.ref(v) != 0 {
 		return false
 	}
-	return e.fenceKeys[k] || approxTokens(v.Str())+4 < e.scalarCost(v, true, false)
+	return e.fenceKeys[k] || e.approx(v.Str())+4 < e.scalarCost(v, true, false)
 }
 
 // tableColumns returns the union of the items' keys in an order that
