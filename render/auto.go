@@ -111,15 +111,14 @@ func (e *autoEncoder) release() {
 	encoders.Put(e)
 }
 
-// encode writes v as an auto document.
-func (e *autoEncoder) encode(v tree.Value) []byte {
+// encode appends the auto document of v to b.
+func (e *autoEncoder) encode(b []byte, v tree.Value) []byte {
 	if !e.opts.NoFactor {
 		e.analyze(v)
 		e.selectLegend(v)
 		e.selectPrefixes(v)
 	}
 	e.choose(v)
-	var b []byte
 	for i, p := range e.prefixes {
 		b = append(b, '~')
 		b = strconv.AppendInt(b, int64(i+1), 10)

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -93,7 +94,10 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 			tmpl = t.Name
 		}
 	}
-	compact := string(tree.AppendJSON(nil, v))
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = tree.AppendJSON((*buf)[:0], v)
+	compact := string(*buf)
 	var text string
 	var formats []Format
 	switch o.Format {
@@ -102,7 +106,7 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 	case TOON:
 		text, formats = fencedTOON(v), []Format{TOON}
 	case Auto, "":
-		text, formats = autoText(v, &o, compact)
+		text, formats = autoText(v, &o, compact, buf)
 		if tmpl != "" && formats[0] != JSON && formats[0] != TOON {
 			formats = append([]Format{tmpl}, formats...)
 		}
@@ -126,11 +130,27 @@ func fencedTOON(v tree.Value) string {
 	return string(append(b, "\n```"...))
 }
 
-// autoText picks the cheapest of the candidates.
-func autoText(v tree.Value, o *Options, compact string) (string, []Format) {
+// bufs holds byte buffers for the texts Encode builds before it copies
+// them into strings.
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuf bounds the buffers kept for reuse.
+const maxPooledBuf = 1 << 20
+
+func getBuf() *[]byte { return bufs.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= maxPooledBuf {
+		bufs.Put(b)
+	}
+}
+
+// autoText picks the cheapest of the candidates; buf is scratch space.
+func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []Format) {
 	e := newAutoEncoder(o)
 	defer e.release()
-	doc := string(e.encode(v))
+	*buf = e.encode((*buf)[:0], v)
+	doc := string(*buf)
 	best, bestF := compact, []Format{JSON}
 	bestN := o.Counter.Count(compact)
 	jsonN := bestN
@@ -235,7 +255,7 @@ func AutoDocument(v tree.Value, opts *Options) (string, []Format, error) {
 	}
 	e := newAutoEncoder(&o)
 	defer e.release()
-	text := string(e.encode(v))
+	text := string(e.encode(nil, v))
 	if !o.SkipVerify {
 		if err := verify(text, v); err != nil {
 			return "", nil, err
