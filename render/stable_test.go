@@ -36,6 +36,8 @@ func TestCorpusStable(t *testing.T) {
 		{"nofactor", render.Options{NoFactor: true, SkipVerify: true}},
 		{"notoon-fence", render.Options{NoTOON: true, FenceKeys: []string{"diff", "body"}, SkipVerify: true}},
 		{"toon", render.Options{Format: render.TOON, SkipVerify: true}},
+		{"mr-diff-fence", render.Options{Template: render.MRDiffFence, SkipVerify: true}},
+		{"ci-pipeline", render.Options{Template: render.CIPipeline, SkipVerify: true}},
 	}
 	want := map[string]string{}
 	if data, err := os.ReadFile(path); err == nil {
@@ -97,6 +99,52 @@ func TestCorpusStable(t *testing.T) {
 		}
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestEncodeConcurrent encodes corpus items from several goroutines at
+// once (Encode reuses working memory between calls) and checks each result
+// against the same encoding done alone.
+func TestEncodeConcurrent(t *testing.T) {
+	var items []tree.Value
+	for _, p := range corpus.Files(t, ".json") {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tree.Parse(bytes.TrimSpace(data))
+		if err != nil || v.Kind() != tree.KindArray {
+			continue
+		}
+		for _, it := range v.Items() {
+			if len(items) < 400 {
+				items = append(items, it)
+			}
+		}
+	}
+	opts := &render.Options{SkipVerify: true, FenceKeys: []string{"body"}}
+	want := make([]string, len(items))
+	for i, it := range items {
+		want[i], _, _ = render.Encode(it, opts)
+	}
+	const workers = 4
+	errs := make(chan string, workers)
+	for w := range workers {
+		go func() {
+			var bad string
+			for i := range items {
+				i = (i + w*len(items)/workers) % len(items)
+				if got, _, _ := render.Encode(items[i], opts); got != want[i] && bad == "" {
+					bad = fmt.Sprintf("item %d: concurrent Encode = %q, want %q", i, got, want[i])
+				}
+			}
+			errs <- bad
+		}()
+	}
+	for range workers {
+		if e := <-errs; e != "" {
+			t.Error(e)
 		}
 	}
 }
