@@ -23,7 +23,14 @@ func startGateway(t *testing.T) (*Gateway, *httptest.Server) {
 	fake := func(name string) ServerSpec {
 		return ServerSpec{Name: name, Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}}
 	}
-	g, err := NewGateway([]ServerSpec{fake("a"), fake("b")}, nil)
+	return serveGateway(t, []ServerSpec{fake("a"), fake("b")}, nil)
+}
+
+// serveGateway starts a gateway over specs and serves it over HTTP until
+// the test ends.
+func serveGateway(t *testing.T, specs []ServerSpec, opts *Options) (*Gateway, *httptest.Server) {
+	t.Helper()
+	g, err := NewGateway(specs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,18 +166,10 @@ func TestGatewayNPM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGateway([]ServerSpec{
+	_, srv := serveGateway(t, []ServerSpec{
 		{Name: "fake", Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}},
 		{Name: "mem", Command: bin, Env: []string{"MEMORY_FILE_PATH=" + t.TempDir() + "/m.jsonl"}},
 	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(func() { srv.Close(); g.Close() })
 	cs, _ := gatewayClient(t, srv.URL, "claude-code")
 	ctx := context.Background()
 	var ents []map[string]any

@@ -175,16 +175,7 @@ func startGatewayWith(t *testing.T, opts *Options) (*Gateway, *httptest.Server) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGateway([]ServerSpec{{Name: "a", Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(func() { srv.Close(); g.Close() })
-	return g, srv
+	return serveGateway(t, []ServerSpec{{Name: "a", Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}}}, opts)
 }
 
 func gatewaySession(t *testing.T, url string) *client {
@@ -283,15 +274,7 @@ func TestGatewayCompactE2E(t *testing.T) {
 		t.Skip("no corpus file of a useful size")
 	}
 	bin := npmServer(t, "mcp-server-filesystem")
-	g, err := NewGateway([]ServerSpec{{Name: "fs", Command: bin, Args: []string{dir}}}, dedupOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(func() { srv.Close(); g.Close() })
+	_, srv := serveGateway(t, []ServerSpec{{Name: "fs", Command: bin, Args: []string{dir}}}, dedupOptions())
 	c := gatewaySession(t, srv.URL)
 	readE2E(t, c, "fs__read_text_file", files[0])
 }
