@@ -67,6 +67,11 @@ type Config struct {
 	// Tools are per-tool rules, tried by [Config.Tool].
 	Tools []Tool `toml:"tools"`
 
+	// Telemetry, Hints and Profiles: see profiles.go.
+	Telemetry Telemetry `toml:"telemetry"`
+	Hints     Hints     `toml:"hints"`
+	Profiles  Profiles  `toml:"profiles"`
+
 	name string   // file name for messages
 	pos  posIndex // key positions for validation messages
 }
@@ -248,6 +253,9 @@ func Default() *Config {
 		Dedup:     Dedup{Enabled: true, MutatingTools: []string{"write_*", "edit_*"}},
 		Proxy:     Proxy{MinSizeBytes: 100, SkipOnError: true},
 		History:   History{Format: "anthropic", Threshold: 0.8, Target: 0.6},
+		Telemetry: defaultTelemetry(),
+		Hints:     defaultHints(),
+		Profiles:  defaultProfiles(),
 	}
 }
 
@@ -413,6 +421,7 @@ func (c *Config) Validate() error {
 	for i := range c.Tools {
 		v.tool(i, &c.Tools[i])
 	}
+	v.validateProfiles()
 	if len(v.errs) == 0 {
 		return nil
 	}
