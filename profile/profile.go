@@ -1,0 +1,271 @@
+// Package profile resolves the four profile axes of a configuration
+// (tokenizer, LLM, agent, data) and its hint policy for one session and
+// tool into the effective options the pipeline uses.
+//
+// [Resolve] is a pure function: the same config and context give the same
+// [Effective], with no I/O and no state. Entry points call it when a
+// session starts (and per tool, for the data axis):
+//
+//	eff := profile.Resolve(cfg, profile.Context{ModelID: "claude-sonnet-4-5", Tool: "github__list_issues"})
+//	opts.Tokenizer, opts.Budget, opts.Format = ..eff.Tokenizer, eff.Budget, eff.Format
+//
+// Resolution, axis by axis:
+//
+//  1. LLM: a named axis picks that variant; "auto" matches the model id,
+//     then the client's name, against each variant's globs (file variants
+//     first, then built-ins, in order); no match is "default".
+//  2. Tokenizer: a named axis wins; "auto" is the LLM variant's tokenizer,
+//     else the config's top-level tokenizer.
+//  3. Agent: a named axis picks that variant; "auto" classifies the
+//     session statistics: at least 500 events and 3 compactions is
+//     marathon_refactor; at most 200 events with at least half of them
+//     file reads (and at least 10 events) is file_search_heavy; otherwise
+//     default.
+//  4. Data: a named axis applies that variant to every tool; "auto" takes
+//     the first variant whose glob matches the tool (or, for an MCP name
+//     "server__tool", its bare tool name).
+//  5. Hints: a family is allowed when its rule is enabled, its
+//     applies_to_models is empty or matches the model id, and the data
+//     variant (if it lists hints) includes it; MaxPerSession caps it.
+package profile
+
+import (
+	"path"
+	"strings"
+
+	"github.com/terse-dev/terse/config"
+)
+
+// Context is what is known about a session when options are resolved.
+type Context struct {
+	// ModelID is the model the client talks to ("claude-sonnet-4-5"), if
+	// known; ClientName is the MCP clientInfo name ("claude-code").
+	ModelID, ClientName string
+	// Tool is the tool whose result is processed ("" for session-wide
+	// resolution).
+	Tool string
+	// Events, Compactions and ReadShare (file reads / events) are the
+	// session's statistics so far.
+	Events, Compactions int
+	ReadShare           float64
+}
+
+// Effective are the resolved options.
+type Effective struct {
+	LLM           string // LLM variant name
+	Tokenizer     string // counter name (config.Tokenizers)
+	ContextWindow int    // 0: unknown
+	Budget        int    // result budget; 0: none configured
+	Agent         string
+	// RecursionDepth, NearRef and HintAggressiveness come from the agent
+	// variant.
+	RecursionDepth     int
+	NearRef            bool
+	HintAggressiveness float64
+	Data               string // data variant name, "" when none matched
+	Format             string // output format
+	Template           string // L1 template, "" for none
+	// Hints is the policy per family, in config.HintFamilies order.
+	Hints []HintPolicy
+}
+
+// HintPolicy is one family's resolved rule.
+type HintPolicy struct {
+	Family        string
+	Allowed       bool
+	MaxPerSession int // 0: no cap
+}
+
+// Allow reports whether family may be emitted when n hints of it were
+// already emitted in the session.
+func (e *Effective) Allow(family string, n int) bool {
+	for _, h := range e.Hints {
+		if h.Family == family {
+			return h.Allowed && (h.MaxPerSession == 0 || n < h.MaxPerSession)
+		}
+	}
+	return false
+}
+
+// BuiltinLLMs are the LLM variants shipped with terse, tried after the
+// file's, in order (local models first: their ids often start like
+// hosted ones). Claude and Gemini have no public tokenizer: their budgets are
+// counted with o200k_base, named as such in every report.
+var BuiltinLLMs = []config.LLMProfile{
+	{Name: "local", Match: []string{"*:*", "llama*", "qwen*", "gemma*", "mistral*", "gpt-oss*"}, Tokenizer: "estimate", ContextWindow: 8_192, Budget: 4_000},
+	{Name: "claude", Match: []string{"claude*", "*claude*", "anthropic*", "*sonnet*", "*opus*", "*haiku*"}, Tokenizer: "o200k_base", ContextWindow: 200_000, Budget: 25_000},
+	{Name: "gpt-4", Match: []string{"gpt-4", "gpt-4-*", "gpt-3.5*"}, Tokenizer: "cl100k_base", ContextWindow: 128_000},
+	{Name: "gpt", Match: []string{"gpt*", "o1*", "o3*", "o4*", "codex*", "*codex*", "chatgpt*"}, Tokenizer: "o200k_base", ContextWindow: 200_000},
+	{Name: "gemini", Match: []string{"gemini*", "*gemini*"}, Tokenizer: "o200k_base", ContextWindow: 1_000_000},
+	{Name: "default", Tokenizer: "o200k_base"},
+}
+
+// BuiltinAgents are the agent variants shipped with terse.
+var BuiltinAgents = []config.AgentProfile{
+	{Name: "default", RecursionDepth: 5, HintAggressiveness: 0.5},
+	{Name: "file_search_heavy", RecursionDepth: 3, HintAggressiveness: 0.3},
+	{Name: "marathon_refactor", RecursionDepth: 7, NearRef: true, HintAggressiveness: 0.7},
+}
+
+// Classification thresholds of the auto agent axis.
+const (
+	MarathonMinEvents      = 500
+	MarathonMinCompactions = 3
+	FileSearchMaxEvents    = 200
+	FileSearchMinEvents    = 10
+	FileSearchMinReadShare = 0.5
+)
+
+// Classify returns the agent kind for session statistics.
+func Classify(events, compactions int, readShare float64) string {
+	switch {
+	case events >= MarathonMinEvents && compactions >= MarathonMinCompactions:
+		return "marathon_refactor"
+	case events >= FileSearchMinEvents && events <= FileSearchMaxEvents && readShare >= FileSearchMinReadShare:
+		return "file_search_heavy"
+	}
+	return "default"
+}
+
+// Resolve collapses c's profiles for the context. A nil c means
+// config.Default().
+func Resolve(c *config.Config, ctx Context) Effective {
+	if c == nil {
+		c = config.Default()
+	}
+	p := &c.Profiles
+	var e Effective
+
+	llm := findLLM(p, ctx)
+	e.LLM, e.ContextWindow, e.Budget = llm.Name, llm.ContextWindow, c.Budget
+	if llm.Budget > 0 && c.Budget == 0 {
+		e.Budget = llm.Budget
+	}
+	switch {
+	case p.Tokenizer != "auto" && p.Tokenizer != "":
+		e.Tokenizer = p.Tokenizer
+	case llm.Tokenizer != "":
+		e.Tokenizer = llm.Tokenizer
+	default:
+		e.Tokenizer = c.Tokenizer
+	}
+
+	agent := p.Agent
+	if agent == "auto" || agent == "" {
+		agent = Classify(ctx.Events, ctx.Compactions, ctx.ReadShare)
+	}
+	a := findAgent(p, agent)
+	e.Agent, e.RecursionDepth, e.NearRef, e.HintAggressiveness = a.Name, a.RecursionDepth, a.NearRef || c.Dedup.NearRef, a.HintAggressiveness
+
+	e.Format = c.Format
+	var data *config.DataProfile
+	if ctx.Tool != "" || (p.Data != "auto" && p.Data != "") {
+		data = findData(p, ctx.Tool)
+	}
+	if data != nil {
+		e.Data = data.Name
+		if data.Format != "" {
+			e.Format = data.Format
+		}
+		e.Template = data.Template
+	}
+	if ctx.Tool != "" && e.Template == "" {
+		if t := c.Tool(ctx.Tool); t != nil {
+			e.Template = t.Template
+		}
+	}
+
+	model := strings.ToLower(ctx.ModelID)
+	for _, f := range config.HintFamilies {
+		r := c.Hints.Rule(f)
+		ok := r.Enabled
+		if ok && len(r.AppliesToModels) > 0 {
+			ok = matchAny(r.AppliesToModels, model)
+		}
+		if ok && data != nil && len(data.Hints) > 0 {
+			ok = contains(data.Hints, f)
+		}
+		e.Hints = append(e.Hints, HintPolicy{Family: f, Allowed: ok, MaxPerSession: r.MaxPerSession})
+	}
+	return e
+}
+
+func findLLM(p *config.Profiles, ctx Context) config.LLMProfile {
+	all := append(append([]config.LLMProfile(nil), p.LLMVariants...), BuiltinLLMs...)
+	if p.LLM != "auto" && p.LLM != "" {
+		for _, l := range all {
+			if strings.EqualFold(l.Name, p.LLM) {
+				return l
+			}
+		}
+	}
+	for _, id := range []string{ctx.ModelID, ctx.ClientName} {
+		id = strings.ToLower(id)
+		if id == "" {
+			continue
+		}
+		for _, l := range all {
+			if matchAny(l.Match, id) {
+				return l
+			}
+		}
+	}
+	for _, l := range all {
+		if l.Name == "default" {
+			return l
+		}
+	}
+	return config.LLMProfile{Name: "default"}
+}
+
+func findAgent(p *config.Profiles, name string) config.AgentProfile {
+	for _, list := range [][]config.AgentProfile{p.AgentVariants, BuiltinAgents} {
+		for _, a := range list {
+			if a.Name == name {
+				return a
+			}
+		}
+	}
+	return BuiltinAgents[0]
+}
+
+func findData(p *config.Profiles, tool string) *config.DataProfile {
+	if p.Data != "auto" && p.Data != "" {
+		for i := range p.DataVariants {
+			if p.DataVariants[i].Name == p.Data {
+				return &p.DataVariants[i]
+			}
+		}
+		return nil
+	}
+	names := []string{tool}
+	if i := strings.LastIndex(tool, "__"); i >= 0 {
+		names = append(names, tool[i+2:])
+	}
+	for _, n := range names {
+		for i := range p.DataVariants {
+			if ok, _ := path.Match(p.DataVariants[i].Match, n); ok {
+				return &p.DataVariants[i]
+			}
+		}
+	}
+	return nil
+}
+
+func matchAny(globs []string, s string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(strings.ToLower(g), s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
