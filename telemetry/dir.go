@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/terse-dev/terse/config"
 )
 
 // Defaults of DirOptions.
@@ -282,10 +280,21 @@ func (d *DirSink) remove(i int) {
 // Close releases nothing (files are closed after each write).
 func (d *DirSink) Close() error { return nil }
 
-// Open returns a Recorder for the configuration, or nil (a valid,
-// do-nothing Recorder) when telemetry is off. An empty directory means
-// DefaultDir.
-func Open(c config.Telemetry) (*Recorder, error) {
+// Settings are the [telemetry] section of the config file, field for field
+// (config.Telemetry converts to it: telemetry.Settings(cfg.Telemetry)).
+type Settings struct {
+	Enabled       bool
+	Dir           string
+	SampleRate    float64
+	ToolNames     bool
+	MaxFileBytes  int
+	MaxTotalBytes int
+	Queue         int
+}
+
+// Open returns a Recorder for the settings, or nil (a valid, do-nothing
+// Recorder) when telemetry is off. An empty directory means DefaultDir.
+func Open(c Settings) (*Recorder, error) {
 	if !c.Enabled {
 		return nil, nil
 	}

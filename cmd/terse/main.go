@@ -58,6 +58,7 @@ var commands = []command{
 	{"history", "trim a conversation history (history trim)", runHistory},
 	{"proxy", "stdio MCP proxy around an upstream server", runProxy},
 	{"gateway", "Streamable-HTTP MCP gateway over several upstreams", runGateway},
+	{"stats", "savings from telemetry", runStats},
 }
 
 // run is the whole program; main only turns its error into an exit status.

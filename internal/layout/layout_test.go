@@ -33,6 +33,8 @@ var allowed = map[string][]string{
 	"":                {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},
 	"config":          {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history"},
 	"telemetry":       {"", "tokens"},
+	"profile":         {"config"},
+	"tune":            {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"mcpproxy":        {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry"},
 	"cmd/terse":       {"*"},
 	"internal/corpus": {},

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/telemetry"
+)
+
+const statsDoc = `
+Stats reads the telemetry terse wrote ([telemetry] enabled = true in the
+config) and prints what it saved: in total and by source (filter, dedup,
+encoding, fit, history, stale), by tool (hashed unless tool names were
+opted into) and endpoint class, by output format and by session; the
+biggest token sinks (tools whose results the model read most); hints
+emitted, whose tokens are already netted out of every saving; and the
+tools left untouched, with why (excluded, too small, too large, error, no
+saving). Every figure is in tokens of the named tokenizer, against compact
+JSON of the input (or the input text).
+
+DIR defaults to the config's [telemetry] dir, else the user config
+directory's terse/telemetry. Lines that are not events (truncated,
+foreign) are skipped and counted.
+
+Examples:
+  terse stats
+  terse stats --since 7d --json ~/.config/terse/telemetry
+`
+
+func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("stats", "[--json] [--since DURATION] [--top N] [--config FILE] [DIR]", statsDoc, stdout, stderr)
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	since := fs.String("since", "", "only events newer than this `duration` (\"36h\", \"7d\")")
+	top := fs.Int("top", 10, "rows per breakdown")
+	cfgPath := fs.String("config", "", "terse config `file` whose [telemetry] dir to read")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return &usageError{"stats: at most one DIR"}
+	}
+	var from time.Time
+	if *since != "" {
+		d, err := parseSince(*since)
+		if err != nil {
+			return &usageError{"stats: --since: " + err.Error()}
+		}
+		from = time.Now().Add(-d)
+	}
+	dir, err := telemetryDir(fs.Arg(0), *cfgPath)
+	if err != nil {
+		return err
+	}
+	l, err := telemetry.ReadDir(dir, from)
+	if err != nil {
+		return err
+	}
+	s := telemetry.Summarize(l)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	printStats(stdout, s, *top)
+	return nil
+}
+
+// telemetryDir is DIR, else the config's [telemetry] dir, else the default.
+func telemetryDir(arg, cfgPath string) (string, error) {
+	if arg != "" {
+		return arg, nil
+	}
+	if cfgPath != "" {
+		c, err := config.Load(cfgPath)
+		if err != nil {
+			return "", err
+		}
+		if c.Telemetry.Dir != "" {
+			return c.Telemetry.Dir, nil
+		}
+	}
+	return telemetry.DefaultDir()
+}
+
+// parseSince parses a Go duration, also accepting a number of days ("7d").
+func parseSince(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		return time.Duration(n * 24 * float64(time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad duration %q (want e.g. \"36h\" or \"7d\")", s)
+	}
+	return d, nil
+}
+
+func printStats(w io.Writer, s *telemetry.Summary, top int) {
+	toks := strings.Join(s.Tokenizers, ", ")
+	if toks == "" {
+		toks = "none recorded"
+	}
+	fmt.Fprintf(w, "%d results in %d sessions (%d files", s.Events, s.Sessions, s.Files)
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, ", %d lines skipped", s.Skipped)
+	}
+	fmt.Fprintf(w, ")\ntokens of %s, against %s\n\n", toks, s.Baseline)
+	t := s.Total
+	fmt.Fprintf(w, "read by the model: %.0f of %.0f tokens; saved %.0f (%.1f%%), net of %.0f tokens of hints and id lines\n",
+		t.TokensOut, t.TokensIn, t.Saved, t.Pct(), s.HintCost)
+	fmt.Fprintf(w, "dedup: %.0f hits, %.0f misses; %.0f chunk fetches; %.0f compactions\n", s.DedupHits, s.DedupMisses, s.ChunkFetches, s.Compactions)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nby source")
+	for _, k := range telemetry.SourceNames {
+		if v, ok := s.BySource[k]; ok {
+			fmt.Fprintf(tw, "%s\t%.0f\t%s\t\n", k, v, pctOf(v, t.TokensIn))
+		}
+	}
+	tw.Flush()
+	if len(s.Hints) > 0 {
+		fmt.Fprint(w, "\nhints emitted:")
+		for _, k := range slices.Sorted(maps.Keys(s.Hints)) {
+			fmt.Fprintf(w, " %s %.0f", k, s.Hints[k])
+		}
+		fmt.Fprintln(w, " (their tokens are in what the model read)")
+	}
+	table := func(title string, rows []telemetry.Row) {
+		if len(rows) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n%s\n", title)
+		fmt.Fprintf(tw, "\tcalls\ttokens in\ttokens out\tsaved\t%%\t\n")
+		for i, r := range rows {
+			if i == top {
+				fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\n", len(rows)-top)
+				break
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t\n", r.Key, r.Calls, r.TokensIn, r.TokensOut, r.Saved, r.Pct())
+		}
+		tw.Flush()
+	}
+	table("by tool", s.ByTool)
+	table("by endpoint class", s.ByClass)
+	table("by format", s.ByFormat)
+	table("by session", s.BySession)
+	table("biggest token sinks (tokens the model read)", s.Sinks)
+	if len(s.Untouched) > 0 {
+		fmt.Fprintln(w, "\ntools left untouched")
+		for i, u := range s.Untouched {
+			if i == top {
+				fmt.Fprintf(w, "  (%d more)\n", len(s.Untouched)-top)
+				break
+			}
+			var why []string
+			for _, k := range slices.Sorted(maps.Keys(u.Reasons)) {
+				why = append(why, fmt.Sprintf("%s %.0f", strings.ReplaceAll(k, "_", " "), u.Reasons[k]))
+			}
+			fmt.Fprintf(w, "  %s (%s): %.0f calls: %s\n", u.Tool, u.Class, u.Calls, strings.Join(why, ", "))
+		}
+	}
+	if len(s.Errors) > 0 {
+		fmt.Fprint(w, "\nerrors:")
+		for _, k := range slices.Sorted(maps.Keys(s.Errors)) {
+			fmt.Fprintf(w, " %s %.0f", k, s.Errors[k])
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func pctOf(v, of float64) string {
+	if of == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(100*v/of, 'f', 1, 64) + "%"
+}
+
+// The config's [telemetry] section converts to telemetry.Settings.
+var _ = telemetry.Settings(config.Telemetry{})

@@ -1,0 +1,33 @@
+package telemetry
+
+import "github.com/terse-dev/terse"
+
+// SetReport fills e's measurements from the Report of a pipeline call:
+// tokenizer, bytes and tokens in and out, the saving by source, the
+// format, the dedup outcome and the hints the Report implies (a reference
+// for a dedup hit, an id line for a recorded result, an overflow hint for
+// a trimmed one). It does not allocate.
+func (e *Event) SetReport(rep *terse.Report) {
+	e.Tokenizer = rep.Tokenizer
+	e.Format = rep.Format
+	e.BytesIn, e.BytesOut = rep.RawChars, rep.OutputChars
+	e.TokensIn, e.TokensOut = rep.RawTokens, rep.OutputTokens
+	e.Saved[SrcFilter] = rep.Saved.Filter
+	e.Saved[SrcDedup] = rep.Saved.Dedup
+	e.Saved[SrcEncoding] = rep.Saved.Encoding
+	e.Saved[SrcFit] = rep.Saved.Fitting
+	switch {
+	case rep.Dedup:
+		e.Dedup = DedupHit
+		e.Hints[HintRef]++
+	case rep.DedupID != "":
+		e.Dedup = DedupMiss
+		e.Hints[HintID]++
+	}
+	if rep.Truncated {
+		e.Hints[HintMore]++
+	}
+	if e.Untouched == "" && e.Err == "" && rep.RawTokens > 0 && rep.OutputTokens >= rep.RawTokens {
+		e.Untouched = UntouchedNoSaving
+	}
+}

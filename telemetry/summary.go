@@ -1,0 +1,189 @@
+package telemetry
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Baseline names what every saving is measured against.
+const Baseline = "compact JSON of the input (or the input text)"
+
+// Row is one line of a Summary breakdown. Figures are weighted by the
+// sample rate (an event kept at rate 0.5 counts twice).
+type Row struct {
+	Key       string  `json:"key"`
+	Calls     float64 `json:"calls"`
+	TokensIn  float64 `json:"tokens_in"`
+	TokensOut float64 `json:"tokens_out"`
+	Saved     float64 `json:"saved"`
+}
+
+// Pct is the saving as a percentage of TokensIn.
+func (r Row) Pct() float64 {
+	if r.TokensIn == 0 {
+		return 0
+	}
+	return 100 * r.Saved / r.TokensIn
+}
+
+// Untouched counts, for one tool, why its results were left alone.
+type Untouched struct {
+	Tool    string             `json:"tool"`
+	Class   string             `json:"class"`
+	Calls   float64            `json:"calls"`
+	Reasons map[string]float64 `json:"reasons"`
+}
+
+// Summary is what `terse stats` prints.
+type Summary struct {
+	Events     int      `json:"events"`
+	Sessions   int      `json:"sessions"`
+	Files      int      `json:"files"`
+	Skipped    int      `json:"skipped_lines"`
+	Tokenizers []string `json:"tokenizers"`
+	Baseline   string   `json:"baseline"`
+	Total      Row      `json:"total"`
+	// BySource splits Total.Saved by stage; negative parts are costs
+	// (reference id lines, notes), already netted out of Total.
+	BySource map[string]float64 `json:"by_source"`
+	// Hints counts emitted hints by family; their tokens are part of
+	// TokensOut, so every saving is net of them.
+	Hints map[string]float64 `json:"hints"`
+	// HintCost is the tokens stages spent on in-band lines (the negative
+	// parts of BySource).
+	HintCost     float64            `json:"hint_cost"`
+	ByTool       []Row              `json:"by_tool"`
+	ByClass      []Row              `json:"by_class"`
+	ByFormat     []Row              `json:"by_format"`
+	BySession    []Row              `json:"by_session"`
+	Sinks        []Row              `json:"sinks"` // tools by tokens the model read
+	Untouched    []Untouched        `json:"untouched"`
+	Errors       map[string]float64 `json:"errors"`
+	ChunkFetches float64            `json:"chunk_fetches"`
+	Compactions  float64            `json:"compactions"`
+	DedupHits    float64            `json:"dedup_hits"`
+	DedupMisses  float64            `json:"dedup_misses"`
+}
+
+// Summarize aggregates records. Rows are sorted by saving, then key, so
+// that the output is deterministic.
+func Summarize(l *Log) *Summary {
+	s := &Summary{Files: l.Files, Skipped: l.Skipped, Baseline: Baseline, BySource: map[string]float64{},
+		Hints: map[string]float64{}, Errors: map[string]float64{}, Total: Row{Key: "total"}}
+	tools, classes, formats, sessions := map[string]*Row{}, map[string]*Row{}, map[string]*Row{}, map[string]*Row{}
+	untouched := map[string]*Untouched{}
+	toks := map[string]bool{}
+	add := func(m map[string]*Row, k string, w float64, r *Record, saved float64) {
+		row := m[k]
+		if row == nil {
+			row = &Row{Key: k}
+			m[k] = row
+		}
+		row.Calls += w
+		row.TokensIn += w * float64(r.TokensIn)
+		row.TokensOut += w * float64(r.TokensOut)
+		row.Saved += w * saved
+	}
+	for i := range l.Records {
+		r := &l.Records[i]
+		w := r.Weight()
+		s.Events++
+		if r.Tokenizer != "" {
+			toks[r.Tokenizer] = true
+		}
+		s.ChunkFetches += b2f(r.Chunk) * w
+		s.Compactions += float64(r.Compact) * w
+		switch r.Dedup {
+		case "hit", "near":
+			s.DedupHits += w
+		case "miss":
+			s.DedupMisses += w
+		}
+		if r.Err != "" {
+			s.Errors[r.Err] += w
+		}
+		for k, v := range r.Hints {
+			s.Hints[k] += w * float64(v)
+		}
+		for k, v := range r.Saved {
+			s.BySource[k] += w * float64(v)
+			if v < 0 {
+				s.HintCost -= w * float64(v)
+			}
+		}
+		if r.Chunk {
+			continue // a chunk fetch is not a result
+		}
+		saved := float64(r.TokensIn - r.TokensOut)
+		tool := r.Tool
+		if tool == "" {
+			tool = "(" + cmp.Or(r.Class, "unknown") + ")"
+		}
+		add(tools, tool, w, r, saved)
+		add(classes, cmp.Or(r.Class, "other"), w, r, saved)
+		add(formats, cmp.Or(r.Format, "none"), w, r, saved)
+		add(sessions, r.Session, w, r, saved)
+		s.Total.Calls += w
+		s.Total.TokensIn += w * float64(r.TokensIn)
+		s.Total.TokensOut += w * float64(r.TokensOut)
+		s.Total.Saved += w * saved
+		reason := r.Skip
+		if reason == "" && r.Err != "" {
+			reason = UntouchedError
+		}
+		if reason == "" && r.TokensIn > 0 && r.TokensOut >= r.TokensIn {
+			reason = UntouchedNoSaving
+		}
+		u := untouched[tool]
+		if u == nil {
+			u = &Untouched{Tool: tool, Class: r.Class, Reasons: map[string]float64{}}
+			untouched[tool] = u
+		}
+		u.Calls += w
+		if reason != "" {
+			u.Reasons[reason] += w
+		}
+	}
+	s.Sessions = len(sessions)
+	for t := range toks {
+		s.Tokenizers = append(s.Tokenizers, t)
+	}
+	slices.Sort(s.Tokenizers)
+	s.ByTool, s.ByClass, s.ByFormat, s.BySession = rows(tools), rows(classes), rows(formats), rows(sessions)
+	s.Sinks = slices.Clone(s.ByTool)
+	slices.SortStableFunc(s.Sinks, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(b.TokensOut, a.TokensOut), cmp.Compare(a.Key, b.Key))
+	})
+	// A tool is "left untouched" when none of its results saved anything.
+	for _, u := range untouched {
+		n := 0.0
+		for _, v := range u.Reasons {
+			n += v
+		}
+		if n >= u.Calls && n > 0 {
+			s.Untouched = append(s.Untouched, *u)
+		}
+	}
+	slices.SortFunc(s.Untouched, func(a, b Untouched) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Tool, b.Tool))
+	})
+	return s
+}
+
+func rows(m map[string]*Row) []Row {
+	out := make([]Row, 0, len(m))
+	for _, r := range m {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(b.Saved, a.Saved), cmp.Compare(b.TokensIn, a.TokensIn), cmp.Compare(a.Key, b.Key))
+	})
+	return out
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
