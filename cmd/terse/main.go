@@ -59,6 +59,7 @@ var commands = []command{
 	{"proxy", "stdio MCP proxy around an upstream server", runProxy},
 	{"gateway", "Streamable-HTTP MCP gateway over several upstreams", runGateway},
 	{"stats", "savings from telemetry", runStats},
+	{"tune", "write profiles from telemetry or agent logs (tune analyze|from-claude-logs)", runTune},
 }
 
 // run is the whole program; main only turns its error into an exit status.

@@ -189,3 +189,4 @@ func pctOf(v, of float64) string {
 
 // The config's [telemetry] section converts to telemetry.Settings.
 var _ = telemetry.Settings(config.Telemetry{})
+var timeZero time.Time
