@@ -214,7 +214,14 @@ func isTS(b []byte) bool {
 		d(b[8]) && d(b[9]) && (b[10] == ' ' || b[10] == 'T') && d(b[11]) && d(b[12])
 }
 
-// inner finds embedded formats. A hash is a run of 7 to 64 hex digits
+// lineStart reports whether position p of b starts a line: the start of
+// b, after a newline, or after an escaped newline inside a JSON string.
+func lineStart(b []byte, p int) bool {
+	return p == 0 || b[p-1] == '\n' || p >= 2 && b[p-2] == '\\' && b[p-1] == 'n'
+}
+
+// inner finds embedded formats. A log is a timestamp that starts a line
+// (a timestamp field alone is not a log). A hash is a run of 7 to 64 hex digits
 // holding both a letter and a digit (plain numbers are not hashes).
 func inner(b []byte) Inner {
 	var in Inner
@@ -248,7 +255,7 @@ func inner(b []byte) Inner {
 				in |= InHash
 			}
 			run, letter, digit = 0, false, false
-			if c == '-' && in&InLog == 0 && i >= 4 && i+9 <= len(b) && isTS(b[i-4:]) {
+			if c == '-' && in&InLog == 0 && i >= 4 && i+9 <= len(b) && isTS(b[i-4:]) && lineStart(b, i-4) {
 				in |= InLog
 			}
 		}

@@ -61,14 +61,8 @@ const saltFile = "salt"
 // LoadSalt returns the salt of dir, creating it if absent.
 func LoadSalt(dir string) ([]byte, error) {
 	p := filepath.Join(dir, saltFile)
-	if b, err := os.ReadFile(p); err == nil {
-		s, err := hex.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil || len(s) < 16 {
-			return nil, fmt.Errorf("telemetry: bad salt file %s", p)
-		}
-		return s, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	if s, err := ReadSalt(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return s, err
 	}
 	s := make([]byte, 32)
 	rand.Read(s)
@@ -158,22 +152,39 @@ func (d *DirSink) Hash(kind, s string) string {
 	if h, ok := d.hash[key]; ok {
 		return h
 	}
-	sum := sha256.New()
-	sum.Write(d.o.Salt)
-	sum.Write([]byte(key))
-	n := 8
-	if kind == "t" {
-		n = 6
-	}
-	h := hex.EncodeToString(sum.Sum(nil)[:n])
-	if kind == "t" {
-		h = "t:" + h
-	}
+	h := saltedHash(d.o.Salt, kind, s)
 	if len(d.hash) > 4096 {
 		clear(d.hash)
 	}
 	d.hash[key] = h
 	return h
+}
+
+// ToolHash is what a DirSink with this salt writes for the tool name, so
+// that a tuner on the same install can recognise tools it is told about.
+func ToolHash(salt []byte, name string) string { return saltedHash(salt, "t", name) }
+
+func saltedHash(salt []byte, kind, s string) string {
+	sum := sha256.New()
+	sum.Write(salt)
+	sum.Write([]byte(kind + "\x00" + s))
+	if kind == "t" {
+		return "t:" + hex.EncodeToString(sum.Sum(nil)[:6])
+	}
+	return hex.EncodeToString(sum.Sum(nil)[:8])
+}
+
+// ReadSalt returns dir's salt, or an error when it has none.
+func ReadSalt(dir string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(dir, saltFile))
+	if err != nil {
+		return nil, err
+	}
+	s, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(s) < 16 {
+		return nil, fmt.Errorf("telemetry: bad salt file in %s", dir)
+	}
+	return s, nil
 }
 
 // Write appends the batch to the sessions' files.

@@ -297,3 +297,21 @@ func vocab(s string, list []string) string {
 	}
 	return "other"
 }
+
+// Vocabulary lists every fixed string an event file can hold besides
+// numbers and hashes: the keys and the names of every closed set. Tool
+// names appear only when opted into.
+func Vocabulary() []string {
+	v := []string{"v", "ms", "sid", "part", "side", "entry", "class", "tool", "shape", "inner", "depth", "cols", "tok", "fmt",
+		"b_in", "b_out", "t_in", "t_out", "saved", "hints", "dedup", "fp", "chunk", "compact", "lat_us", "err", "skip", "rate",
+		"true", "other"}
+	v = append(v, SourceNames[:]...)
+	v = append(v, HintNames[:]...)
+	v = append(v, ShapeNames[:]...)
+	v = append(v, InnerNames[:]...)
+	v = append(v, dedupNames[1:]...)
+	for _, l := range [][]string{Classes, tokenizers, formats, errClasses, untouched, entries} {
+		v = append(v, l...)
+	}
+	return v
+}

@@ -58,6 +58,13 @@ func (p *Plan) Render() string {
 	for _, h := range p.Header {
 		w.comment("%s", safeComment(h))
 	}
+	if len(p.Fired) > 0 {
+		w.comment("")
+		w.comment("Rules that fired (evidence → effect):")
+		for _, f := range p.Fired {
+			w.comment("  %s (%s): %s → %s", f.Rule, safeComment(f.Subject), safeComment(f.Evidence), safeComment(f.Effect))
+		}
+	}
 	if len(p.Notes) > 0 {
 		w.comment("")
 		w.comment("Rules that did not fire:")
