@@ -4,7 +4,7 @@ import "bytes"
 
 // detectLimit bounds the bytes Detect looks at: a shape is decided by a
 // result's beginning, and detection must stay cheap on large results.
-const detectLimit = 64 << 10
+const detectLimit = 16 << 10
 
 // Features describe a result's structure for an Event.
 type Features struct {
@@ -14,7 +14,7 @@ type Features struct {
 	Cols  uint16 // columns of the first Markdown table
 }
 
-// Detect classifies a result by its first 64 KiB, in one pass, without
+// Detect classifies a result by its first 16 KiB, in one pass, without
 // allocating: JSON by its top-level kind and nesting, text by its first
 // recognisable form (Markdown table, diff, code block, numbered or bullet
 // list, log, prose). Inner formats are found in the scanned bytes.
@@ -242,12 +242,11 @@ func inner(b []byte) Inner {
 	}
 	run, letter, digit := 0, false, false
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c >= '0' && c <= '9':
+		switch hexClass[b[i]] {
+		case 1:
 			run++
 			digit = true
-		case c >= 'a' && c <= 'f':
+		case 2:
 			run++
 			letter = true
 		default:
@@ -255,7 +254,7 @@ func inner(b []byte) Inner {
 				in |= InHash
 			}
 			run, letter, digit = 0, false, false
-			if c == '-' && in&InLog == 0 && i >= 4 && i+9 <= len(b) && isTS(b[i-4:]) && lineStart(b, i-4) {
+			if b[i] == '-' && in&InLog == 0 && i >= 4 && i+9 <= len(b) && isTS(b[i-4:]) && lineStart(b, i-4) {
 				in |= InLog
 			}
 		}
@@ -265,3 +264,14 @@ func inner(b []byte) Inner {
 	}
 	return in
 }
+
+// hexClass is 1 for decimal digits, 2 for a-f, 0 otherwise.
+var hexClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = 1
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = 2
+	}
+	return t
+}()
