@@ -3,6 +3,7 @@ package telemetry
 import (
 	"hash/maphash"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,12 +41,16 @@ type Recorder struct {
 	sink   Sink
 	q      chan Event
 	ctl    chan chan struct{}
+	stop   chan struct{}
 	done   chan struct{}
 	stride uint64
 	now    func() time.Time
 	seed   maphash.Seed
 	closed atomic.Bool
-	once   sync.Once
+	// inflight counts Record calls between their closed check and their
+	// send, so that Close writes every event that got past the check.
+	inflight atomic.Int64
+	once     sync.Once
 
 	seen, sampled, dropped, written, errs atomic.Uint64
 }
@@ -63,7 +68,7 @@ func New(sink Sink, o Options) *Recorder {
 		stride = uint64(math.Round(1 / o.SampleRate))
 	}
 	r := &Recorder{
-		sink: sink, q: make(chan Event, o.Queue), ctl: make(chan chan struct{}), done: make(chan struct{}),
+		sink: sink, q: make(chan Event, o.Queue), ctl: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 		stride: stride, now: o.Now, seed: maphash.MakeSeed(),
 	}
 	go r.loop()
@@ -81,6 +86,8 @@ func (r *Recorder) Record(e *Event) {
 		r.sampled.Add(1)
 		return
 	}
+	r.inflight.Add(1)
+	defer r.inflight.Add(-1)
 	if r.closed.Load() {
 		r.dropped.Add(1)
 		return
@@ -135,7 +142,10 @@ func (r *Recorder) Close() error {
 	r.once.Do(func() {
 		r.Flush()
 		r.closed.Store(true)
-		close(r.ctl)
+		for r.inflight.Load() != 0 {
+			runtime.Gosched()
+		}
+		close(r.stop)
 		<-r.done
 		err = r.sink.Close()
 	})
@@ -176,24 +186,27 @@ func (r *Recorder) loop() {
 			}
 		}
 	}
+	flush := func() {
+		for {
+			drain()
+			if len(batch) == 0 {
+				return
+			}
+			write()
+		}
+	}
 	for {
 		select {
 		case e := <-r.q:
 			batch = append(batch, e)
 			drain()
 			write()
-		case ack, ok := <-r.ctl:
-			for {
-				drain()
-				if len(batch) == 0 {
-					break
-				}
-				write()
-			}
-			if !ok {
-				return
-			}
+		case ack := <-r.ctl:
+			flush()
 			close(ack)
+		case <-r.stop:
+			flush()
+			return
 		}
 	}
 }

@@ -287,3 +287,33 @@ func TestClassOf(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentRecordClose(t *testing.T) {
+	r, dir := openTest(t, DirOptions{}, Options{Queue: 64})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				e := sample(i)
+				e.Session = string(rune('a' + g))
+				r.Record(&e)
+				if i == 250 && g == 0 {
+					r.Flush()
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Millisecond)
+	r.Close() // concurrent with Record: later events are dropped, never a panic
+	wg.Wait()
+	st := r.Stats()
+	if st.Seen != 2000 || st.Written+st.Dropped != 2000 {
+		t.Errorf("stats %+v", st)
+	}
+	l, err := ReadDir(dir, time.Time{})
+	if err != nil || uint64(len(l.Records)) != st.Written {
+		t.Errorf("%v: read %d, written %d", err, len(l.Records), st.Written)
+	}
+}
