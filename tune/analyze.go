@@ -48,8 +48,18 @@ func (e *Endpoint) RepeatRate() float64 {
 // DominantShape is the most common shape (ties: by name).
 func (e *Endpoint) DominantShape() string { return top(e.Shapes, 1)[0] }
 
-// TopInner is the three most common inner formats.
-func (e *Endpoint) TopInner() []string { return top(e.Inner, 3) }
+// TopInner is the three most common inner formats among those found in at
+// least half of the tool's results (a format seen in a few results does
+// not describe the endpoint).
+func (e *Endpoint) TopInner() []string {
+	common := map[string]float64{}
+	for k, v := range e.Inner {
+		if 2*v >= e.Calls {
+			common[k] = v
+		}
+	}
+	return top(common, 3)
+}
 
 func top(m map[string]float64, n int) []string {
 	keys := slices.Sorted(maps.Keys(m))

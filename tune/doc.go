@@ -24,8 +24,9 @@
 // R2, per-endpoint template. Evidence: at least 20 calls. A tool whose
 // dominant shape is a Markdown table with at least 2 columns on average
 // gets template "csv_from_md"; otherwise one whose three most common inner
-// formats include log, url and hash gets "ci_pipeline"; otherwise one with
-// diff among them gets "mr_diff_fence". The rule writes a [[tools]] entry.
+// formats (among those in at least half of its results) include log, url
+// and hash gets "ci_pipeline"; otherwise one with diff among them gets
+// "mr_diff_fence". The rule writes a [[tools]] entry.
 //
 // R3, cache size from the session profile. Evidence: at least 50 events.
 // The compaction rate is compactions per event (the seed's events⁻¹, not
