@@ -269,3 +269,18 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// HintCounter counts the hints a session emitted by family, to enforce
+// max_per_session. It is not safe for concurrent use; keep one per
+// session.
+type HintCounter map[string]int
+
+// Take reports whether a hint of family may be emitted now, and counts it
+// when it may.
+func (c HintCounter) Take(e *Effective, family string) bool {
+	if !e.Allow(family, c[family]) {
+		return false
+	}
+	c[family]++
+	return true
+}

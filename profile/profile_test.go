@@ -101,3 +101,13 @@ hints = ["ref", "query", "near_ref"]
 		t.Error("not deterministic")
 	}
 }
+
+func TestHintCounter(t *testing.T) {
+	c, _ := config.Parse([]byte("[hints.near_ref]\nmax_per_session = 2\n"), "t.toml")
+	e := Resolve(c, Context{})
+	hc := HintCounter{}
+	got := []bool{hc.Take(&e, "near_ref"), hc.Take(&e, "near_ref"), hc.Take(&e, "near_ref"), hc.Take(&e, "ref"), hc.Take(&e, "encoded")}
+	if !reflect.DeepEqual(got, []bool{true, true, false, true, false}) {
+		t.Errorf("takes %v", got)
+	}
+}
