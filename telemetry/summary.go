@@ -73,6 +73,7 @@ func Summarize(l *Log) *Summary {
 	tools, classes, formats, sessions := map[string]*Row{}, map[string]*Row{}, map[string]*Row{}, map[string]*Row{}
 	untouched := map[string]*Untouched{}
 	toks := map[string]bool{}
+	maxPart, compacts := map[string]int{}, map[string]float64{}
 	add := func(m map[string]*Row, k string, w float64, r *Record, saved float64) {
 		row := m[k]
 		if row == nil {
@@ -92,7 +93,8 @@ func Summarize(l *Log) *Summary {
 			toks[r.Tokenizer] = true
 		}
 		s.ChunkFetches += b2f(r.Chunk) * w
-		s.Compactions += float64(r.Compact) * w
+		compacts[r.Session] += float64(r.Compact) * w
+		maxPart[r.Session] = max(maxPart[r.Session], r.Partition)
 		switch r.Dedup {
 		case "hit", "near":
 			s.DedupHits += w
@@ -145,6 +147,12 @@ func Summarize(l *Log) *Summary {
 		}
 	}
 	s.Sessions = len(sessions)
+	// A session's compactions: those recorded with events, or its last
+	// partition number, whichever is larger (sampling may drop the event
+	// that carried one).
+	for k, m := range maxPart {
+		s.Compactions += max(float64(m), compacts[k])
+	}
 	for t := range toks {
 		s.Tokenizers = append(s.Tokenizers, t)
 	}

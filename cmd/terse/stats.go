@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,10 +43,11 @@ func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	since := fs.String("since", "", "only events newer than this `duration` (\"36h\", \"7d\")")
 	top := fs.Int("top", 10, "rows per breakdown")
 	cfgPath := fs.String("config", "", "terse config `file` whose [telemetry] dir to read")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	pos, err := parseInterleaved(fs, args, stdout)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
+	if len(pos) > 1 {
 		return &usageError{"stats: at most one DIR"}
 	}
 	var from time.Time
@@ -56,7 +58,7 @@ func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		from = time.Now().Add(-d)
 	}
-	dir, err := telemetryDir(fs.Arg(0), *cfgPath)
+	dir, err := telemetryDir(first(pos), *cfgPath)
 	if err != nil {
 		return err
 	}
@@ -190,3 +192,30 @@ func pctOf(v, of float64) string {
 // The config's [telemetry] section converts to telemetry.Settings.
 var _ = telemetry.Settings(config.Telemetry{})
 var timeZero time.Time
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments, and returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args, stdout); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		rest := fs.Args()
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}

@@ -56,13 +56,14 @@ func runTuneAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer
 	dry := fs.Bool("dry-run", false, "print the config instead of writing it")
 	names := fs.String("names", "", "`file` of tool names, one a line, to recognise hashed tools by")
 	cfgPath := fs.String("config", "", "terse config `file` whose [telemetry] dir to read")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	pos, err := parseInterleaved(fs, args, stdout)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
+	if len(pos) > 1 {
 		return &usageError{"tune analyze: at most one DIR"}
 	}
-	dir, err := telemetryDir(fs.Arg(0), *cfgPath)
+	dir, err := telemetryDir(first(pos), *cfgPath)
 	if err != nil {
 		return err
 	}
@@ -89,14 +90,14 @@ func runTuneLogs(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	in := fs.String("input-dir", "", "read every *.jsonl under `dir` (default: ~/.claude/projects and ~/.codex/sessions)")
 	out := fs.String("out", "", "write the config to `file` (default: the user config directory's terse/tuned.toml)")
 	dry := fs.Bool("dry-run", false, "print the config instead of writing it")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	pos, err := parseInterleaved(fs, args, stdout)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
+	if len(pos) > 0 {
 		return &usageError{"tune from-claude-logs: no arguments (use --input-dir)"}
 	}
 	var files []string
-	var err error
 	if *in != "" {
 		files, err = tune.LogFiles(*in)
 	} else {
