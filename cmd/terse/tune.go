@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/telemetry"
@@ -17,7 +18,7 @@ import (
 const tuneDoc = `
 Tune writes a terse config file from what terse and your agents did.
 
-  terse tune analyze [DIR] [--names FILE] [--out FILE] [--dry-run]
+  terse tune analyze [DIR] [--since DURATION] [--names FILE] [--out FILE] [--dry-run]
       Rules R1-R5 over telemetry ([telemetry] enabled = true): per-tool
       dedup and templates, cache size, encoding depth, minimum size.
   terse tune from-claude-logs [--input-dir DIR] [--out FILE] [--dry-run]
@@ -51,11 +52,12 @@ func runTune(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 func runTuneAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("tune analyze", "[--names FILE] [--out FILE] [--dry-run] [--config FILE] [DIR]", tuneDoc, stdout, stderr)
+	fs := newFlagSet("tune analyze", "[--since DURATION] [--names FILE] [--out FILE] [--dry-run] [--config FILE] [DIR]", tuneDoc, stdout, stderr)
 	out := fs.String("out", "", "write the config to `file` (default: the user config directory's terse/tuned.toml)")
 	dry := fs.Bool("dry-run", false, "print the config instead of writing it")
 	names := fs.String("names", "", "`file` of tool names, one a line, to recognise hashed tools by")
 	cfgPath := fs.String("config", "", "terse config `file` whose [telemetry] dir to read")
+	since := fs.String("since", "", "only events newer than this `duration` (\"720h\", \"30d\")")
 	pos, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
 		return err
@@ -63,11 +65,19 @@ func runTuneAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer
 	if len(pos) > 1 {
 		return &usageError{"tune analyze: at most one DIR"}
 	}
+	from := timeZero
+	if *since != "" {
+		d, err := parseSince(*since)
+		if err != nil {
+			return &usageError{"tune analyze: --since: " + err.Error()}
+		}
+		from = time.Now().Add(-d)
+	}
 	dir, err := telemetryDir(first(pos), *cfgPath)
 	if err != nil {
 		return err
 	}
-	l, err := telemetry.ReadDir(dir, timeZero)
+	l, err := telemetry.ReadDir(dir, from)
 	if err != nil {
 		return err
 	}
