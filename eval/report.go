@@ -1,0 +1,382 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Report is the outcome of a run.
+type Report struct {
+	Reader    string `json:"reader"`
+	Tokenizer string `json:"tokenizer"`
+	Seed      uint64 `json:"seed"`
+	Baseline  string `json:"baseline"`
+	Documents int    `json:"documents"`
+	Questions int    `json:"questions"`
+	// Encodings in the order given, the baseline included.
+	Encodings []EncodingReport `json:"encodings"`
+	// Results has one entry per question and encoding.
+	Results []Result `json:"results"`
+}
+
+// EncodingReport sums up one encoding.
+type EncodingReport struct {
+	Name      string  `json:"name"`
+	Lossless  bool    `json:"lossless"`
+	Questions int     `json:"questions"`
+	Correct   int     `json:"correct"`
+	Errors    int     `json:"errors"`    // requests that failed (graded wrong)
+	NotShown  int     `json:"not_shown"` // questions whose gold is "not shown"
+	Accuracy  float64 `json:"accuracy"`  // Correct / Questions
+	// DocTokens is the tokens of the documents in this encoding, each
+	// document counted once; MeanTokens the mean document tokens per
+	// question (what a reader reads to answer one).
+	DocTokens  int     `json:"doc_tokens"`
+	MeanTokens float64 `json:"mean_tokens"`
+	// TokenRatio is DocTokens over the baseline's.
+	TokenRatio float64 `json:"token_ratio"`
+	// CorrectPer1K is correct answers per 1,000 document tokens read.
+	CorrectPer1K float64      `json:"correct_per_1k_tokens"`
+	Kinds        []KindReport `json:"kinds"`
+	// Paired compares with the baseline on the same questions; nil for
+	// the baseline itself.
+	Paired *Paired `json:"paired,omitempty"`
+}
+
+// KindReport is the accuracy on one kind of question.
+type KindReport struct {
+	Kind      string  `json:"kind"`
+	Questions int     `json:"questions"`
+	Correct   int     `json:"correct"`
+	Accuracy  float64 `json:"accuracy"`
+}
+
+// Paired compares an encoding with the baseline question by question.
+type Paired struct {
+	// BaselineOnly counts questions right in the baseline and wrong here;
+	// EncodingOnly the reverse. Only these discordant pairs carry evidence.
+	BaselineOnly int `json:"baseline_only"`
+	EncodingOnly int `json:"encoding_only"`
+	// Diff is this accuracy minus the baseline's, with its 95 % percentile
+	// bootstrap interval (2,000 resamples of the questions).
+	Diff   float64 `json:"diff"`
+	CILow  float64 `json:"ci_low"`
+	CIHigh float64 `json:"ci_high"`
+	// P is the two-sided exact McNemar p-value.
+	P float64 `json:"p"`
+}
+
+// BootstrapReps is the number of resamples behind Paired's interval.
+const BootstrapReps = 2000
+
+func (p *Plan) report(results []Result) *Report {
+	rep := &Report{
+		Reader:    p.cfg.Reader.Name(),
+		Tokenizer: p.counter.Name(),
+		Seed:      p.cfg.Seed,
+		Baseline:  p.baseline,
+		Documents: len(p.enc),
+		Questions: len(p.cfg.Questions),
+		Results:   results,
+	}
+	byEnc := map[string][]bool{}
+	for _, e := range p.cfg.Encodings {
+		byEnc[e.Name] = make([]bool, 0, len(p.cfg.Questions))
+	}
+	// Items are question-major, encodings in order: the i-th outcome of
+	// every encoding is the same question.
+	for _, r := range results {
+		byEnc[r.Encoding] = append(byEnc[r.Encoding], r.Correct)
+	}
+	baseToks := 0
+	for _, toks := range p.docToks {
+		baseToks += toks[p.baseline]
+	}
+	for _, e := range p.cfg.Encodings {
+		er := EncodingReport{Name: e.Name, Lossless: e.Lossless}
+		kinds := map[string]*KindReport{}
+		for _, r := range results {
+			if r.Encoding != e.Name {
+				continue
+			}
+			er.Questions++
+			if r.Correct {
+				er.Correct++
+			}
+			if r.Error != "" {
+				er.Errors++
+			}
+			if r.Gold == NotShown {
+				er.NotShown++
+			}
+			k := kinds[r.Kind]
+			if k == nil {
+				k = &KindReport{Kind: r.Kind}
+				kinds[r.Kind] = k
+			}
+			k.Questions++
+			if r.Correct {
+				k.Correct++
+			}
+		}
+		for _, k := range Kinds {
+			if kr := kinds[k]; kr != nil {
+				kr.Accuracy = ratio(kr.Correct, kr.Questions)
+				er.Kinds = append(er.Kinds, *kr)
+			}
+		}
+		er.Accuracy = ratio(er.Correct, er.Questions)
+		read := 0
+		for _, q := range p.cfg.Questions {
+			read += p.docToks[q.Doc][e.Name]
+		}
+		for _, toks := range p.docToks {
+			er.DocTokens += toks[e.Name]
+		}
+		if er.Questions > 0 {
+			er.MeanTokens = float64(read) / float64(er.Questions)
+		}
+		if read > 0 {
+			er.CorrectPer1K = float64(er.Correct) / float64(read) * 1000
+		}
+		if baseToks > 0 {
+			er.TokenRatio = float64(er.DocTokens) / float64(baseToks)
+		}
+		if e.Name != p.baseline {
+			x, y := byEnc[p.baseline], byEnc[e.Name]
+			pr := &Paired{}
+			for i := range x {
+				switch {
+				case x[i] && !y[i]:
+					pr.BaselineOnly++
+				case !x[i] && y[i]:
+					pr.EncodingOnly++
+				}
+			}
+			pr.Diff = float64(pr.EncodingOnly-pr.BaselineOnly) / float64(max(len(x), 1))
+			pr.CILow, pr.CIHigh = BootstrapDiff(x, y, BootstrapReps, 0.95, p.cfg.Seed)
+			pr.P = McNemarExact(pr.BaselineOnly, pr.EncodingOnly)
+			er.Paired = pr
+		}
+		rep.Encodings = append(rep.Encodings, er)
+	}
+	return rep
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
+
+func signedPP(f float64) string {
+	s := fmt.Sprintf("%+.1f", 100*f)
+	if s == "-0.0" {
+		s = "+0.0"
+	}
+	return s
+}
+
+// thousands writes n with comma separators.
+func thousandsSep(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// WriteMarkdown writes the report as Markdown tables with a short guide to
+// reading them.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# terse eval\n\n")
+	fmt.Fprintf(&b, "Reader **%s**; %d questions about %d documents, each asked in every encoding; tokens by **%s**; baseline **%s**; seed %d.\n\n",
+		r.Reader, r.Questions, r.Documents, r.Tokenizer, r.Baseline, r.Seed)
+	b.WriteString("| encoding | accuracy | correct | not shown | doc tokens | tokens vs " + r.Baseline + " | correct per 1k tokens | Δ accuracy [95 % CI] | McNemar p | errors |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n")
+	for _, e := range r.Encodings {
+		delta, p := "baseline", "—"
+		if e.Paired != nil {
+			delta = fmt.Sprintf("%s pp [%s, %s] (%d↓ %d↑)", signedPP(e.Paired.Diff), signedPP(e.Paired.CILow), signedPP(e.Paired.CIHigh), e.Paired.BaselineOnly, e.Paired.EncodingOnly)
+			p = fmt.Sprintf("%.3g", e.Paired.P)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d/%d | %d | %s | %s | %.2f | %s | %s | %d |\n",
+			e.Name, pct(e.Accuracy), e.Correct, e.Questions, e.NotShown, thousandsSep(e.DocTokens),
+			signedPct(e.TokenRatio-1), e.CorrectPer1K, delta, p, e.Errors)
+	}
+	b.WriteString("\n## Accuracy by question kind\n\n| kind | questions |")
+	for _, e := range r.Encodings {
+		b.WriteString(" " + e.Name + " |")
+	}
+	b.WriteString("\n|---|---:|")
+	for range r.Encodings {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, k := range Kinds {
+		n := 0
+		cells := make([]string, len(r.Encodings))
+		for i, e := range r.Encodings {
+			cells[i] = "—"
+			for _, kr := range e.Kinds {
+				if kr.Kind == k {
+					n = kr.Questions
+					cells[i] = pct(kr.Accuracy)
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s |\n", k, n, strings.Join(cells, " | "))
+	}
+	b.WriteString(`
+How to read this: accuracy is the share of questions answered right. "not
+shown" counts questions whose gold answer is "not shown" because the encoding
+left their item out (a budgeted encoding). Δ accuracy is the encoding's
+accuracy minus the baseline's on the same questions, in percentage points, with
+a 95 % bootstrap interval; (N↓ M↑) are the questions only the baseline got
+right and those only this encoding got right. McNemar p is the exact two-sided
+test on those pairs: below 0.05, the difference is unlikely to be chance.
+Tokens are the documents' own, each counted once, by the named tokenizer.
+`)
+	if errs := r.errorSample(10); len(errs) > 0 {
+		b.WriteString("\n## Errors\n\n")
+		for _, e := range errs {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", e.Question, e.Encoding, oneLine(e.Error))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func signedPct(f float64) string {
+	s := fmt.Sprintf("%+.1f %%", 100*f)
+	if s == "-0.0 %" {
+		s = "+0.0 %"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// errorSample returns up to n failed results.
+func (r *Report) errorSample(n int) []Result {
+	var out []Result
+	for _, x := range r.Results {
+		if x.Error != "" && len(out) < n {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// WriteSVG draws accuracy (y) against mean document tokens per question (x),
+// one labelled point per encoding.
+func (r *Report) WriteSVG(w io.Writer) error {
+	const (
+		W, H               = 640, 400
+		left, right        = 70, 30
+		top, bottom        = 40, 60
+		plotW, plotH       = W - left - right, H - top - bottom
+		tickCount          = 5
+		fontFamily         = "font-family=\"sans-serif\""
+		axisColour, ptFill = "#333", "#2b6cb0"
+	)
+	maxX := 0.0
+	for _, e := range r.Encodings {
+		maxX = math.Max(maxX, e.MeanTokens)
+	}
+	step := niceStep(maxX / tickCount)
+	maxX = step * math.Ceil(maxX/step)
+	if maxX == 0 {
+		maxX, step = 1, 0.2
+	}
+	x := func(v float64) float64 { return left + v/maxX*plotW }
+	y := func(acc float64) float64 { return top + (1-acc)*plotH }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n", W, H, W, H)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
+	fmt.Fprintf(&b, `<text x="%d" y="24" %s font-size="15">Accuracy against tokens per question (%s, reader %s)</text>`+"\n", left, fontFamily, xmlEscape(r.Tokenizer), xmlEscape(r.Reader))
+	// Axes and grid.
+	for i := 0; i <= 5; i++ {
+		acc := float64(i) / 5
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(acc), left+plotW, y(acc))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" %s font-size="11" text-anchor="end">%d %%</text>`+"\n", left-6, y(acc)+4, fontFamily, i*20)
+	}
+	for v := 0.0; v <= maxX+step/2; v += step {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n", x(v), top+plotH, x(v), top+plotH+5, axisColour)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s font-size="11" text-anchor="middle">%s</text>`+"\n", x(v), top+plotH+18, fontFamily, fmtTick(v))
+	}
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`+"\n", left, top, left, top+plotH, axisColour)
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`+"\n", left, top+plotH, left+plotW, top+plotH, axisColour)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" %s font-size="12" text-anchor="middle">document tokens per question (mean)</text>`+"\n", left+plotW/2, H-18, fontFamily)
+	fmt.Fprintf(&b, `<text x="16" y="%d" %s font-size="12" text-anchor="middle" transform="rotate(-90 16 %d)">accuracy</text>`+"\n", top+plotH/2, fontFamily, top+plotH/2)
+	for _, e := range r.Encodings {
+		px, py := x(e.MeanTokens), y(e.Accuracy)
+		fill := ptFill
+		if e.Name == r.Baseline {
+			fill = "#c05621"
+		}
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>%s: %s, %.0f tokens</title></circle>`+"\n", px, py, fill, xmlEscape(e.Name), pct(e.Accuracy), e.MeanTokens)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s font-size="12">%s</text>`+"\n", px+8, py-8, fontFamily, xmlEscape(e.Name))
+	}
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// niceStep rounds a raw tick step up to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func fmtTick(v float64) string {
+	if v == math.Trunc(v) {
+		return thousandsSep(int(v))
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+func xmlEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+	return r.Replace(s)
+}
