@@ -58,6 +58,7 @@ var commands = []command{
 	{"history", "trim a conversation history (history trim)", runHistory},
 	{"proxy", "stdio MCP proxy around an upstream server", runProxy},
 	{"gateway", "Streamable-HTTP MCP gateway over several upstreams", runGateway},
+	{"eval", "measure whether a model still answers correctly from terse's output", runEval},
 }
 
 // run is the whole program; main only turns its error into an exit status.
