@@ -139,7 +139,13 @@ func goodAnswer(v tree.Value) bool {
 			return false
 		}
 		switch strings.ToLower(s) {
-		case NotShown, "null", "none", "nil", "true", "false", PresenceEmpty, PresenceAbsent:
+		case "true", "false":
+			return false
+		}
+		// Words grading treats specially (null, empty, absent, not shown
+		// and their spellings) would be ambiguous.
+		switch Normalize(s) {
+		case "null", PresenceEmpty, PresenceAbsent, NotShown:
 			return false
 		}
 		return true
@@ -285,7 +291,8 @@ func (g *generator) filters(items []tree.Value, base Query, name string) {
 				break
 			}
 		}
-		if ok && len(vals) >= 2 {
+		// A field whose values are all different (a key) makes no filter.
+		if ok && len(vals) >= 2 && len(vals) < len(items) {
 			counts[k] = vals
 		}
 	}
