@@ -132,6 +132,9 @@ func number(s string) (*big.Rat, bool) {
 		s = strings.ReplaceAll(s, ",", "")
 	}
 	s = strings.TrimPrefix(s, "+")
+	if s == "" {
+		return nil, false
+	}
 	c := s[0]
 	if !(c == '-' || c >= '0' && c <= '9') {
 		return nil, false
