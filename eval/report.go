@@ -36,6 +36,10 @@ type EncodingReport struct {
 	// question (what a reader reads to answer one).
 	DocTokens  int     `json:"doc_tokens"`
 	MeanTokens float64 `json:"mean_tokens"`
+	// ProviderInputTokens and ProviderOutputTokens sum what the provider
+	// reported for the requests (its own tokenizer; 0 when unknown).
+	ProviderInputTokens  int `json:"provider_input_tokens,omitempty"`
+	ProviderOutputTokens int `json:"provider_output_tokens,omitempty"`
 	// TokenRatio is DocTokens over the baseline's.
 	TokenRatio float64 `json:"token_ratio"`
 	// CorrectPer1K is correct answers per 1,000 document tokens read.
@@ -112,6 +116,8 @@ func (p *Plan) report(results []Result) *Report {
 			if r.Gold == NotShown {
 				er.NotShown++
 			}
+			er.ProviderInputTokens += r.InputTokens
+			er.ProviderOutputTokens += r.OutputTokens
 			k := kinds[r.Kind]
 			if k == nil {
 				k = &KindReport{Kind: r.Kind}
@@ -227,6 +233,22 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			e.Name, pct(e.Accuracy), e.Correct, e.Questions, e.NotShown, thousandsSep(e.DocTokens),
 			signedPct(e.TokenRatio-1), e.CorrectPer1K, delta, p, e.Errors)
 	}
+	if r.providerTokens() {
+		b.WriteString("\nTokens the provider reported (its own tokenizer, whole prompts):\n\n| encoding | input tokens | output tokens | input vs " + r.Baseline + " |\n|---|---:|---:|---:|\n")
+		base := 0
+		for _, e := range r.Encodings {
+			if e.Name == r.Baseline {
+				base = e.ProviderInputTokens
+			}
+		}
+		for _, e := range r.Encodings {
+			rel := "—"
+			if base > 0 {
+				rel = signedPct(float64(e.ProviderInputTokens)/float64(base) - 1)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", e.Name, thousandsSep(e.ProviderInputTokens), thousandsSep(e.ProviderOutputTokens), rel)
+		}
+	}
 	b.WriteString("\n## Accuracy by question kind\n\n| kind | questions |")
 	for _, e := range r.Encodings {
 		b.WriteString(" " + e.Name + " |")
@@ -287,6 +309,15 @@ func oneLine(s string) string {
 		s = s[:160] + "…"
 	}
 	return s
+}
+
+func (r *Report) providerTokens() bool {
+	for _, e := range r.Encodings {
+		if e.ProviderInputTokens > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // errorSample returns up to n failed results.

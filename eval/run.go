@@ -171,6 +171,9 @@ type Result struct {
 	Correct  bool     `json:"correct"`
 	Error    string   `json:"error,omitempty"`
 	Cached   bool     `json:"cached,omitempty"`
+	// Tokens the provider reports for the request, when it does.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
 }
 
 // Run asks every question in every encoding and grades the replies. A
@@ -202,7 +205,7 @@ func (p *Plan) Run(ctx context.Context) (*Report, error) {
 			defer func() { <-sem; wg.Done() }()
 			it := &p.items[i]
 			rep, err := p.cfg.Reader.Answer(ctx, it.req)
-			r := Result{Question: it.q.ID, Kind: it.q.Kind, Encoding: it.enc, Gold: it.gold, Also: it.also, Reply: rep.Text, Cached: rep.Cached}
+			r := Result{Question: it.q.ID, Kind: it.q.Kind, Encoding: it.enc, Gold: it.gold, Also: it.also, Reply: rep.Text, Cached: rep.Cached, InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens}
 			if err != nil {
 				r.Error = err.Error()
 			} else {

@@ -91,7 +91,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	yes := fs.Bool("yes", false, "send requests to the model after printing the estimate")
 	conc := fs.Int("concurrency", 4, "requests in flight at once")
 	maxTokens := fs.Int("max-tokens", 64, "longest reply, in tokens")
-	maxDoc := fs.Int("max-doc-tokens", 30000, "skip documents whose compact JSON has more tokens than this (0: no limit)")
+	maxDoc := fs.Int("max-doc-tokens", 30000, "with a model reader, skip documents whose compact JSON has more tokens than this (0: no limit)")
 	cacheDir := fs.String("cache", "", "response cache directory (default: the user cache directory's terse/eval)")
 	priceIn := fs.Float64("price-in", 0, "price in dollars per million input tokens, for the estimate")
 	priceOut := fs.Float64("price-out", 0, "price in dollars per million output tokens, for the estimate")
@@ -200,7 +200,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			skipped++
 			continue
 		}
-		if *maxDoc > 0 && counter.Count(string(tree.AppendJSON(nil, v))) > *maxDoc {
+		if _, isModel := reader.(*eval.HTTPReader); isModel && *maxDoc > 0 && counter.Count(string(tree.AppendJSON(nil, v))) > *maxDoc {
 			fmt.Fprintf(stderr, "eval: skipping %s: more than --max-doc-tokens %d\n", p, *maxDoc)
 			skipped++
 			continue
