@@ -11,7 +11,9 @@ import (
 )
 
 // corpusDocs loads the corpus's JSON documents (skipping when absent).
-func corpusDocs(t *testing.T) []Document {
+func corpusDocs(t *testing.T) []Document { return corpusDocsTB(t) }
+
+func corpusDocsTB(t testing.TB) []Document {
 	t.Helper()
 	var docs []Document
 	for _, p := range corpus.Files(t, ".json") {

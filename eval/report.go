@@ -332,54 +332,89 @@ func (r *Report) errorSample(n int) []Result {
 }
 
 // WriteSVG draws accuracy (y) against mean document tokens per question (x),
-// one labelled point per encoding.
+// one labelled point per encoding, the baseline in orange. The accuracy axis
+// starts at the nearest 10 % below the lowest accuracy, so that small
+// differences near 100 % stay visible; the axis says where it starts.
 func (r *Report) WriteSVG(w io.Writer) error {
 	const (
-		W, H               = 640, 400
-		left, right        = 70, 30
-		top, bottom        = 40, 60
-		plotW, plotH       = W - left - right, H - top - bottom
-		tickCount          = 5
-		fontFamily         = "font-family=\"sans-serif\""
-		axisColour, ptFill = "#333", "#2b6cb0"
+		W, H         = 640, 400
+		left, right  = 70, 30
+		top, bottom  = 40, 60
+		plotW, plotH = W - left - right, H - top - bottom
+		tickCount    = 5
+		font         = `font-family="sans-serif"`
+		axisColour   = "#333"
+		charW        = 7 // rough width of a 12px character, for label placement
 	)
-	maxX := 0.0
+	maxX, minAcc := 0.0, 1.0
 	for _, e := range r.Encodings {
 		maxX = math.Max(maxX, e.MeanTokens)
+		minAcc = math.Min(minAcc, e.Accuracy)
 	}
 	step := niceStep(maxX / tickCount)
 	maxX = step * math.Ceil(maxX/step)
 	if maxX == 0 {
 		maxX, step = 1, 0.2
 	}
+	// Accuracy axis from lo to 100 %, in tenths.
+	lo := math.Max(0, math.Floor(minAcc*10-0.5)/10)
+	yStep := 0.1
+	if lo < 0.5 {
+		yStep = 0.2
+		lo = math.Floor(lo*5) / 5
+	}
 	x := func(v float64) float64 { return left + v/maxX*plotW }
-	y := func(acc float64) float64 { return top + (1-acc)*plotH }
+	y := func(acc float64) float64 { return top + (1-acc)/(1-lo)*plotH }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n", W, H, W, H)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
-	fmt.Fprintf(&b, `<text x="%d" y="24" %s font-size="15">Accuracy against tokens per question (%s, reader %s)</text>`+"\n", left, fontFamily, xmlEscape(r.Tokenizer), xmlEscape(r.Reader))
-	// Axes and grid.
-	for i := 0; i <= 5; i++ {
-		acc := float64(i) / 5
+	fmt.Fprintf(&b, `<text x="%d" y="24" %s font-size="15">Accuracy against tokens per question (%s; reader %s)</text>`+"\n", left, font, xmlEscape(r.Tokenizer), xmlEscape(r.Reader))
+	for i := 0; ; i++ {
+		acc := lo + float64(i)*yStep
+		if acc > 1+1e-9 {
+			break
+		}
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(acc), left+plotW, y(acc))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" %s font-size="11" text-anchor="end">%d %%</text>`+"\n", left-6, y(acc)+4, fontFamily, i*20)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" %s font-size="11" text-anchor="end">%.0f %%</text>`+"\n", left-6, y(acc)+4, font, acc*100)
 	}
 	for v := 0.0; v <= maxX+step/2; v += step {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n", x(v), top+plotH, x(v), top+plotH+5, axisColour)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s font-size="11" text-anchor="middle">%s</text>`+"\n", x(v), top+plotH+18, fontFamily, fmtTick(v))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" %s font-size="11" text-anchor="middle">%s</text>`+"\n", x(v), top+plotH+18, font, fmtTick(v))
 	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`+"\n", left, top, left, top+plotH, axisColour)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`+"\n", left, top+plotH, left+plotW, top+plotH, axisColour)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" %s font-size="12" text-anchor="middle">document tokens per question (mean)</text>`+"\n", left+plotW/2, H-18, fontFamily)
-	fmt.Fprintf(&b, `<text x="16" y="%d" %s font-size="12" text-anchor="middle" transform="rotate(-90 16 %d)">accuracy</text>`+"\n", top+plotH/2, fontFamily, top+plotH/2)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" %s font-size="12" text-anchor="middle">document tokens per question (mean); baseline %s in orange</text>`+"\n", left+plotW/2, H-18, font, xmlEscape(r.Baseline))
+	fmt.Fprintf(&b, `<text x="16" y="%d" %s font-size="12" text-anchor="middle" transform="rotate(-90 16 %d)">accuracy</text>`+"\n", top+plotH/2, font, top+plotH/2)
+	// Labels go right of their point, or left near the right edge, and
+	// move down a line while they would overlap one already placed.
+	type box struct{ x0, x1, y float64 }
+	var placed []box
 	for _, e := range r.Encodings {
 		px, py := x(e.MeanTokens), y(e.Accuracy)
-		fill := ptFill
+		fill := "#2b6cb0"
 		if e.Name == r.Baseline {
 			fill = "#c05621"
 		}
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>%s: %s, %.0f tokens</title></circle>`+"\n", px, py, fill, xmlEscape(e.Name), pct(e.Accuracy), e.MeanTokens)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s font-size="12">%s</text>`+"\n", px+8, py-8, fontFamily, xmlEscape(e.Name))
+		wd := float64(charW * len([]rune(e.Name)))
+		lx, anchor := px+8, "start"
+		x0, x1 := lx, lx+wd
+		if x1 > W-4 {
+			lx, anchor = px-8, "end"
+			x0, x1 = lx-wd, lx
+		}
+		ly := py - 8
+		for moved := true; moved; {
+			moved = false
+			for _, p := range placed {
+				if x0 < p.x1 && p.x0 < x1 && math.Abs(ly-p.y) < 14 {
+					ly = p.y + 14
+					moved = true
+				}
+			}
+		}
+		placed = append(placed, box{x0, x1, ly})
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" %s font-size="12" text-anchor="%s">%s</text>`+"\n", lx, ly, font, anchor, xmlEscape(e.Name))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
