@@ -46,6 +46,11 @@ type HTTPReader struct {
 	Key     string
 	// MaxTokens bounds each reply. Zero means 64.
 	MaxTokens int
+	// Params are extra request body members, set over the defaults; a nil
+	// value removes a default. OpenAI's reasoning models, for example,
+	// need {"max_tokens": nil, "max_completion_tokens": 2000,
+	// "temperature": nil}.
+	Params map[string]any
 	// CacheDir holds cached responses. Empty means no cache.
 	CacheDir string
 	// Client sends requests. Nil means http.DefaultClient.
@@ -116,16 +121,15 @@ func (h *HTTPReader) request(r *Request) (string, []byte, error) {
 	base := strings.TrimRight(h.BaseURL, "/")
 	switch h.API {
 	case APIAnthropic:
-		body, err := json.Marshal(map[string]any{
+		return base + "/v1/messages", h.body(map[string]any{
 			"model":       h.Model,
 			"max_tokens":  h.maxTokens(),
 			"temperature": 0,
 			"system":      r.System,
 			"messages":    []map[string]string{{"role": "user", "content": r.Prompt}},
-		})
-		return base + "/v1/messages", body, err
+		}), nil
 	case APIOpenAI:
-		body, err := json.Marshal(map[string]any{
+		return base + "/chat/completions", h.body(map[string]any{
 			"model":       h.Model,
 			"max_tokens":  h.maxTokens(),
 			"temperature": 0,
@@ -133,10 +137,28 @@ func (h *HTTPReader) request(r *Request) (string, []byte, error) {
 				{"role": "system", "content": r.System},
 				{"role": "user", "content": r.Prompt},
 			},
-		})
-		return base + "/chat/completions", body, err
+		}), nil
 	}
 	return "", nil, fmt.Errorf("unknown API %q (want %s or %s)", h.API, APIAnthropic, APIOpenAI)
+}
+
+// body applies Params and encodes the request body. Keys are sorted, so the
+// same request always has the same bytes (and cache key).
+func (h *HTTPReader) body(m map[string]any) []byte {
+	for k, v := range h.Params {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		// Params come from JSON or code: a value json cannot encode
+		// is a programming error.
+		panic(fmt.Sprintf("eval: encoding request body: %v", err))
+	}
+	return b
 }
 
 func (h *HTTPReader) cacheKey(url string, body []byte) string {

@@ -338,3 +338,28 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTPReaderParams(t *testing.T) {
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewDecoder(r.Body).Decode(&got)
+		io.WriteString(w, `{"choices":[{"message":{"content":"2"}}]}`)
+	}))
+	defer srv.Close()
+	h := &HTTPReader{API: APIOpenAI, BaseURL: srv.URL, Model: "o-mini",
+		Params: map[string]any{"max_tokens": nil, "temperature": nil, "max_completion_tokens": 2000.0, "reasoning_effort": "low"}}
+	q := &Question{Text: "q", Query: &Query{Op: OpCount}}
+	rep, err := h.Answer(context.Background(), NewRequest(q, "json", &Encoded{Text: "[1,2]"}))
+	if err != nil || rep.Text != "2" {
+		t.Fatalf("Answer = %+v, %v", rep, err)
+	}
+	if _, ok := got["max_tokens"]; ok {
+		t.Error("max_tokens sent although removed")
+	}
+	if _, ok := got["temperature"]; ok {
+		t.Error("temperature sent although removed")
+	}
+	if got["max_completion_tokens"] != 2000.0 || got["reasoning_effort"] != "low" || got["model"] != "o-mini" {
+		t.Errorf("body = %v", got)
+	}
+}

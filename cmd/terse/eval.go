@@ -75,7 +75,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", "[--docs DIR|FILE]... [--questions N] [--encodings LIST] [--reader decode|anthropic|openai] [--model M] [--base-url URL] [--out DIR] [--seed S] [--yes] [DIR|FILE...]", evalDoc, stdout, stderr)
-	var docs, extra multiFlag
+	var docs, extra, params multiFlag
 	fs.Var(&docs, "docs", "a JSON document, or a directory searched for *.json (repeatable; also as arguments)")
 	perDoc := fs.Int("questions", 10, "questions generated per document")
 	qfile := fs.String("questions-file", "", "hand-written questions, JSONL: {\"document\": FILE, \"question\": ..., \"answer\": ...}")
@@ -95,6 +95,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cacheDir := fs.String("cache", "", "response cache directory (default: the user cache directory's terse/eval)")
 	priceIn := fs.Float64("price-in", 0, "price in dollars per million input tokens, for the estimate")
 	priceOut := fs.Float64("price-out", 0, "price in dollars per million output tokens, for the estimate")
+	fs.Var(&params, "param", "extra request body member KEY=JSON (repeatable); KEY=null removes a default, e.g. --param max_tokens=null --param max_completion_tokens=2000")
 	tokName := fs.String("tokenizer", "o200k_base", "tokenizer for token counts: o200k_base, cl100k_base or estimate")
 	var positional []string
 	for {
@@ -156,6 +157,17 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		reader = eval.DecodeReader{}
 	case "anthropic", "openai":
 		h := &eval.HTTPReader{API: *readerName, Model: *model, BaseURL: *baseURL, Key: *apiKey, MaxTokens: *maxTokens, CacheDir: *cacheDir}
+		for _, p := range params {
+			k, v, ok := strings.Cut(p, "=")
+			var val any
+			if !ok || k == "" || json.Unmarshal([]byte(v), &val) != nil {
+				return &usageError{fmt.Sprintf("--param %q: want KEY=JSON (strings in quotes)", p)}
+			}
+			if h.Params == nil {
+				h.Params = map[string]any{}
+			}
+			h.Params[k] = val
+		}
 		prefix, def := "ANTHROPIC", eval.DefaultAnthropicURL
 		if *readerName == "openai" {
 			prefix, def = "OPENAI", eval.DefaultOpenAIURL
