@@ -86,14 +86,17 @@ func (p *Plan) report(results []Result) *Report {
 		Questions: len(p.cfg.Questions),
 		Results:   results,
 	}
+	// Outcomes per encoding, indexed by question, for the paired tests.
+	index := make(map[string]int, len(p.cfg.Questions))
+	for i, q := range p.cfg.Questions {
+		index[q.ID] = i
+	}
 	byEnc := map[string][]bool{}
 	for _, e := range p.cfg.Encodings {
-		byEnc[e.Name] = make([]bool, 0, len(p.cfg.Questions))
+		byEnc[e.Name] = make([]bool, len(p.cfg.Questions))
 	}
-	// Items are question-major, encodings in order: the i-th outcome of
-	// every encoding is the same question.
 	for _, r := range results {
-		byEnc[r.Encoding] = append(byEnc[r.Encoding], r.Correct)
+		byEnc[r.Encoding][index[r.Question]] = r.Correct
 	}
 	baseToks := 0
 	for _, toks := range p.docToks {

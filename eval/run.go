@@ -85,10 +85,15 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		docs[d.Name] = d.Value
 	}
 	used := map[string]bool{}
+	ids := map[string]bool{}
 	for _, q := range cfg.Questions {
 		if _, ok := docs[q.Doc]; !ok {
 			return nil, fmt.Errorf("question %s: unknown document %q", q.ID, q.Doc)
 		}
+		if ids[q.ID] {
+			return nil, fmt.Errorf("question id %s given twice", q.ID)
+		}
+		ids[q.ID] = true
 		used[q.Doc] = true
 	}
 	for i, d := range cfg.Docs {

@@ -315,7 +315,18 @@ func docPaths(args []string) ([]string, error) {
 		slices.Sort(found)
 		out = append(out, found...)
 	}
-	return out, nil
+	// A file named twice (directly and through its directory) is read once.
+	seen := map[string]bool{}
+	n := 0
+	for _, p := range out {
+		c := filepath.Clean(p)
+		if !seen[c] {
+			seen[c] = true
+			out[n] = c
+			n++
+		}
+	}
+	return out[:n], nil
 }
 
 // loadQuestionFile reads a question file and the documents it names
