@@ -51,6 +51,12 @@ type HTTPReader struct {
 	// need {"max_tokens": nil, "max_completion_tokens": 2000,
 	// "temperature": nil}.
 	Params map[string]any
+	// PromptCache marks the document part of each Anthropic request as a
+	// prompt-cache breakpoint (cache_control ephemeral), so the questions
+	// after the first about the same document and encoding read it from
+	// Anthropic's cache (at a tenth of the input price, after a write at
+	// 1.25 times). OpenAI caches long common prefixes by itself.
+	PromptCache bool
 	// CacheDir holds cached responses. Empty means no cache.
 	CacheDir string
 	// Client sends requests. Nil means http.DefaultClient.
@@ -121,12 +127,19 @@ func (h *HTTPReader) request(r *Request) (string, []byte, error) {
 	base := strings.TrimRight(h.BaseURL, "/")
 	switch h.API {
 	case APIAnthropic:
+		var content any = r.Prompt
+		if h.PromptCache && r.Context != "" && strings.HasPrefix(r.Prompt, r.Context) {
+			content = []map[string]any{
+				{"type": "text", "text": r.Context, "cache_control": map[string]string{"type": "ephemeral"}},
+				{"type": "text", "text": r.Prompt[len(r.Context):]},
+			}
+		}
 		return base + "/v1/messages", h.body(map[string]any{
 			"model":       h.Model,
 			"max_tokens":  h.maxTokens(),
 			"temperature": 0,
 			"system":      r.System,
-			"messages":    []map[string]string{{"role": "user", "content": r.Prompt}},
+			"messages":    []map[string]any{{"role": "user", "content": content}},
 		}), nil
 	case APIOpenAI:
 		return base + "/chat/completions", h.body(map[string]any{
@@ -332,8 +345,10 @@ func parseResponse(api string, data []byte) (Reply, error) {
 				Text string `json:"text"`
 			} `json:"content"`
 			Usage struct {
-				InputTokens  int `json:"input_tokens"`
-				OutputTokens int `json:"output_tokens"`
+				InputTokens              int `json:"input_tokens"`
+				OutputTokens             int `json:"output_tokens"`
+				CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+				CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 			} `json:"usage"`
 		}
 		if err := json.Unmarshal(data, &r); err != nil {
@@ -350,7 +365,10 @@ func parseResponse(api string, data []byte) (Reply, error) {
 		if !found {
 			return bad("no text content")
 		}
-		return Reply{Text: text.String(), InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens}, nil
+		// With prompt caching, input_tokens counts only the uncached
+		// part; the prompt's size is the sum.
+		in := r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens
+		return Reply{Text: text.String(), InputTokens: in, OutputTokens: r.Usage.OutputTokens}, nil
 	case APIOpenAI:
 		var r struct {
 			Choices []struct {

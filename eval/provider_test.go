@@ -363,3 +363,36 @@ func TestHTTPReaderParams(t *testing.T) {
 		t.Errorf("body = %v", got)
 	}
 }
+
+func TestAnthropicPromptCache(t *testing.T) {
+	var got struct {
+		Messages []struct {
+			Content []struct {
+				Type         string            `json:"type"`
+				Text         string            `json:"text"`
+				CacheControl map[string]string `json:"cache_control"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
+		io.WriteString(w, `{"content":[{"type":"text","text":"2"}],"usage":{"input_tokens":5,"cache_read_input_tokens":1200,"output_tokens":1}}`)
+	}))
+	defer srv.Close()
+	h := &HTTPReader{API: APIAnthropic, BaseURL: srv.URL, Model: "m", PromptCache: true}
+	q := &Question{Text: "How many?", Query: &Query{Op: OpCount}}
+	rep, err := h.Answer(context.Background(), NewRequest(q, "json", &Encoded{Text: "[1,2]"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.InputTokens != 1205 {
+		t.Errorf("input tokens = %d, want 1205 (uncached + cache reads)", rep.InputTokens)
+	}
+	c := got.Messages[0].Content
+	if len(c) != 2 || c[0].Text != "Document:\n\n[1,2]\n\n" || c[0].CacheControl["type"] != "ephemeral" ||
+		c[1].Text != "Question: How many?" || c[1].CacheControl != nil {
+		t.Errorf("content blocks = %+v", c)
+	}
+}

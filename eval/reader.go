@@ -15,8 +15,12 @@ const SystemPrompt = "You answer questions about a document. Use only the docume
 
 // A Request is one question about one encoded document.
 type Request struct {
-	System   string // SystemPrompt
-	Prompt   string // the document's text, then the question
+	System string // SystemPrompt
+	// Prompt is the user message: Context (the document's text) then
+	// the question. Requests about the same document in the same
+	// encoding share Context, a prefix providers can cache.
+	Prompt   string
+	Context  string
 	Question *Question
 	Encoding string
 	Encoded  *Encoded
@@ -24,9 +28,11 @@ type Request struct {
 
 // NewRequest builds the request for q about a document encoded as e.
 func NewRequest(q *Question, encoding string, e *Encoded) *Request {
+	ctx := "Document:\n\n" + e.Text + "\n\n"
 	return &Request{
 		System:   SystemPrompt,
-		Prompt:   "Document:\n\n" + e.Text + "\n\nQuestion: " + q.Text,
+		Prompt:   ctx + "Question: " + q.Text,
+		Context:  ctx,
 		Question: q,
 		Encoding: encoding,
 		Encoded:  e,

@@ -117,12 +117,23 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 			fmt.Fprintf(cfg.Progress, "eval: encoded %d/%d documents\n", i+1, len(cfg.Docs))
 		}
 	}
+	// Requests go document by document, encoding by encoding: those in a
+	// row share their prompt's prefix (system prompt and document), which
+	// providers can serve from their prompt caches.
+	byDoc := map[string][]*Question{}
 	for i := range cfg.Questions {
 		q := &cfg.Questions[i]
+		byDoc[q.Doc] = append(byDoc[q.Doc], q)
+	}
+	for _, d := range cfg.Docs {
+		qs := byDoc[d.Name]
+		delete(byDoc, d.Name) // a document named twice is asked about once
 		for _, e := range cfg.Encodings {
-			out := p.enc[q.Doc][e.Name]
-			gold, also := Expected(q, out)
-			p.items = append(p.items, item{q: q, enc: e.Name, req: NewRequest(q, e.Name, out), gold: gold, also: also})
+			out := p.enc[d.Name][e.Name]
+			for _, q := range qs {
+				gold, also := Expected(q, out)
+				p.items = append(p.items, item{q: q, enc: e.Name, req: NewRequest(q, e.Name, out), gold: gold, also: also})
+			}
 		}
 	}
 	return p, nil

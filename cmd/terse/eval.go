@@ -96,6 +96,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	priceIn := fs.Float64("price-in", 0, "price in dollars per million input tokens, for the estimate")
 	priceOut := fs.Float64("price-out", 0, "price in dollars per million output tokens, for the estimate")
 	fs.Var(&params, "param", "extra request body member KEY=JSON (repeatable); KEY=null removes a default, e.g. --param max_tokens=null --param max_completion_tokens=2000")
+	promptCache := fs.Bool("prompt-cache", false, "anthropic: mark each document as a prompt-cache breakpoint, so later questions about it cost a tenth")
 	tokName := fs.String("tokenizer", "o200k_base", "tokenizer for token counts: o200k_base, cl100k_base or estimate")
 	var positional []string
 	for {
@@ -156,7 +157,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case "decode":
 		reader = eval.DecodeReader{}
 	case "anthropic", "openai":
-		h := &eval.HTTPReader{API: *readerName, Model: *model, BaseURL: *baseURL, Key: *apiKey, MaxTokens: *maxTokens, CacheDir: *cacheDir}
+		h := &eval.HTTPReader{API: *readerName, Model: *model, BaseURL: *baseURL, Key: *apiKey, MaxTokens: *maxTokens, CacheDir: *cacheDir, PromptCache: *promptCache}
 		for _, p := range params {
 			k, v, ok := strings.Cut(p, "=")
 			var val any
