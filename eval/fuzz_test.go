@@ -3,6 +3,7 @@ package eval
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -75,6 +76,18 @@ func FuzzParseResponse(f *testing.F) {
 				continue
 			}
 			Grade(rep.Text, "42")
+		}
+	})
+}
+
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"", "3", "-1", "Mon, 23 Nov 2026 12:01:30 GMT", "99999999999999999999", "soon"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		if d := retryAfter(s, now); d < 0 || d > 10*time.Minute {
+			t.Fatalf("retryAfter(%q) = %v, want within [0, 10m]", s, d)
 		}
 	})
 }

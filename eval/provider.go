@@ -69,6 +69,9 @@ type HTTPReader struct {
 	// Sleep waits d or until ctx is done. Nil means a real timer; tests
 	// replace it so that they never wait.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock Retry-After dates are read against. Nil means
+	// time.Now.
+	Now func() time.Time
 
 	sent atomic.Int64
 }
@@ -274,7 +277,11 @@ func (h *HTTPReader) send(ctx context.Context, url string, body []byte) ([]byte,
 					msg = msg[:300]
 				}
 				err = &StatusError{Code: resp.StatusCode, Body: msg}
-				after = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+				now := time.Now
+				if h.Now != nil {
+					now = h.Now
+				}
+				after = retryAfter(resp.Header.Get("Retry-After"), now())
 			}
 		}
 		if err == nil {
@@ -307,7 +314,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return min(time.Duration(s)*time.Second, 10*time.Minute)
+		return time.Duration(min(s, 600)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return min(max(t.Sub(now), 0), 10*time.Minute)
