@@ -116,7 +116,11 @@ func Normalize(s string) string {
 		return PresenceEmpty
 	case "absent", "missing", "not present", "no such field", "undefined", "(absent)":
 		return PresenceAbsent
-	case NotShown, "not shown in the document", "the document does not show it", "not in the document":
+	case "the document does not show it", "not in the document":
+		return NotShown
+	}
+	// "Not shown", "not shown (left out)", "Not shown in the document."
+	if l := strings.ToLower(s); strings.HasPrefix(l, NotShown) && (len(l) == len(NotShown) || !isWordByte(l[len(NotShown)])) {
 		return NotShown
 	}
 	return s
@@ -151,4 +155,8 @@ func number(s string) (*big.Rat, bool) {
 	}
 	r, ok := new(big.Rat).SetString(s)
 	return r, ok
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
 }

@@ -31,6 +31,8 @@ func TestGrade(t *testing.T) {
 		{"True", "true", true},     //
 		{"Not shown.", NotShown, true},
 		{"not shown in the document", NotShown, true},
+		{"Not shown (the item was left out).", NotShown, true},
+		{"not showing", NotShown, false},
 		{"Fix parser edge case 3", "Fix parser edge case 3", true},
 		{"fix parser edge case 3", "Fix parser edge case 3", false}, // titles keep case
 		{"Fix parser edge case 3.", "Fix parser edge case 3", true},
