@@ -12,6 +12,7 @@ import (
 	terse "github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -26,11 +27,11 @@ func encodeRender(v tree.Value, format string, c tokens.Counter) (string, error)
 	return text, err
 }
 
-// encodeCompact runs the root pipeline with the auto format under budget
-// tokens of c, as "terse compact --to auto" does, and reports whether
-// anything was left out or shortened.
-func encodeCompact(ctx context.Context, v tree.Value, budget int, c tokens.Counter) (string, bool, error) {
-	p, err := terse.New(&terse.Options{Budget: budget, Format: "auto", Tokenizer: c})
+// encodeCompact runs the root pipeline with format (json, toon or auto)
+// under budget tokens of c, as "terse compact --to FORMAT" does, and
+// reports whether anything was left out or shortened.
+func encodeCompact(ctx context.Context, v tree.Value, budget int, format string, c tokens.Counter) (string, bool, error) {
+	p, err := terse.New(&terse.Options{Budget: budget, Format: format, Tokenizer: c})
 	if err != nil {
 		return "", false, err
 	}
@@ -41,12 +42,23 @@ func encodeCompact(ctx context.Context, v tree.Value, budget int, c tokens.Count
 	return res.Text, res.Report.Truncated, nil
 }
 
-// decodeText decodes text any terse encoding produced. When the whole text
-// does not decode but the part before its in-band notes does (a fitted
+// decodeAny decodes what render writes: an auto document, fenced TOON or
+// JSON.
+func decodeAny(text string) (tree.Value, error) { return render.Decode(text) }
+
+// decodeTOON decodes bare TOON, as a fitted result in the toon format is
+// written.
+func decodeTOON(text string) (tree.Value, error) { return toon.Unmarshal([]byte(text), nil) }
+
+// decodeText decodes text with dec (nil means decodeAny). When the whole
+// text does not decode but the part before its in-band notes does (a fitted
 // result: the document, then "> [...]" hints and a chunk index), that part
 // is returned with partial set.
-func decodeText(text string) (v tree.Value, partial bool, err error) {
-	v, err = render.Decode(text)
+func decodeText(text string, dec func(string) (tree.Value, error)) (v tree.Value, partial bool, err error) {
+	if dec == nil {
+		dec = decodeAny
+	}
+	v, err = dec(text)
 	if err == nil {
 		return v, false, nil
 	}
@@ -55,7 +67,7 @@ func decodeText(text string) (v tree.Value, partial bool, err error) {
 	off := 0
 	for _, l := range lines {
 		if off > 0 && (strings.HasPrefix(l, "> [") || strings.HasPrefix(l, "[chunks]") || strings.HasPrefix(l, "[… ")) {
-			if v, err := render.Decode(strings.TrimSuffix(text[:off], "\n")); err == nil {
+			if v, err := dec(strings.TrimSuffix(text[:off], "\n")); err == nil {
 				return v, true, nil
 			}
 		}

@@ -32,6 +32,9 @@ type Encoded struct {
 	// questions about anything else expect [NotShown].
 	Partial bool
 	Shown   tree.Value
+
+	// decode reads Text back; nil means any of render's forms.
+	decode func(string) (tree.Value, error)
 }
 
 // JSONEncoding is compact JSON.
@@ -53,26 +56,33 @@ func RenderEncoding(name string, c tokens.Counter) Encoding {
 	}}
 }
 
-// CompactEncoding is the result fitted under a token budget (terse compact
-// --to auto). budget > 0 is a fixed budget in tokens of c; budget <= 0 means
-// half the document's compact JSON tokens (at least 200), so that every
-// document is trimmed.
-func CompactEncoding(name string, budget int, c tokens.Counter) Encoding {
+// CompactEncoding is the result fitted under a token budget, as
+// "terse compact --to FORMAT" writes it; format is auto (also when empty),
+// json or toon. budget > 0 is a fixed budget in tokens of c; budget <= 0
+// means half the document's compact JSON tokens (at least 200), so that
+// every larger document is trimmed.
+func CompactEncoding(name string, budget int, format string, c tokens.Counter) Encoding {
 	if c == nil {
 		c = tokens.O200kBase()
+	}
+	if format == "" {
+		format = "auto"
 	}
 	return Encoding{Name: name, Encode: func(ctx context.Context, v tree.Value) (Encoded, error) {
 		b := budget
 		if b <= 0 {
 			b = max(c.Count(encodeJSON(v))/2, 200)
 		}
-		text, truncated, err := encodeCompact(ctx, v, b, c)
+		text, truncated, err := encodeCompact(ctx, v, b, format, c)
 		if err != nil {
 			return Encoded{}, err
 		}
 		e := Encoded{Text: text}
+		if format == "toon" {
+			e.decode = decodeTOON
+		}
 		if truncated {
-			shown, _, err := decodeText(text)
+			shown, _, err := decodeText(text, e.decode)
 			if err != nil {
 				return Encoded{}, fmt.Errorf("%s: fitted text does not decode: %w", name, err)
 			}
@@ -106,10 +116,11 @@ func CommandEncoding(name, command string) Encoding {
 }
 
 // BuiltinEncodings lists the names ParseEncoding knows.
-var BuiltinEncodings = []string{"json", "toon", "auto", "compact", "compact:BUDGET"}
+var BuiltinEncodings = []string{"json", "toon", "auto", "compact[:BUDGET][@json|@toon|@auto]"}
 
-// ParseEncoding returns the encoding called spec: json, toon, auto, compact
-// or compact:BUDGET, or NAME=COMMAND for an external command.
+// ParseEncoding returns the encoding called spec: json, toon, auto,
+// compact[:BUDGET][@FORMAT] (compact:2000@json: fitted under 2,000 tokens,
+// as compact JSON), or NAME=COMMAND for an external command.
 func ParseEncoding(spec string, c tokens.Counter) (Encoding, error) {
 	if name, cmd, ok := strings.Cut(spec, "="); ok {
 		name = strings.TrimSpace(name)
@@ -123,15 +134,24 @@ func ParseEncoding(spec string, c tokens.Counter) (Encoding, error) {
 		return JSONEncoding(), nil
 	case "toon", "auto":
 		return RenderEncoding(spec, c), nil
-	case "compact":
-		return CompactEncoding(spec, 0, c), nil
 	}
-	if b, ok := strings.CutPrefix(spec, "compact:"); ok {
-		n, err := strconv.Atoi(b)
-		if err != nil || n <= 0 {
-			return Encoding{}, fmt.Errorf("encoding %q: budget must be a positive number of tokens", spec)
+	if rest, ok := strings.CutPrefix(spec, "compact"); ok {
+		rest, format, _ := strings.Cut(rest, "@")
+		switch format {
+		case "", "auto", "json", "toon":
+		default:
+			return Encoding{}, fmt.Errorf("encoding %q: format must be json, toon or auto", spec)
 		}
-		return CompactEncoding(spec, n, c), nil
+		budget := 0
+		if rest != "" {
+			b, ok := strings.CutPrefix(rest, ":")
+			n, err := strconv.Atoi(b)
+			if !ok || err != nil || n <= 0 {
+				return Encoding{}, fmt.Errorf("encoding %q: budget must be a positive number of tokens", spec)
+			}
+			budget = n
+		}
+		return CompactEncoding(spec, budget, format, c), nil
 	}
 	return Encoding{}, fmt.Errorf("unknown encoding %q (want one of %s, or NAME=COMMAND)", spec, strings.Join(BuiltinEncodings, ", "))
 }

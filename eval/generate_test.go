@@ -138,12 +138,12 @@ func with(q Query, op, key, field string) Query {
 }
 
 func TestParseEncoding(t *testing.T) {
-	for _, s := range []string{"json", "toon", "auto", "compact", "compact:500", "upper=tr a-z A-Z"} {
+	for _, s := range []string{"json", "toon", "auto", "compact", "compact:500", "compact@json", "compact:300@toon", "upper=tr a-z A-Z"} {
 		if _, err := ParseEncoding(s, nil); err != nil {
 			t.Errorf("ParseEncoding(%q): %v", s, err)
 		}
 	}
-	for _, s := range []string{"csv", "compact:0", "compact:x", "=cat", "x="} {
+	for _, s := range []string{"csv", "compact:0", "compact:x", "compact@csv", "compact300", "=cat", "x="} {
 		if _, err := ParseEncoding(s, nil); err == nil {
 			t.Errorf("ParseEncoding(%q): no error", s)
 		}

@@ -77,7 +77,7 @@ func (DecodeReader) Answer(_ context.Context, r *Request) (Reply, error) {
 	if q.Query == nil {
 		return Reply{}, ErrNoQuery
 	}
-	v, partial, err := decodeText(r.Encoded.Text)
+	v, partial, err := decodeText(r.Encoded.Text, r.Encoded.decode)
 	if err != nil {
 		return Reply{}, fmt.Errorf("decode reader: %w", err)
 	}

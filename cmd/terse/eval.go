@@ -32,8 +32,9 @@ Encodings (--encodings, comma-separated; the first is the baseline):
   toon             TOON v4, as "terse encode --to toon" writes it
   auto             terse's adaptive encoding, as "terse encode --to auto"
   compact          "terse compact --to auto" under a budget of half the
-                   document's JSON tokens; compact:N uses N tokens. Questions
-                   about what it leaves out expect the reply "not shown".
+                   document's JSON tokens; compact:N uses N tokens, and
+                   compact@json or compact:N@toon fit in that format.
+                   Questions about what it leaves out expect "not shown".
   NAME=COMMAND     (with --encoding) any command: the document as compact
                    JSON on its standard input, the text on its standard output
 
