@@ -288,6 +288,12 @@ right and those only this encoding got right. McNemar p is the exact two-sided
 test on those pairs: below 0.05, the difference is unlikely to be chance.
 Tokens are the documents' own, each counted once, by the named tokenizer.
 `)
+	if losses := r.losses(10); len(losses) > 0 {
+		b.WriteString("\n## Answers lost against the baseline\n\nQuestions the baseline got right and the encoding got wrong (at most 10 per encoding; all in report.json):\n\n| encoding | question | gold | reply |\n|---|---|---|---|\n")
+		for _, l := range losses {
+			fmt.Fprintf(&b, "| %s | %s: %s | %s | %s |\n", l.Encoding, cell(l.Question), cell(l.Text), cell(l.Gold), cell(l.Reply))
+		}
+	}
 	if errs := r.errorSample(10); len(errs) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for _, e := range errs {
@@ -321,6 +327,36 @@ func (r *Report) providerTokens() bool {
 		}
 	}
 	return false
+}
+
+// losses returns up to n results per encoding that are wrong where the
+// baseline's answer to the same question is right.
+func (r *Report) losses(n int) []Result {
+	right := map[string]bool{}
+	for _, x := range r.Results {
+		if x.Encoding == r.Baseline && x.Correct {
+			right[x.Question] = true
+		}
+	}
+	count := map[string]int{}
+	var out []Result
+	for _, x := range r.Results {
+		if x.Encoding != r.Baseline && !x.Correct && right[x.Question] && count[x.Encoding] < n {
+			count[x.Encoding]++
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// cell makes text safe for a Markdown table cell.
+func cell(s string) string {
+	s = oneLine(s)
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if s == "" {
+		return "(empty)"
+	}
+	return s
 }
 
 // errorSample returns up to n failed results.

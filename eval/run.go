@@ -180,6 +180,7 @@ func (p *Plan) Estimate() Estimate {
 type Result struct {
 	Question string   `json:"question"` // Question.ID
 	Kind     string   `json:"kind"`
+	Text     string   `json:"text"` // the question asked
 	Encoding string   `json:"encoding"`
 	Gold     string   `json:"gold"`
 	Also     []string `json:"also,omitempty"`
@@ -221,7 +222,7 @@ func (p *Plan) Run(ctx context.Context) (*Report, error) {
 			defer func() { <-sem; wg.Done() }()
 			it := &p.items[i]
 			rep, err := p.cfg.Reader.Answer(ctx, it.req)
-			r := Result{Question: it.q.ID, Kind: it.q.Kind, Encoding: it.enc, Gold: it.gold, Also: it.also, Reply: rep.Text, Cached: rep.Cached, InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens}
+			r := Result{Question: it.q.ID, Kind: it.q.Kind, Text: it.q.Text, Encoding: it.enc, Gold: it.gold, Also: it.also, Reply: rep.Text, Cached: rep.Cached, InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens}
 			if err != nil {
 				r.Error = err.Error()
 			} else {
