@@ -44,7 +44,7 @@ type HTTPReader struct {
 	BaseURL string
 	Model   string
 	Key     string
-	// MaxTokens bounds each reply. Zero means 64.
+	// MaxTokens bounds each reply. Zero means 128: enough for a 200-character URL or hash, the longest answer generated.
 	MaxTokens int
 	// Params are extra request body members, set over the defaults; a nil
 	// value removes a default. OpenAI's reasoning models, for example,
@@ -122,7 +122,7 @@ func (h *HTTPReader) maxTokens() int {
 	if h.MaxTokens > 0 {
 		return h.MaxTokens
 	}
-	return 64
+	return 128
 }
 
 // request builds the URL and JSON body.

@@ -91,7 +91,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	seed := fs.Uint64("seed", 1, "seed for question generation and the bootstrap")
 	yes := fs.Bool("yes", false, "send requests to the model after printing the estimate")
 	conc := fs.Int("concurrency", 4, "requests in flight at once")
-	maxTokens := fs.Int("max-tokens", 64, "longest reply, in tokens")
+	maxTokens := fs.Int("max-tokens", 128, "longest reply, in tokens")
 	maxDoc := fs.Int("max-doc-tokens", 30000, "with a model reader, skip documents whose compact JSON has more tokens than this (0: no limit)")
 	cacheDir := fs.String("cache", "", "response cache directory (default: the user cache directory's terse/eval)")
 	priceIn := fs.Float64("price-in", 0, "price in dollars per million input tokens, for the estimate")
