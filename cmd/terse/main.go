@@ -60,6 +60,7 @@ var commands = []command{
 	{"gateway", "Streamable-HTTP MCP gateway over several upstreams", runGateway},
 	{"stats", "savings from telemetry", runStats},
 	{"tune", "write profiles from telemetry or agent logs (tune analyze|from-claude-logs)", runTune},
+	{"eval", "measure whether a model still answers correctly from terse's output", runEval},
 }
 
 // run is the whole program; main only turns its error into an exit status.

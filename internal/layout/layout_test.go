@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"profile":         {"config"},
 	"tune":            {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"mcpproxy":        {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry"},
+	"eval":            {"", "tree", "tokens", "toon", "render", "fit", "store"},
 	"cmd/terse":       {"*"},
 	"internal/corpus": {},
 	"internal/layout": {},
