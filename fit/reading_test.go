@@ -1,0 +1,109 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/fit/readtest"
+	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// TestReading asks questions generated from corpus lists trimmed at
+// several budgets — how many items in total, is item K shown whole, which
+// exact call returns it whole — and has them answered by a reader that
+// follows only the text (readtest): it parses the notes, the hint and the
+// chunk index, and makes the chunk calls, with the same budget, until the
+// item comes back whole. Every answer must be right.
+func TestReading(t *testing.T) {
+	files := corpus.Files(t, ".json")
+	c := tokens.O200kBase()
+	st := &store.Mem{}
+	ctx := context.Background()
+	asked, right, calls := 0, 0, 0
+	lists := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tree.Parse(data)
+		if err != nil {
+			continue
+		}
+		p, ok := FindItems(v)
+		if !ok {
+			continue
+		}
+		arr, _ := tree.Lookup(v, p)
+		if arr.Len() < 5 {
+			continue
+		}
+		lists++
+		items := arr.Items()
+		for _, budget := range []int{300, 1000, 4000} {
+			o := &Options{Budget: budget, Counter: c, Store: st, Scope: "reader"}
+			res, err := FitJSON(ctx, v, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Stats.Truncated || res.Stats.Unit != "items" {
+				continue
+			}
+			name := fmt.Sprintf("%s at %d", corpus.Name(f), budget)
+			fetch := func(h string, n int) (string, error) { return Chunk(ctx, h, n, o) }
+			r, err := readtest.Parse(res.Text)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			n := len(items)
+			asked++
+			if got := r.TotalItems(); got == n {
+				right++
+			} else {
+				t.Errorf("%s: total items: read %d, want %d", name, got, n)
+			}
+			for _, k := range questionItems(n) {
+				asked += 2
+				whole, err := r.ShownWhole(k)
+				if want := res.sel[k-1] == Full; err == nil && whole == want {
+					right++
+				} else {
+					t.Errorf("%s: is item %d shown whole: read %v (%v), want %v", name, k, whole, err, want)
+				}
+				got, nc, err := r.Retrieve(fetch, k)
+				calls += nc
+				if want := string(tree.AppendJSON(nil, items[k-1])); err == nil && got == want {
+					right++
+				} else {
+					t.Errorf("%s: item %d via %q (%d calls): %v\ngot  %.200s\nwant %.200s", name, k, r.CallFor(k), nc, err, got, want)
+				}
+			}
+		}
+	}
+	if asked == 0 {
+		t.Skip("no corpus lists")
+	}
+	t.Logf("%d lists, %d questions, %d right (%.1f %%), %d chunk calls", lists, asked, right, 100*float64(right)/float64(asked), calls)
+}
+
+// questionItems picks the items asked about: first, middle, last and two
+// more spread between (1-based).
+func questionItems(n int) []int {
+	ks := []int{1, n/3 + 1, n/2 + 1, 2*n/3 + 1, n}
+	var out []int
+	for _, k := range ks {
+		if len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+var _ = strings.TrimSpace
