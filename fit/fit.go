@@ -1005,4 +1005,3 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		idx.write(sb, o, sel)
 	}
 }
-

@@ -145,7 +145,6 @@ func dirSummary(paths []string) string {
 	return strings.Join(parts, ", ")
 }
 
-
 // oneLine replaces control characters (newlines, tabs) with spaces and
 // trims, so that a value quoted in an index line keeps it one line.
 func oneLine(s string) string {
