@@ -14,7 +14,7 @@ import (
 // to: a smaller one (even 10) is raised to it, so that every left-out
 // part keeps a handle that the text shows. Without a store, budgets are
 // taken as they are.
-const MinBudget = 160
+const MinBudget = 200
 
 // ChunkResult is one fetched chunk.
 type ChunkResult struct {
@@ -259,12 +259,18 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 		intro = fmt.Sprintf("%s of %d%s", s.name(sp.A, sp.B), s.h.Total, s.at())
 	}
 	head := func(k int) string {
-		if what == "parts" {
-			return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so split into the %d parts below; join them in order to rebuild it, or fetch this chunk with a budget of at least %s to get it in one piece]\n",
-				title, intro, thousands(need), thousands(o.Budget), k, thousands(need))
+		how := fmt.Sprintf("split into %d chunks", k)
+		switch {
+		case what != "parts":
+		case sp.cut():
+			how = fmt.Sprintf("split into %d parts to join in order", k)
+		case s.h.Kind == "json":
+			how = fmt.Sprintf("its compact JSON is split into %d parts to join in order", k)
+		default:
+			how = fmt.Sprintf("its text is split into %d parts to join in order", k)
 		}
-		return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so split into the %d chunks below; or fetch it with a budget of at least %s to get it in one piece]\n",
-			title, intro, thousands(need), thousands(o.Budget), k, thousands(need))
+		return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so %s; a budget of at least %s gets it in one piece]\n",
+			title, intro, thousands(need), thousands(o.Budget), how, thousands(need))
 	}
 	// Room for a sub-chunk in full: the budget less its own header line.
 	room := max(16, o.Budget-o.Counter.Count(head(99))-8)
@@ -316,9 +322,9 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 		var sb strings.Builder
 		sb.WriteString(head(len(subs)))
 		if what == "parts" {
-			fmt.Fprintf(&sb, "[chunks] %s in %d parts:\n", intro, len(subs))
+			fmt.Fprintf(&sb, "[chunks] %d parts:\n", len(subs))
 		} else {
-			fmt.Fprintf(&sb, "[chunks] %s in %d chunks:\n", intro, len(subs))
+			fmt.Fprintf(&sb, "[chunks] %d chunks:\n", len(subs))
 		}
 		for k, x := range subs {
 			sb.WriteString(line(k, x, costs[k]))

@@ -1,0 +1,226 @@
+package fit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/fit/readtest"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// list30 is a 30-item list of issue-like objects, one of them (item 17)
+// far larger than the others.
+func list30(t testing.TB) tree.Value {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range 30 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		body := strings.Repeat(fmt.Sprintf("issue %d body text, ", i), 8+i%5)
+		if i == 16 {
+			body = strings.Repeat("a very long body that no small budget holds, ", 300)
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"ghsa_id":"GHSA-%04d-xxxx","title":"Issue number %d","state":"open","html_url":"https://example.com/%d","body":%q}`, 1000+i, i, i, i, body)
+	}
+	sb.WriteString("]")
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// fetchAll fetches every chunk of a response, recursively, as the text
+// says, and returns the item texts it got whole, by 1-based number.
+func fetchAll(t *testing.T, text string, o *Options) map[int]string {
+	t.Helper()
+	r, err := readtest.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(h string, n int) (string, error) {
+		res, err := FetchChunk(context.Background(), h, n, o)
+		if err == nil && o.Counter.Count(res.Text) > max(o.Budget, MinBudget) {
+			t.Errorf("chunk %d of %s: %d tokens, budget %d", n, h, o.Counter.Count(res.Text), o.Budget)
+		}
+		return res.Text, err
+	}
+	got := map[int]string{}
+	for k := 1; k <= r.TotalItems(); k++ {
+		s, _, err := r.Retrieve(fetch, k)
+		if err != nil {
+			t.Fatalf("item %d: %v", k, err)
+		}
+		got[k] = s
+	}
+	return got
+}
+
+// TestChunksComeBackWhole is the chunk guarantee on a 30-item list: at
+// budgets from 10 to 4000, every item comes back whole through the
+// handles the text shows, fetching with the same budget; the union is
+// the original array.
+func TestChunksComeBackWhole(t *testing.T) {
+	v := list30(t)
+	c := tokens.O200kBase()
+	for _, budget := range []int{10, 64, 160, 300, 1000, 4000} {
+		o := &Options{Budget: budget, Counter: c, Store: &store.Mem{}, Scope: "s1"}
+		res, err := FitJSON(context.Background(), v, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.Count(res.Text); n > max(budget, MinBudget) {
+			t.Errorf("budget %d: %d tokens", budget, n)
+		}
+		if !strings.Contains(res.Text, res.Stats.Handle) {
+			t.Fatalf("budget %d: no handle in\n%s", budget, res.Text)
+		}
+		got := fetchAll(t, res.Text, o)
+		for k, it := range v.Items() {
+			if want := string(tree.AppendJSON(nil, it)); got[k+1] != want {
+				t.Errorf("budget %d: item %d = %.80s…, want %.80s…", budget, k+1, got[k+1], want)
+			}
+		}
+	}
+}
+
+// TestChunkFetchBudget checks that a chunk fetched with a budget it fits
+// comes back whole, in one call, and with a smaller one comes back split,
+// with ranges that add up, saying which budget gets it whole.
+func TestChunkFetchBudget(t *testing.T) {
+	v := list30(t)
+	c := tokens.O200kBase()
+	o := &Options{Budget: 300, Counter: c, Store: &store.Mem{}}
+	res, err := FitJSON(context.Background(), v, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= res.Stats.Chunks; n++ {
+		big := *o
+		big.Budget = 100000
+		whole, err := FetchChunk(context.Background(), res.Stats.Handle, n, &big)
+		if err != nil || !whole.Whole || whole.Doc.Kind() != tree.KindArray {
+			t.Fatalf("chunk %d at 100000: %v %+v", n, err, whole)
+		}
+		small, err := FetchChunk(context.Background(), res.Stats.Handle, n, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if whole.Tokens <= 300 {
+			if small.Text != whole.Text {
+				t.Errorf("chunk %d fits 300 tokens (%d) but came back otherwise", n, whole.Tokens)
+			}
+			continue
+		}
+		if small.Whole || !strings.Contains(small.Text, fmt.Sprintf("a budget of at least %s gets it in one piece", thousands(whole.Tokens))) {
+			t.Errorf("chunk %d (%d tokens) at 300:\n%s", n, whole.Tokens, small.Text)
+		}
+		exact := *o
+		exact.Budget = whole.Tokens
+		if r, err := FetchChunk(context.Background(), res.Stats.Handle, n, &exact); err != nil || !r.Whole {
+			t.Errorf("chunk %d at the budget it names (%d): whole=%v %v", n, whole.Tokens, r.Whole, err)
+		}
+	}
+}
+
+// TestLongLine checks that a 300 KB single-line text comes back whole
+// through its handles at a small budget.
+func TestLongLine(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 300<<10; i++ {
+		fmt.Fprintf(&sb, "word%d é ", i)
+	}
+	line := sb.String()
+	c := tokens.O200kBase()
+	o := &Options{Budget: 2000, Counter: c, Store: &store.Mem{}}
+	res, err := FitText(context.Background(), line, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Count(res.Text); n > 2000 || !strings.Contains(res.Text, res.Stats.Handle) {
+		t.Fatalf("%d tokens:\n%s", n, res.Text)
+	}
+	got := fetchAll(t, res.Text, o)
+	if got[1] != line {
+		t.Errorf("line came back as %d bytes, want %d", len(got[1]), len(line))
+	}
+}
+
+func TestScope(t *testing.T) {
+	v := list30(t)
+	c := tokens.O200kBase()
+	st := &store.Mem{}
+	a := &Options{Budget: 300, Counter: c, Store: st, Scope: "session-a", Key: []byte("secret")}
+	res, err := FitJSON(context.Background(), v, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Chunk(context.Background(), res.Stats.Handle, 1, a); err != nil {
+		t.Fatalf("same scope: %v", err)
+	}
+	b := *a
+	b.Scope = "session-b"
+	_, err = Chunk(context.Background(), res.Stats.Handle, 1, &b)
+	var se *ScopeError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "belongs to another session") {
+		t.Errorf("other scope: %v, want ScopeError", err)
+	}
+	// The same content in another scope, or under another key, gets
+	// another handle.
+	rb, _ := FitJSON(context.Background(), v, &b)
+	pub := *a
+	pub.Key = nil
+	rp, _ := FitJSON(context.Background(), v, &pub)
+	if rb.Stats.Handle == res.Stats.Handle || rp.Stats.Handle == res.Stats.Handle {
+		t.Errorf("handles %s, %s, %s: want all different", res.Stats.Handle, rb.Stats.Handle, rp.Stats.Handle)
+	}
+}
+
+// failStore fails every Put; hang waits for the context.
+type failStore struct {
+	store.Mem
+	hang bool
+}
+
+func (f *failStore) Put(ctx context.Context, key string, data []byte) error {
+	if f.hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return errors.New("disk full")
+}
+
+// TestStoreDown checks that a failing or hanging store keeps the budget,
+// says plainly that the rest is not retrievable and how to get it, and
+// reports the failure.
+func TestStoreDown(t *testing.T) {
+	v := list30(t)
+	c := tokens.O200kBase()
+	for _, st := range []*failStore{{}, {hang: true}} {
+		o := &Options{Budget: 300, Counter: c, Store: st, StoreTimeout: 1, RawHint: `re-run the call with _output_mode: "raw" to get it all`}
+		res, err := FitJSON(context.Background(), v, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var se *StoreError
+		if !errors.As(res.StoreErr, &se) || !res.Stats.StoreFailed || res.Stats.Handle != "" {
+			t.Errorf("hang=%v: StoreErr %v, stats %+v", st.hang, res.StoreErr, res.Stats)
+		}
+		if n := c.Count(res.Text); n > 300 || !strings.Contains(res.Text, `not retrievable right now (the chunk store is unavailable); re-run the call with _output_mode: "raw" to get it all`) {
+			t.Errorf("hang=%v: %d tokens:\n%s", st.hang, n, res.Text)
+		}
+		if strings.Contains(res.Text, "c_") {
+			t.Errorf("hang=%v: a handle shown although nothing was stored:\n%s", st.hang, res.Text)
+		}
+	}
+	tr, err := FitText(context.Background(), strings.Repeat("log line with some words\n", 500), &Options{Budget: 200, Counter: c, Store: &failStore{}})
+	if err != nil || tr.StoreErr == nil || c.Count(tr.Text) > 200 || !strings.Contains(tr.Text, "not retrievable right now") {
+		t.Errorf("text: %v %v\n%s", err, tr.StoreErr, tr.Text)
+	}
+}
