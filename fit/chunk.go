@@ -138,8 +138,10 @@ func (c *chunkIndex) levelWord(l Level) string {
 	switch {
 	case l == Skip:
 		return "left out"
-	case !c.levels:
+	case !c.levels && l == Full:
 		return "shown"
+	case !c.levels:
+		return "cut"
 	}
 	return l.String()
 }
@@ -193,7 +195,9 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		at = " at " + c.label
 	}
 	fmt.Fprintf(sb, "[chunks] %d %s%s, numbered 1–%d, in %d chunks; this response shows %d of them", total, c.unit, at, total, len(c.ranges), shown)
-	if shown > 0 && c.levels {
+	if !c.levels && counts[Standard] > 0 {
+		fmt.Fprintf(sb, " (%d cut)", counts[Standard])
+	} else if shown > 0 && c.levels {
 		var parts []string
 		for l := Full; l < Skip; l++ {
 			if counts[l] > 0 {

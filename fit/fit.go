@@ -980,16 +980,20 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		return
 	}
 	unit := idx.unit
+	shortened := "shortened"
+	if !idx.levels {
+		shortened = "cut"
+	}
 	var what string
 	switch {
 	case skipped == len(sel):
-		what = fmt.Sprintf("all %d %s left out", skipped, unit)
+		what = fmt.Sprintf("all %d %s left out, too large for this budget", skipped, unit)
 	case skipped == 0:
-		what = fmt.Sprintf("%d of %d %s shortened", short, len(sel), unit)
+		what = fmt.Sprintf("%d of %d %s %s", short, len(sel), unit, shortened)
 	case short == 0:
 		what = fmt.Sprintf("%d of %d %s left out", skipped, len(sel), unit)
 	default:
-		what = fmt.Sprintf("%d of %d %s left out, %d shortened", skipped, len(sel), unit, short)
+		what = fmt.Sprintf("%d of %d %s left out, %d %s", skipped, len(sel), unit, short, shortened)
 	}
 	switch {
 	case idx.handle != "" && tier == tierIndex:

@@ -185,6 +185,38 @@ func TestFetchGolden(t *testing.T) {
 	})
 }
 
+// TestLongLineGolden pins a long single line under a small budget: shown
+// cut with its marker, declared in the index, and its chunk split into
+// parts to join.
+func TestLongLineGolden(t *testing.T) {
+	ctx := context.Background()
+	c := tokens.O200kBase()
+	var sb strings.Builder
+	for i := 0; sb.Len() < 6000; i++ {
+		fmt.Fprintf(&sb, "w%d ", i)
+	}
+	text := "first line\n" + sb.String() + "\nlast line\n"
+	o := &Options{Budget: 300, Counter: c, Store: &store.Mem{}}
+	res, err := FitText(ctx, text, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Count(res.Text); n > 300 {
+		t.Errorf("%d tokens", n)
+	}
+	files := []txtar.File{{Name: "fit at 300", Data: []byte(res.Text)}}
+	r, _ := readtestParse(res.Text)
+	ch, err := Chunk(ctx, res.Stats.Handle, r.ChunkOf(2), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, txtar.File{Name: fmt.Sprintf("fetch chunk %d at 300 (holds line 2)", r.ChunkOf(2)), Data: []byte(ch + "\n")})
+	checkGolden(t, "fetch-longline", &txtar.Archive{
+		Comment: []byte("A 3-line text whose line 2 is 6 KB, fitted to 300 tokens, and the chunk holding line 2 fetched at 300.\n"),
+		Files:   files,
+	})
+}
+
 func readtestParse(text string) (*readtest.Response, error) { return readtest.Parse(text) }
 
 // subChunkOf reads a split chunk's index: the handle it names and the

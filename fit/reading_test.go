@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/terse-dev/terse/fit/readtest"
@@ -87,10 +86,59 @@ func TestReading(t *testing.T) {
 			}
 		}
 	}
+	// Logs and other text: the same questions about lines.
+	texts := 0
+	for _, f := range corpus.Files(t, ".log", ".txt") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := splitLines(string(data))
+		for _, budget := range []int{300, 1000} {
+			o := &Options{Budget: budget, Counter: c, Store: st, Scope: "reader"}
+			res, err := FitText(ctx, string(data), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Stats.Truncated || res.Stats.Kind != "text" {
+				continue
+			}
+			texts++
+			name := fmt.Sprintf("%s at %d", corpus.Name(f), budget)
+			fetch := func(h string, n int) (string, error) { return Chunk(ctx, h, n, o) }
+			r, err := readtest.Parse(res.Text)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			asked++
+			if got := r.TotalItems(); got == len(src) {
+				right++
+			} else {
+				t.Errorf("%s: total lines: read %d, want %d", name, got, len(src))
+			}
+			for _, k := range questionItems(len(src)) {
+				asked += 2
+				whole, err := r.ShownWhole(k)
+				if want := res.sel[k-1] == Full; err == nil && whole == want {
+					right++
+				} else {
+					t.Errorf("%s: is line %d shown whole: read %v (%v), want %v", name, k, whole, err, want)
+				}
+				got, nc, err := r.Retrieve(fetch, k)
+				calls += nc
+				if err == nil && got == src[k-1] {
+					right++
+				} else {
+					t.Errorf("%s: line %d via %q (%d calls): %v\ngot  %.200q\nwant %.200q", name, k, r.CallFor(k), nc, err, got, src[k-1])
+				}
+			}
+		}
+	}
 	if asked == 0 {
 		t.Skip("no corpus lists")
 	}
-	t.Logf("%d lists, %d questions, %d right (%.1f %%), %d chunk calls", lists, asked, right, 100*float64(right)/float64(asked), calls)
+	t.Logf("%d lists and %d texts, %d questions, %d right (%.1f %%), %d chunk calls", lists, texts, asked, right, 100*float64(right)/float64(asked), calls)
 }
 
 // questionItems picks the items asked about: first, middle, last and two
@@ -105,5 +153,3 @@ func questionItems(n int) []int {
 	}
 	return out
 }
-
-var _ = strings.TrimSpace

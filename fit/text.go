@@ -84,8 +84,18 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	} else {
 		units = make([]textUnit, len(lines))
 		full := []Level{Full} // shared, read-only
-		for i := range lines {
+		// A line too long for a good part of the budget can be shown cut,
+		// its start kept and the rest declared ("…[+N chars]"): the
+		// chunk that holds it has it whole.
+		long := max(100, o.Budget/2)
+		both := []Level{Full, Standard}
+		for i, l := range lines {
 			units[i] = textUnit{a: i, b: i + 1, levels: full}
+			if len(l) > 2*long {
+				if cut, ok := cutString(l, long); ok {
+					units[i].levels, units[i].out = both, [][]string{{l}, {cut}}
+				}
+			}
 		}
 		st.Unit = "lines"
 	}

@@ -55,9 +55,9 @@ type Run struct {
 var (
 	reIndex  = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: at (.+?))?, numbered 1–\d+, in (\d+) chunks; this response shows (\d+) of them.* and leaves out (\d+):$`)
 	reLine   = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
-	reRun    = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|left out)$`)
+	reRun    = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
 	reFoot   = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed\)`)
-	reHint   = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened)).*?: get chunk N(?: of (\d+))? whole with: (.*)\]$`)
+	reHint   = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*)\]$`)
 	reHandle = regexp.MustCompile(`c_[0-9a-f]{16}`)
 	reHead   = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
 	reWhole  = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?, in full$`)
