@@ -87,6 +87,9 @@ func TestCorpusBudgets(t *testing.T) {
 				if n > b {
 					t.Errorf("%s as %s at %d: output is %d tokens", corpus.Name(f), format.Name, b, n)
 				}
+				if r.Stats.Counted && r.Stats.Tokens != n {
+					t.Errorf("%s as %s at %d: Stats.Tokens %d, counted %d", corpus.Name(f), format.Name, b, r.Stats.Tokens, n)
+				}
 				if r.Stats.Truncated {
 					trimmed++
 					if r.Stats.Full+r.Stats.Standard+r.Stats.Minimal == 0 {

@@ -290,16 +290,20 @@ func (e *engine) run(st *Stats) string {
 	if e.chunks != nil && e.chunks.handle != "" {
 		minTier = tierHint
 	}
+	tokens, counted := 0, false
 	for tier := tierIndex; tier >= minTier; tier-- {
 		s, t, ok := e.runTier(tier, &iters, st)
-		if ok && (kept(s) > 0 || tier == tierNone) {
+		if ok && (kept(s) > 0 || tier == tierNone || tier == minTier && sel == nil) {
 			sel, text, e.tier = s, t, tier
+			tokens, counted = st.Tokens, st.Counted
 			break
 		}
 		if ok && sel == nil {
 			sel, text, e.tier = s, t, tier // nothing kept, but fits: the fallback
+			tokens, counted = st.Tokens, st.Counted
 		}
 	}
+	st.Tokens, st.Counted = tokens, counted
 	st.Iterations = iters
 	if sel == nil {
 		sel = make([]Level, e.n)
