@@ -224,3 +224,43 @@ func TestStoreDown(t *testing.T) {
 		t.Errorf("text: %v %v\n%s", err, tr.StoreErr, tr.Text)
 	}
 }
+
+// TestMembersComeBackWhole is the chunk guarantee on a document without
+// an item array, fitted by its members: every member comes back whole.
+func TestMembersComeBackWhole(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"id":7,"title":"A document"`)
+	for i := range 12 {
+		fmt.Fprintf(&sb, `,"section_%d":%q`, i, strings.Repeat(fmt.Sprintf("text of section %d ", i), 20+i*30))
+	}
+	sb.WriteString(`,"meta":{"owner":"ann","tags":"a,b"}}`)
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tokens.O200kBase()
+	for _, budget := range []int{200, 600, 3000} {
+		o := &Options{Budget: budget, Counter: c, Store: &store.Mem{}}
+		res, err := FitJSON(context.Background(), v, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.Unit != "members" || c.Count(res.Text) > budget {
+			t.Fatalf("budget %d: %+v\n%s", budget, res.Stats, res.Text)
+		}
+		r, err := readtest.Parse(res.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Handle == "" {
+			t.Fatalf("budget %d: no handle:\n%s", budget, res.Text)
+		}
+		fetch := func(h string, n int) (string, error) { return Chunk(context.Background(), h, n, o) }
+		for k, m := range v.Members() {
+			got, _, err := r.Retrieve(fetch, k+1)
+			if want := string(tree.AppendJSON(nil, tree.Object(m))); err != nil || got != want {
+				t.Errorf("budget %d: member %d (%s): %v\n%.100s", budget, k+1, m.Key, err, got)
+			}
+		}
+	}
+}

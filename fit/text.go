@@ -242,6 +242,9 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 			}
 			i++
 		}
+		if kind == "diff" {
+			writeDiffLevels(&sb, sel)
+		}
 		writeHintAndIndex(&sb, o, sel, ck, tier)
 		out := sb.String()
 		if !trailing {
@@ -269,6 +272,27 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	st.Chunks = len(ck.ranges)
 	text := e.run(&st)
 	return Result{Text: text, Stats: st, StoreErr: storeErr, sel: e.sel}, nil
+}
+
+// writeDiffLevels defines the detail levels a diff selection uses:
+//
+//	> [levels: full = the file's whole diff; standard = hunks over 8 lines cut to their first 5 and last 2, later hunks after 20 lines left out; minimal = the file's header line and +/− counts]
+func writeDiffLevels(sb *strings.Builder, sel []Level) {
+	var std, min bool
+	for _, l := range sel {
+		std, min = std || l == Standard, min || l == Minimal
+	}
+	if !std && !min {
+		return
+	}
+	sb.WriteString("> [levels: full = the file's whole diff;")
+	if std {
+		sb.WriteString(" standard = hunks over 8 lines cut to their first 5 and last 2, later hunks after 20 lines left out;")
+	}
+	if min {
+		sb.WriteString(" minimal = the file's header line and +/− counts;")
+	}
+	sb.WriteString(" every cut is marked where it is]\n")
 }
 
 // diffUnits splits a diff into its preamble and one unit per file, with

@@ -364,7 +364,7 @@ func itemOf(body, label string, i int) (string, error) {
 		return "", fmt.Errorf("chunk body is not JSON: %w", err)
 	}
 	switch {
-	case label == "the root array" || label == "":
+	case label == "the root array" || label == "the root object" || label == "":
 	case strings.HasPrefix(label, "/"):
 		if v, err = tree.Lookup(v, tree.Pointer(label)); err != nil {
 			return "", err
