@@ -191,7 +191,10 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	}
 	shown := total - counts[Skip]
 	at := ""
-	if c.label != "" {
+	switch {
+	case c.label == "the diff":
+		at = " in the diff"
+	case c.label != "":
 		at = " at " + c.label
 	}
 	fmt.Fprintf(sb, "[chunks] %d %s%s, numbered 1–%d, in %d chunks; this response shows %d of them", total, c.unit, at, total, len(c.ranges), shown)

@@ -264,3 +264,48 @@ func TestMembersComeBackWhole(t *testing.T) {
 		}
 	}
 }
+
+// FuzzChunkRoundTrip checks the chunk guarantee on arbitrary text: at any
+// budget, every line comes back whole through the handles the text shows,
+// and every response keeps the budget (at least MinBudget).
+func FuzzChunkRoundTrip(f *testing.F) {
+	f.Add("a\nb\nc\n", 5)
+	f.Add(strings.Repeat("ERROR something failed\nok\n", 50), 40)
+	f.Add(strings.Repeat("é long line without end ", 400), 10)
+	f.Add("\xff\xfe broken utf8 \n🙂🙂\n"+strings.Repeat("x", 3000), 3)
+	c := tokens.O200kBase()
+	f.Fuzz(func(t *testing.T, s string, budget int) {
+		if budget < 1 || budget > 3000 || len(s) > 1<<13 || strings.Contains(s, "\r") {
+			return
+		}
+		o := &Options{Budget: budget, Counter: c, Store: &store.Mem{}}
+		res, err := FitText(context.Background(), s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.Count(res.Text); n > max(budget, MinBudget) {
+			t.Fatalf("%d tokens, budget %d", n, budget)
+		}
+		if !res.Stats.Truncated || res.Stats.Kind != "text" {
+			return
+		}
+		r, err := readtest.Parse(res.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := splitLines(s)
+		fetch := func(h string, n int) (string, error) {
+			x, err := Chunk(context.Background(), h, n, o)
+			if err == nil && c.Count(x) > max(budget, MinBudget) {
+				t.Fatalf("chunk %d of %s: %d tokens, budget %d", n, h, c.Count(x), budget)
+			}
+			return x, err
+		}
+		for k := 1; k <= len(lines); k += 1 + len(lines)/16 {
+			got, _, err := r.Retrieve(fetch, k)
+			if err != nil || got != lines[k-1] {
+				t.Fatalf("line %d: %v: got %q, want %q\n%s", k, err, got, lines[k-1], res.Text)
+			}
+		}
+	})
+}

@@ -53,7 +53,7 @@ type Run struct {
 }
 
 var (
-	reIndex  = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: at (.+?))?, numbered 1–\d+, in (\d+) chunks; this response shows (\d+) of them.* and leaves out (\d+):$`)
+	reIndex  = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1–\d+, in (\d+) chunks; this response shows (\d+) of them.* and leaves out (\d+):$`)
 	reLine   = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
 	reRun    = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
 	reFoot   = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed\)`)
