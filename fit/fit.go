@@ -915,7 +915,7 @@ func detailNote(strategy string) string {
 // notes only define the levels. Items are numbered from 1. The wording is
 // part of the API (models parse it):
 //
-//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only; a field missing from a shortened item was left out]
+//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only; a field missing or blank in a shortened item was left out: its chunk has the value]
 //	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
 //	> [detail /items: items 11–14 standard (dropped …); item 15 minimal (identity fields only); the rest full]
 //	> [left out of the root object: history, info (2 of 5 members)]
@@ -940,7 +940,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 			if len(min) > 0 {
 				sb.WriteString(" minimal = identity fields only;")
 			}
-			sb.WriteString(" a field missing from a shortened item was left out]\n")
+			sb.WriteString(" a field missing or blank in a shortened item was left out: its chunk has the value]\n")
 		}
 		return
 	}

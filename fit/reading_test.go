@@ -10,6 +10,7 @@ import (
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -45,8 +46,9 @@ func TestReading(t *testing.T) {
 		}
 		lists++
 		items := arr.Items()
-		for _, budget := range []int{300, 1000, 4000} {
-			o := &Options{Budget: budget, Counter: c, Store: st, Scope: "reader"}
+		for _, cs := range readingCases {
+			budget := cs.budget
+			o := &Options{Budget: budget, Counter: c, Store: st, Scope: "reader", Format: cs.format}
 			res, err := FitJSON(ctx, v, o)
 			if err != nil {
 				t.Fatal(err)
@@ -54,12 +56,15 @@ func TestReading(t *testing.T) {
 			if !res.Stats.Truncated || res.Stats.Unit != "items" {
 				continue
 			}
-			name := fmt.Sprintf("%s at %d", corpus.Name(f), budget)
+			name := fmt.Sprintf("%s as %s at %d", corpus.Name(f), o.Format.Name, budget)
 			fetch := func(h string, n int) (string, error) { return Chunk(ctx, h, n, o) }
 			r, err := readtest.Parse(res.Text)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
+			}
+			if cs.format.Name == "toon" {
+				r.Decode = func(s string) (tree.Value, error) { return toon.UnmarshalString(s, nil) }
 			}
 			n := len(items)
 			asked++
@@ -140,6 +145,12 @@ func TestReading(t *testing.T) {
 	}
 	t.Logf("%d lists and %d texts, %d questions, %d right (%.1f %%), %d chunk calls", lists, texts, asked, right, 100*float64(right)/float64(asked), calls)
 }
+
+// readingCases are the budgets and formats lists are trimmed at.
+var readingCases = []struct {
+	budget int
+	format Format
+}{{300, JSON}, {1000, JSON}, {4000, JSON}, {1000, toonFormat}}
 
 // questionItems picks the items asked about: first, middle, last and two
 // more spread between (1-based).

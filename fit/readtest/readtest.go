@@ -36,6 +36,16 @@ type Response struct {
 	// no index; Rest is the level of the units they do not name.
 	Notes map[int]string
 	Rest  string
+	// Decode reads a JSON result's document (and its chunks): nil means
+	// JSON; set it for another format (TOON).
+	Decode func(string) (tree.Value, error)
+}
+
+func (r *Response) decode(s string) (tree.Value, error) {
+	if r.Decode != nil {
+		return r.Decode(s)
+	}
+	return tree.ParseString(s)
 }
 
 // Chunk is one line of a chunk index: units A–B (1-based, inclusive) and
@@ -195,7 +205,7 @@ func (r *Response) TotalItems() int {
 	if r.Total >= 0 {
 		return r.Total
 	}
-	v, err := tree.ParseString(r.Body)
+	v, err := r.decode(r.Body)
 	if err == nil && v.Kind() == tree.KindArray {
 		return v.Len()
 	}
@@ -262,12 +272,12 @@ func (r *Response) Retrieve(fetch Fetch, k int) (string, int, error) {
 	}
 	calls := 0
 	if n := r.ChunkOf(k); n > 0 {
-		t, err := retrieve(fetch, r.Handle, n, k, &calls)
+		t, err := r.retrieve(fetch, r.Handle, n, k, &calls)
 		return t, calls, err
 	}
 	// No index: chunk headers say their ranges; look through them.
 	for n := 1; n <= r.NChunks; n++ {
-		t, err := retrieve(fetch, r.Handle, n, k, &calls)
+		t, err := r.retrieve(fetch, r.Handle, n, k, &calls)
 		if err == errNotHere {
 			continue
 		}
@@ -278,7 +288,7 @@ func (r *Response) Retrieve(fetch Fetch, k int) (string, int, error) {
 
 var errNotHere = errors.New("not in this chunk")
 
-func retrieve(fetch Fetch, handle string, n, k int, calls *int) (string, error) {
+func (r *Response) retrieve(fetch Fetch, handle string, n, k int, calls *int) (string, error) {
 	*calls++
 	if *calls > 10000 {
 		return "", errors.New("too many calls")
@@ -305,7 +315,7 @@ func retrieve(fetch Fetch, handle string, n, k int, calls *int) (string, error) 
 		if w[1] == "line" {
 			return strings.Split(body, "\n")[k-a], nil
 		}
-		return itemOf(body, w[5], k-a)
+		return r.itemOf(body, w[5], k-a)
 	}
 	if reBytes.MatchString(what) {
 		return body, nil
@@ -340,7 +350,7 @@ func retrieve(fetch Fetch, handle string, n, k int, calls *int) (string, error) 
 	if subs[0][3] == 1 { // byte ranges of one unit: join them all
 		var sb strings.Builder
 		for _, s := range subs {
-			t, err := retrieve(fetch, h, s[0], k, calls)
+			t, err := r.retrieve(fetch, h, s[0], k, calls)
 			if err != nil {
 				return "", err
 			}
@@ -350,7 +360,7 @@ func retrieve(fetch Fetch, handle string, n, k int, calls *int) (string, error) 
 	}
 	for _, s := range subs {
 		if k >= s[1] && k <= s[2] {
-			return retrieve(fetch, h, s[0], k, calls)
+			return r.retrieve(fetch, h, s[0], k, calls)
 		}
 	}
 	return "", errNotHere
@@ -358,10 +368,10 @@ func retrieve(fetch Fetch, handle string, n, k int, calls *int) (string, error) 
 
 // itemOf returns the compact JSON of item i of the document body, whose
 // items are at label ("the root array", "/items", …).
-func itemOf(body, label string, i int) (string, error) {
-	v, err := tree.ParseString(body)
+func (r *Response) itemOf(body, label string, i int) (string, error) {
+	v, err := r.decode(body)
 	if err != nil {
-		return "", fmt.Errorf("chunk body is not JSON: %w", err)
+		return "", fmt.Errorf("cannot decode the chunk body: %w", err)
 	}
 	switch {
 	case label == "the root array" || label == "the root object" || label == "":
