@@ -211,9 +211,11 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	}
 	fmt.Fprintf(sb, " and leaves out %d:\n", counts[Skip])
 	over := false
+	// A fetched chunk starts with a line saying what it is.
+	head := o.Counter.Count(fmt.Sprintf("> [chunk %d of %d of c_0123456789abcdef: %s of %d%s, in full]\n", len(c.ranges), len(c.ranges), c.span(0, total), total, at))
 	for k, r := range c.ranges {
 		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.costs[k]))
-		if c.costs[k] > o.Budget {
+		if c.costs[k]+head > o.Budget {
 			sb.WriteString(", over budget")
 			over = true
 		}

@@ -26,8 +26,9 @@ type ChunkResult struct {
 	Whole bool
 	// Doc is, for a JSON chunk returned whole, the source document with
 	// its item array (or object) cut to the chunk's items (members); the
-	// zero Value otherwise. A caller that must answer with structured
-	// content can return it.
+	// zero Value otherwise. Text shows the chunk's items alone (an array
+	// or object); a caller that must answer with structured content can
+	// return Doc.
 	Doc tree.Value
 	// Tokens is the size of Text by the counter.
 	Tokens int
@@ -216,8 +217,10 @@ func (s *source) unitText(i int) string {
 	return t
 }
 
-// render is the units [a, b) in full: the document with its item array
-// cut to them, in the stored format, or the lines.
+// render is the units [a, b) in full, in the stored format: the items
+// as an array (the members as an object, the whole document), or the
+// lines; and, for JSON, the source document with its item array (object)
+// cut to them.
 func (s *source) render(a, b int) (string, tree.Value) {
 	switch s.h.Kind {
 	case "text":
@@ -225,16 +228,18 @@ func (s *source) render(a, b int) (string, tree.Value) {
 	case "diff":
 		return strings.Join(s.lines[s.h.Files[a][0]:s.h.Files[b-1][1]], "\n"), tree.Value{}
 	}
-	var doc tree.Value
+	var body, doc tree.Value
 	switch jsonMode(s.h.Mode) {
 	case modeArray:
-		doc = setAt(s.root, s.toks, tree.Array(s.items[a:b]...))
+		body = tree.Array(s.items[a:b]...)
+		doc = setAt(s.root, s.toks, body)
 	case modeMembers:
-		doc = setAt(s.root, s.toks, tree.Object(s.mems[a:b]...))
+		body = tree.Object(s.mems[a:b]...)
+		doc = setAt(s.root, s.toks, body)
 	default:
-		doc = s.root
+		body, doc = s.root, s.root
 	}
-	return string(s.o.Format.Append(nil, doc)), doc
+	return string(s.o.Format.Append(nil, body)), doc
 }
 
 // cost is the token count of units [a, b) rendered alone.
@@ -258,6 +263,7 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 	} else {
 		intro = fmt.Sprintf("%s of %d%s", s.name(sp.A, sp.B), s.h.Total, s.at())
 	}
+	short := false // the short header, when the budget is very tight
 	head := func(k int) string {
 		how := fmt.Sprintf("split into %d chunks", k)
 		switch {
@@ -268,6 +274,9 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 			how = fmt.Sprintf("its compact JSON is split into %d parts to join in order", k)
 		default:
 			how = fmt.Sprintf("its text is split into %d parts to join in order", k)
+		}
+		if short {
+			return fmt.Sprintf("> [%s: %s tokens in full, over the budget of %s, so %s]\n", title, thousands(need), thousands(o.Budget), how)
 		}
 		return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so %s; a budget of at least %s gets it in one piece]\n",
 			title, intro, thousands(need), thousands(o.Budget), how, thousands(need))
@@ -336,16 +345,27 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 		subs, costs = mergePairs(subs, costs)
 	}
 	nh := h
-	nh.Chunks = subs
 	nh.Payload = handle
 	if h.Payload != "" {
 		nh.Payload = h.Payload
 	}
-	hd, err := put(ctx, o, nh, nil)
-	if err != nil {
-		return "", err
+	// Handles differ in their token counts: count with the real one.
+	for {
+		nh.Chunks = subs
+		hd, err := put(ctx, o, nh, nil)
+		if err != nil {
+			return "", err
+		}
+		text := render(subs, costs, hd)
+		if o.Counter.Count(text) <= o.Budget || len(subs) <= 2 && short {
+			return text, nil
+		}
+		if len(subs) > 2 {
+			subs, costs = mergePairs(subs, costs)
+		} else {
+			short = true
+		}
 	}
-	return render(subs, costs, hd), nil
 }
 
 // pieces cuts bytes [a, b) of unit i's text into spans of about room
@@ -366,6 +386,9 @@ func (s *source) pieces(i, a, b, room int) ([]span, []int) {
 		}
 		for y < b && !utf8.RuneStart(t[y]) { // a piece holds at least one rune
 			y++
+		}
+		if b-y < per/4 && len(subs) > 0 { // no crumb at the end
+			y = b
 		}
 		subs = append(subs, span{A: i, B: i + 1, Off: x, End: y})
 		costs = append(costs, max(1, n*(y-x)/max(1, b-a)))

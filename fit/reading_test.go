@@ -83,6 +83,9 @@ func TestReading(t *testing.T) {
 				}
 				got, nc, err := r.Retrieve(fetch, k)
 				calls += nc
+				if r.Chunks != nil && !r.Over(k) && nc != 1 {
+					t.Errorf("%s: item %d: its chunk is not marked over budget, but took %d calls", name, k, nc)
+				}
 				if want := string(tree.AppendJSON(nil, items[k-1])); err == nil && got == want {
 					right++
 				} else {
@@ -132,6 +135,9 @@ func TestReading(t *testing.T) {
 				}
 				got, nc, err := r.Retrieve(fetch, k)
 				calls += nc
+				if r.Chunks != nil && !r.Over(k) && nc != 1 {
+					t.Errorf("%s: line %d: its chunk is not marked over budget, but took %d calls", name, k, nc)
+				}
 				if err == nil && got == src[k-1] {
 					right++
 				} else {

@@ -53,6 +53,7 @@ func (r *Response) decode(s string) (tree.Value, error) {
 type Chunk struct {
 	N, A, B int
 	Runs    []Run
+	Over    bool // marked over budget: it comes back split
 }
 
 // Run is a run of units A–B (1-based, inclusive) at one level ("full",
@@ -98,7 +99,7 @@ func Parse(text string) (*Response, error) {
 			continue
 		}
 		if m := reLine.FindStringSubmatch(l); m != nil {
-			c := Chunk{N: atoi(m[1]), A: atoi(m[3])}
+			c := Chunk{N: atoi(m[1]), A: atoi(m[3]), Over: strings.Contains(l, " tokens, over budget")}
 			c.B = c.A
 			if m[4] != "" {
 				c.B = atoi(m[4])
@@ -252,6 +253,16 @@ func (r *Response) ChunkOf(k int) int {
 	return 0
 }
 
+// Over reports whether the chunk holding unit k is marked over budget.
+func (r *Response) Over(k int) bool {
+	for _, c := range r.Chunks {
+		if k >= c.A && k <= c.B {
+			return c.Over
+		}
+	}
+	return false
+}
+
 // CallFor is the exact call that returns the chunk holding unit k.
 func (r *Response) CallFor(k int) string {
 	n := r.ChunkOf(k)
@@ -366,30 +377,20 @@ func (r *Response) retrieve(fetch Fetch, handle string, n, k int, calls *int) (s
 	return "", errNotHere
 }
 
-// itemOf returns the compact JSON of item i of the document body, whose
-// items are at label ("the root array", "/items", …).
+// itemOf returns the compact JSON of item i of a chunk body: an array
+// of items, or an object of members.
 func (r *Response) itemOf(body, label string, i int) (string, error) {
 	v, err := r.decode(body)
 	if err != nil {
 		return "", fmt.Errorf("cannot decode the chunk body: %w", err)
 	}
 	switch {
-	case label == "the root array" || label == "the root object" || label == "":
-	case strings.HasPrefix(label, "/"):
-		if v, err = tree.Lookup(v, tree.Pointer(label)); err != nil {
-			return "", err
-		}
-	default:
-		return "", fmt.Errorf("unknown label %q", label)
-	}
-	if v.Kind() == tree.KindArray {
-		if i >= v.Len() {
-			return "", fmt.Errorf("item %d of %d", i, v.Len())
-		}
+	case v.Kind() == tree.KindArray && i < v.Len():
 		return string(tree.AppendJSON(nil, v.Index(i))), nil
-	}
-	if v.Kind() == tree.KindObject && i < v.Len() {
+	case v.Kind() == tree.KindObject && label == "" && i == 0:
+		return string(tree.AppendJSON(nil, v)), nil // the whole document
+	case v.Kind() == tree.KindObject && i < v.Len():
 		return string(tree.AppendJSON(nil, tree.Object(v.Members()[i]))), nil
 	}
-	return "", fmt.Errorf("no items at %q", label)
+	return "", fmt.Errorf("no item %d in the chunk body", i+1)
 }
