@@ -121,6 +121,30 @@ func TestChunkFetchBudget(t *testing.T) {
 		if small.Whole || !strings.Contains(small.Text, fmt.Sprintf("a budget of at least %s gets it in one piece", thousands(whole.Tokens))) {
 			t.Errorf("chunk %d (%d tokens) at 300:\n%s", n, whole.Tokens, small.Text)
 		}
+		// The smaller chunks' ranges add up to the chunk's.
+		var a0, b0 int
+		fmt.Sscanf(whole.Text[strings.Index(whole.Text, ": ")+2:], "items %d–%d", &a0, &b0)
+		if b0 == 0 {
+			fmt.Sscanf(whole.Text[strings.Index(whole.Text, ": ")+2:], "item %d", &a0)
+			b0 = a0
+		}
+		next := a0
+		for _, l := range strings.Split(small.Text, "\n") {
+			var k, a, b int
+			if _, err := fmt.Sscanf(l, "  chunk %d: items %d–%d,", &k, &a, &b); err != nil {
+				if _, err := fmt.Sscanf(l, "  chunk %d: item %d,", &k, &a); err != nil {
+					continue
+				}
+				b = a
+			}
+			if a != next {
+				t.Errorf("chunk %d split: sub-chunk %d starts at item %d, want %d:\n%s", n, k, a, next, small.Text)
+			}
+			next = b + 1
+		}
+		if next != b0+1 && !strings.Contains(small.Text, "parts") {
+			t.Errorf("chunk %d (items %d–%d) split: sub-chunks end at item %d:\n%s", n, a0, b0, next-1, small.Text)
+		}
 		exact := *o
 		exact.Budget = whole.Tokens
 		if r, err := FetchChunk(context.Background(), res.Stats.Handle, n, &exact); err != nil || !r.Whole {
