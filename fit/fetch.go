@@ -10,10 +10,11 @@ import (
 	"github.com/terse-dev/terse/tree"
 )
 
-// MinBudget is the smallest budget a result with chunk handles is fitted
-// to: a smaller one (even 10) is raised to it, so that every left-out
-// part keeps a handle that the text shows. Without a store, budgets are
-// taken as they are.
+// MinBudget is the smallest budget a chunk is fetched with: a smaller
+// one (even 10) is raised to it, so that a chunk split into smaller ones
+// can list them with their handle. (A fit keeps its budget; when not even
+// the overflow hint fits, the hint alone is returned, so that nothing is
+// left out without a handle.)
 const MinBudget = 200
 
 // ChunkResult is one fetched chunk.

@@ -130,9 +130,6 @@ func (o *Options) normalized() Options {
 	if x.RawHint == "" {
 		x.RawHint = DefaultRawHint
 	}
-	if x.Store != nil {
-		x.Budget = max(x.Budget, MinBudget)
-	}
 	return x
 }
 
@@ -163,7 +160,7 @@ type Stats struct {
 	Solver         string
 	Handle         string // store handle of the full payload, if stored
 	StoreFailed    bool   // the chunks could not be stored (see Result.StoreErr)
-	Budget         int    // the budget fitted to (at least MinBudget with a store)
+	Budget         int    // the budget fitted to
 	Chunks         int    // chunks in the index
 	Tokens         int    // tokens of Text by the counter, when Counted
 	Counted        bool
@@ -312,8 +309,8 @@ func (e *engine) run(st *Stats) string {
 		}
 		text, st.Tokens, st.Counted = "", 0, true
 		if minTier > tierNone {
-			// Not even the hint fits: it is shown anyway, so that nothing
-			// is left out without its handle (MinBudget makes this rare).
+			// Not even the hint fits: it is shown anyway, over the
+			// budget, so that nothing is left out without its handle.
 			e.tier = tierHint
 			text = e.assemble(sel, tierHint)
 			st.Tokens = e.count(text)

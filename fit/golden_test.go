@@ -178,7 +178,7 @@ func TestFetchGolden(t *testing.T) {
 	tiny := *o
 	tiny.Budget = 10
 	tr, _ := FitJSON(ctx, v, &tiny)
-	add("fit at 10 (raised to MinBudget)", tr.Text)
+	add("fit at 10 (nothing fits: the hint alone, with its handle)", tr.Text)
 	checkGolden(t, "fetch-list30", &txtar.Archive{
 		Comment: []byte("The chunk path on a synthetic 30-item list whose item 17 is far larger than the others:\nfit at 1000 tokens, then chunk fetches at 1000 and 300 (store.Mem, scope session-1, public key).\n"),
 		Files:   files,
