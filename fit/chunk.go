@@ -192,8 +192,8 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	shown := total - counts[Skip]
 	at := ""
 	switch {
-	case c.label == "the diff":
-		at = " in the diff"
+	case strings.HasPrefix(c.label, "the diff"):
+		at = " in " + c.label
 	case c.label != "":
 		at = " at " + c.label
 	}

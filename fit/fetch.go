@@ -165,8 +165,11 @@ func (s *source) n() int {
 
 // at is " at LABEL" or "".
 func (s *source) at() string {
-	if s.h.Label == "" {
+	switch {
+	case s.h.Label == "":
 		return ""
+	case s.h.Kind == "diff":
+		return " in " + s.h.Label
 	}
 	return " at " + s.h.Label
 }

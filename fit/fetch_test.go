@@ -333,3 +333,67 @@ func FuzzChunkRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// collect rebuilds the text of chunk n of handle as the chunk texts say:
+// a chunk in full is its body; a split chunk is its smaller chunks,
+// joined by newlines (ranges of lines or files) or concatenated (byte
+// ranges).
+func collect(t *testing.T, o *Options, handle string, n int, depth int) string {
+	t.Helper()
+	if depth > 30 {
+		t.Fatal("too deep")
+	}
+	res, err := FetchChunk(context.Background(), handle, n, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, body, _ := strings.Cut(res.Text, "\n")
+	if res.Whole {
+		return body
+	}
+	sub := reHandleT.FindString(body[strings.LastIndex(body, "[/chunks]"):])
+	var parts []string
+	k := 0
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "  chunk ") {
+			k++
+			parts = append(parts, collect(t, o, sub, k, depth+1))
+		}
+	}
+	if strings.Contains(head, "parts to join in order") {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts, "\n")
+}
+
+// TestDiffComesBackWhole rebuilds a diff from its chunks at small
+// budgets: files too large for the budget come back in parts.
+func TestDiffComesBackWhole(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("commit 123\nAuthor: a\n\n    message\n\n")
+	for f := range 4 {
+		fmt.Fprintf(&sb, "diff --git a/f%d.go b/f%d.go\n--- a/f%d.go\n+++ b/f%d.go\n@@ -1,3 +1,%d @@\n", f, f, f, f, 3+f*40)
+		for i := range 3 + f*40 {
+			fmt.Fprintf(&sb, "+line %d of file %d with some words\n", i, f)
+		}
+	}
+	src := sb.String()
+	c := tokens.O200kBase()
+	for _, budget := range []int{200, 500, 2000} {
+		o := &Options{Budget: budget, Counter: c, Store: &store.Mem{}}
+		res, err := FitText(context.Background(), src, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stats.Kind != "diff" || c.Count(res.Text) > budget {
+			t.Fatalf("budget %d: %+v", budget, res.Stats)
+		}
+		var parts []string
+		for n := 1; n <= res.Stats.Chunks; n++ {
+			parts = append(parts, collect(t, o, res.Stats.Handle, n, 0))
+		}
+		if got := strings.Join(parts, "\n") + "\n"; got != src {
+			t.Errorf("budget %d: rebuilt %d bytes, want %d", budget, len(got), len(src))
+		}
+	}
+}

@@ -177,6 +177,9 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	ck.unit = st.Unit
 	if kind == "diff" {
 		ck.label, ck.levels = "the diff", true
+		if len(units) > 0 && units[0].path == "" {
+			ck.label = "the diff (file 1 is its preamble)"
+		}
 		ck.span = func(a, b int) string {
 			return fmt.Sprintf("%s (lines %d–%d)", posRange("files", a, b), units[a].a+1, units[b-1].b)
 		}
