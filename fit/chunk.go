@@ -197,7 +197,11 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	case c.label != "":
 		at = " at " + c.label
 	}
-	fmt.Fprintf(sb, "[chunks] %d %s%s, numbered 1–%d, in %d chunks; this response shows %d of them", total, c.unit, at, total, len(c.ranges), shown)
+	numbered := fmt.Sprintf("numbered 1–%d", total)
+	if total == 1 {
+		numbered = "numbered 1"
+	}
+	fmt.Fprintf(sb, "[chunks] %s%s, %s, in %s; this response shows %d of them", plural(total, singular(c.unit)), at, numbered, plural(len(c.ranges), "chunk"), shown)
 	if !c.levels && counts[Standard] > 0 {
 		fmt.Fprintf(sb, " (%d cut)", counts[Standard])
 	} else if shown > 0 && c.levels {

@@ -81,7 +81,7 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 	} else {
 		var body string
 		body, doc = src.render(sp.A, sp.B)
-		whole = fmt.Sprintf("> [%s: %s of %d%s, in full]\n%s", title, src.name(sp.A, sp.B), h.Total, src.at(), body)
+		whole = fmt.Sprintf("> [%s: %s, in full]\n%s", title, src.where(sp.A, sp.B), body)
 	}
 	if fitsQuick(o, []byte(whole)) {
 		return ChunkResult{Text: whole, Whole: true, Doc: doc, Tokens: o.Counter.Count(whole)}, nil
@@ -186,6 +186,15 @@ func (s *source) name(a, b int) string {
 	return posRange(s.h.Unit, a, b)
 }
 
+// where names the units [a, b) within the source: "items 5–8 of 30 at
+// the root array", "the document".
+func (s *source) where(a, b int) string {
+	if s.h.Kind == "json" && jsonMode(s.h.Mode) == modeSingle {
+		return "the document"
+	}
+	return fmt.Sprintf("%s of %d%s", s.name(a, b), s.h.Total, s.at())
+}
+
 // textOf says what the text of unit i is: "item 7's compact JSON".
 func (s *source) textOf(i int) string {
 	switch {
@@ -194,7 +203,7 @@ func (s *source) textOf(i int) string {
 	case jsonMode(s.h.Mode) == modeSingle:
 		return "the document's compact JSON"
 	}
-	return fmt.Sprintf("the compact JSON of %s of %d%s", s.name(i, i+1), s.h.Total, s.at())
+	return "the compact JSON of " + s.where(i, i+1)
 }
 
 // unitText is the text whose bytes a cut span counts: a JSON unit's
@@ -265,7 +274,7 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 	if sp.cut() {
 		intro = fmt.Sprintf("bytes %s–%s of %s", thousands(sp.Off+1), thousands(sp.End), s.textOf(sp.A))
 	} else {
-		intro = fmt.Sprintf("%s of %d%s", s.name(sp.A, sp.B), s.h.Total, s.at())
+		intro = s.where(sp.A, sp.B)
 	}
 	short := false // the short header, when the budget is very tight
 	head := func(k int) string {

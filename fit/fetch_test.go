@@ -397,3 +397,28 @@ func TestDiffComesBackWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentComesBackWhole: a document that is one long string comes
+// back whole through its handles.
+func TestDocumentComesBackWhole(t *testing.T) {
+	doc := strings.Repeat("a long single string value, ", 2000)
+	v := tree.String(doc)
+	c := tokens.O200kBase()
+	o := &Options{Budget: 300, Counter: c, Store: &store.Mem{}}
+	res, err := FitJSON(context.Background(), v, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Count(res.Text) > 300 || !strings.Contains(res.Text, res.Stats.Handle) {
+		t.Fatalf("%d tokens:\n%s", c.Count(res.Text), res.Text)
+	}
+	r, err := readtest.Parse(res.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch := func(h string, n int) (string, error) { return Chunk(context.Background(), h, n, o) }
+	got, _, err := r.Retrieve(fetch, 1)
+	if want := string(tree.AppendJSON(nil, v)); err != nil || got != want {
+		t.Errorf("%v: got %d bytes, want %d\n%s", err, len(got), len(want), res.Text)
+	}
+}

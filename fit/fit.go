@@ -789,7 +789,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		ck.summary = func(a, b int) string { return "keys " + keyList(keys[a:b], 6) }
 	default:
 		ck.label = ""
-		ck.span = func(a, b int) string { return "the whole document" }
+		ck.span = func(a, b int) string { return "item 1 (the whole document)" }
 		ck.summary = func(a, b int) string { return "" }
 	}
 	e.chunks = ck

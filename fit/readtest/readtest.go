@@ -64,8 +64,8 @@ type Run struct {
 }
 
 var (
-	reIndex  = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1–\d+, in (\d+) chunks; this response shows (\d+) of them.* and leaves out (\d+):$`)
-	reLine   = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
+	reIndex  = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
+	reLine   = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
 	reRun    = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
 	reFoot   = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed\)`)
 	reHint   = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*)\]$`)
@@ -314,6 +314,13 @@ func (r *Response) retrieve(fetch Fetch, handle string, n, k int, calls *int) (s
 		return "", fmt.Errorf("not a chunk header: %q", head)
 	}
 	what := m[4]
+	if what == "the document, in full" {
+		v, err := r.decode(body)
+		if err != nil {
+			return "", err
+		}
+		return string(tree.AppendJSON(nil, v)), nil
+	}
 	if w := reWhole.FindStringSubmatch(what); w != nil {
 		a := atoi(w[2])
 		b := a
