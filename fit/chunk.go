@@ -242,7 +242,7 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		}
 		sb.WriteByte('\n')
 	case c.failed:
-		fmt.Fprintf(sb, "[/chunks] Not retrievable right now (the chunk store is unavailable): %s.\n", o.RawHint)
+		fmt.Fprintf(sb, "[/chunks] The rest is not retrievable right now (the chunk store is unavailable); %s.\n", o.RawHint)
 	default:
 		sb.WriteString("[/chunks] Not stored: re-run with a larger budget to get more.\n")
 	}

@@ -300,6 +300,15 @@ func (e *engine) run(st *Stats) string {
 			tokens, counted = st.Tokens, st.Counted
 		}
 	}
+	// Under a small budget the index can cost more than it tells: the
+	// notes without it say the same per item. Keep the index unless
+	// leaving it out shows clearly more.
+	if e.tier == tierIndex && minTier <= tierHint && e.o.Budget <= 1200 && kept(sel) > 0 {
+		if s, t, ok := e.runTier(tierHint, &iters, st); ok && e.value(s) > 1.5*e.value(sel) {
+			sel, text, e.tier = s, t, tierHint
+			tokens, counted = st.Tokens, st.Counted
+		}
+	}
 	st.Tokens, st.Counted = tokens, counted
 	st.Iterations = iters
 	if sel == nil {
@@ -332,6 +341,18 @@ func (e *engine) run(st *Stats) string {
 		}
 	}
 	return text
+}
+
+// value is what a selection keeps: the items' values times their
+// levels' shares.
+func (e *engine) value(sel []Level) float64 {
+	v := 0.0
+	for i, l := range sel {
+		if l != Skip {
+			v += e.vals[i] * levelValue[l]
+		}
+	}
+	return v
 }
 
 // The in-band apparatus tiers.
@@ -912,7 +933,7 @@ func detailNote(strategy string) string {
 // notes only define the levels. Items are numbered from 1. The wording is
 // part of the API (models parse it):
 //
-//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only; a field missing or blank in a shortened item was left out: its chunk has the value]
+//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only; missing or blank fields of a shortened item were left out]
 //	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
 //	> [detail /items: items 11–14 standard (dropped …); item 15 minimal (identity fields only); the rest full]
 //	> [left out of the root object: history, info (2 of 5 members)]
@@ -937,7 +958,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 			if len(min) > 0 {
 				sb.WriteString(" minimal = identity fields only;")
 			}
-			sb.WriteString(" a field missing or blank in a shortened item was left out: its chunk has the value]\n")
+			sb.WriteString(" missing or blank fields of a shortened item were left out]\n")
 		}
 		return
 	}
@@ -963,7 +984,6 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 
 // writeHintAndIndex writes the overflow hint and the chunk index.
 //
-//	> [12 of 25 items left out, 11 shortened: get chunk N whole with: terse chunk c_0123456789abcdef N]
 //	> [92 of 118 lines left out: not stored; re-run with a larger budget to see them]
 //	> [all 2 items left out: get chunk N of 2 whole with: terse chunk c_0123456789abcdef N]
 //	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
@@ -997,16 +1017,15 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		what = fmt.Sprintf("%d of %d %s left out, %d %s", skipped, len(sel), unit, short, shortened)
 	}
 	switch {
-	case idx.handle != "" && tier == tierIndex:
-		fmt.Fprintf(sb, "> [%s: get chunk N whole with: %s]\n", what, fetch(o, idx.handle, "N"))
+	case tier == tierIndex:
+		// The index says it all: what is here, what is not, and the call.
+		idx.write(sb, o, sel)
+		return
 	case idx.handle != "":
 		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s]\n", what, len(idx.ranges), fetch(o, idx.handle, "N"))
 	case idx.failed:
 		fmt.Fprintf(sb, "> [%s: not retrievable right now (the chunk store is unavailable); %s]\n", what, o.RawHint)
 	default:
 		fmt.Fprintf(sb, "> [%s: not stored; re-run with a larger budget to see them]\n", what)
-	}
-	if tier == tierIndex {
-		idx.write(sb, o, sel)
 	}
 }

@@ -64,20 +64,21 @@ type Run struct {
 }
 
 var (
-	reIndex  = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
-	reLine   = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
-	reRun    = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
-	reFoot   = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed\)`)
-	reHint   = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*)\]$`)
-	reHandle = regexp.MustCompile(`c_[0-9a-f]{16}`)
-	reHead   = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
-	reWhole  = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?, in full$`)
-	reBytes  = regexp.MustCompile(`^bytes ([\d,]+)–([\d,]+) of ([\d,]+) of .*, in full \(join the parts in order\)$`)
-	reSub    = regexp.MustCompile(`^  chunk (\d+): (?:bytes ([\d,]+)–([\d,]+)|(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?), ≈`)
-	reLeft   = regexp.MustCompile(`^> \[left out of .+?: ((?:items?|lines?) [\d–, ]+) \(\d+ of (\d+) (\w+)\)\]$`)
-	reDetail = regexp.MustCompile(`^> \[detail .+?: (.*)\]$`)
-	reLevel  = regexp.MustCompile(`^((?:items?|lines?) [\d–, ]+) (standard|minimal) \(`)
-	reSubFt  = regexp.MustCompile(`^\[/chunks\] Get chunk N: (.*) \(no other arguments needed\)`)
+	reIndex   = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
+	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
+	reRun     = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
+	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed\)`)
+	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*)\]$`)
+	reHandle  = regexp.MustCompile(`c_[0-9a-f]{16}`)
+	reHead    = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
+	reWhole   = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?, in full$`)
+	reBytes   = regexp.MustCompile(`^bytes ([\d,]+)–([\d,]+) of ([\d,]+) of .*, in full \(join the parts in order\)$`)
+	reSub     = regexp.MustCompile(`^  chunk (\d+): (?:bytes ([\d,]+)–([\d,]+)|(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?), ≈`)
+	reLeft    = regexp.MustCompile(`^> \[left out of .+?: ((?:items?|lines?) [\d–, ]+) \(\d+ of (\d+) (\w+)\)\]$`)
+	reDetail  = regexp.MustCompile(`^> \[detail .+?: (.*)\]$`)
+	reLevel   = regexp.MustCompile(`^((?:items?|lines?) [\d–, ]+) (standard|minimal) \(`)
+	reSplitOf = regexp.MustCompile(`^(?:bytes [\d,]+–[\d,]+ of (?:the compact JSON of )?)?(\w+?)s? (\d+)(?:–(\d+))?`)
+	reSubFt   = regexp.MustCompile(`^\[/chunks\] Get chunk N: (.*) \(no other arguments needed\)`)
 )
 
 // Parse reads a fitted result.
@@ -142,7 +143,34 @@ func Parse(text string) (*Response, error) {
 			r.Call, r.Handle = m[7], reHandle.FindString(m[7])
 		}
 	}
+	if r.Chunks == nil && r.Notes == nil && r.Total >= 0 && r.Unit == "lines" {
+		r.walkLines()
+	}
 	return r, nil
+}
+
+var (
+	reGap = regexp.MustCompile(`^\[… (\d+) lines? left out: lines? (\d+)(?:–(\d+))?(?:, .*)? …\]$`)
+	reCut = regexp.MustCompile(`…\[\+\d+ chars\]$`)
+)
+
+// walkLines reads which lines a text shows from the text itself: every
+// body line is the next source line, shown or cut, or a gap marker that
+// stands for the lines it names.
+func (r *Response) walkLines() {
+	r.Notes, r.Rest = map[int]string{}, "left out"
+	k := 1
+	for _, l := range strings.Split(r.Body, "\n") {
+		if m := reGap.FindStringSubmatch(l); m != nil {
+			k = atoi(m[2]) + atoi(m[1])
+			continue
+		}
+		r.Notes[k] = "full"
+		if reCut.MatchString(l) {
+			r.Notes[k] = "cut"
+		}
+		k++
+	}
 }
 
 // note records the level of the units a list names ("items 1–3, 7").
@@ -340,6 +368,16 @@ func (r *Response) retrieve(fetch Fetch, handle string, n, k int, calls *int) (s
 	}
 	if !strings.Contains(what, "over the budget") {
 		return "", fmt.Errorf("cannot read chunk header %q", head)
+	}
+	if u := reSplitOf.FindStringSubmatch(what); u != nil && !strings.Contains(what, "the document") {
+		a := atoi(u[2])
+		b := a
+		if u[3] != "" {
+			b = atoi(u[3])
+		}
+		if k < a || k > b {
+			return "", errNotHere
+		}
 	}
 	// Split: read the smaller chunks.
 	var subs [][4]int // n, a, b, isBytes
