@@ -52,17 +52,18 @@
 // never reads like a count. JSON results are followed by a line defining
 // every detail level used, the overflow hint and the chunk index, which
 // says for every chunk, in order, which of its items this response holds
-// and at which level, and what a chunk costs in full:
+// and at which level, what a chunk costs in full, and the call that gets
+// it:
 //
-//	> [levels: full = as in the source; standard = urls, … dropped, long strings cut at "…[+N chars]"; minimal = identity fields only; a field missing from a shortened item was left out]
-//	> [12 of 25 items left out, 11 shortened: get chunk N whole with: terse chunk c_0123456789abcdef N]
+//	> [levels: full = as in the source; standard = urls, … dropped, long strings cut at "…[+N chars]"; minimal = identity fields only; missing or blank fields of a shortened item were left out]
 //	[chunks] 25 items at the root array, numbered 1–25, in 6 chunks; this response shows 13 of them (2 full, 6 standard, 5 minimal) and leaves out 12:
 //	  chunk 1: items 1–4, ≈900 tokens; state: 4 open; in this response: items 1–3 standard, item 4 full
 //	  chunk 6: item 25, ≈3,100 tokens, over budget; state: 1 open; in this response: none
 //	[/chunks] Get chunk N whole: terse chunk c_0123456789abcdef N (no other arguments needed); a chunk over budget comes back as smaller chunks unless fetched with a larger budget
 //
-// Without room for the index, the notes name the left-out and shortened
-// items and the hint names the number of chunks:
+// Without room for the index (or when, under a small budget, leaving it
+// out shows clearly more), the notes name the left-out and shortened
+// items and the overflow hint gives the call and the number of chunks:
 //
 //	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
 //	> [detail /items: items 11–14 standard (…); item 15 minimal (identity fields only); the rest full]
