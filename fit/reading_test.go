@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/terse-dev/terse/fit/readtest"
@@ -48,7 +49,7 @@ func TestReading(t *testing.T) {
 		items := arr.Items()
 		for _, cs := range readingCases {
 			budget := cs.budget
-			o := &Options{Budget: budget, Counter: c, Store: st, Scope: "reader", Format: cs.format}
+			o := &Options{Budget: budget, Counter: c, Store: st, Scope: "reader", Format: cs.format, Fetch: cs.fetch}
 			res, err := FitJSON(ctx, v, o)
 			if err != nil {
 				t.Fatal(err)
@@ -83,6 +84,9 @@ func TestReading(t *testing.T) {
 				}
 				got, nc, err := r.Retrieve(fetch, k)
 				calls, maxCalls = calls+nc, max(maxCalls, nc)
+				if call := r.CallFor(k); call != "" && !strings.Contains(call, fmt.Sprint(r.ChunkOf(k))) {
+					t.Errorf("%s: item %d: call %q does not name chunk %d", name, k, call, r.ChunkOf(k))
+				}
 				if r.Chunks != nil && !r.Over(k) && nc != 1 {
 					t.Errorf("%s: item %d: its chunk is not marked over budget, but took %d calls", name, k, nc)
 				}
@@ -135,6 +139,9 @@ func TestReading(t *testing.T) {
 				}
 				got, nc, err := r.Retrieve(fetch, k)
 				calls, maxCalls = calls+nc, max(maxCalls, nc)
+				if call := r.CallFor(k); call != "" && !strings.Contains(call, fmt.Sprint(r.ChunkOf(k))) {
+					t.Errorf("%s: item %d: call %q does not name chunk %d", name, k, call, r.ChunkOf(k))
+				}
 				if r.Chunks != nil && !r.Over(k) && nc != 1 {
 					t.Errorf("%s: line %d: its chunk is not marked over budget, but took %d calls", name, k, nc)
 				}
@@ -156,7 +163,11 @@ func TestReading(t *testing.T) {
 var readingCases = []struct {
 	budget int
 	format Format
-}{{300, JSON}, {1000, JSON}, {4000, JSON}, {1000, toonFormat}}
+	fetch  string
+}{{300, JSON, ""}, {1000, JSON, ""}, {4000, JSON, ""}, {1000, toonFormat, ""}, {2000, JSON, proxyFetch}}
+
+// proxyFetch is how the MCP engine names a chunk call.
+const proxyFetch = `this tool with _chunk "{handle}.{n}"`
 
 // questionItems picks the items asked about: first, middle, last and two
 // more spread between (1-based).

@@ -297,8 +297,12 @@ func (r *Response) CallFor(k int) string {
 	if n == 0 || r.Call == "" {
 		return ""
 	}
-	return strings.ReplaceAll(r.Call, " N", " "+strconv.Itoa(n))
+	return reN.ReplaceAllString(r.Call, "${1}"+strconv.Itoa(n))
 }
+
+// reN finds the chunk number placeholder of a call: "terse chunk H N",
+// `this tool with _chunk "H.N"`.
+var reN = regexp.MustCompile(`([ .#:/])N\b`)
 
 // Retrieve fetches unit k (1-based) of the response, following the calls
 // the texts name: the chunk that holds it, and, when that chunk comes
