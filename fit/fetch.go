@@ -305,27 +305,29 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 		}
 		subs, costs = s.pieces(sp.A, a, b, room)
 	} else {
+		unit := make([]int, sp.B-sp.A)
+		for j := range unit {
+			unit[j] = s.cost(sp.A+j, sp.A+j+1) + 1
+		}
 		for i := sp.A; i < sp.B; {
 			j, used := i, 0
-			for j < sp.B {
-				c := s.cost(j, j+1) + 1
-				if j > i && used+c > room {
-					break
-				}
-				used += c
+			for j < sp.B && (j == i || used+unit[j-sp.A] <= room) {
+				used += unit[j-sp.A]
 				j++
 			}
-			if j == sp.B && i == sp.A { // cannot happen: the whole did not fit
-				j = sp.A + (sp.B-sp.A+1)/2
-				used = s.cost(sp.A, j)
+			if j == sp.B && i == sp.A {
+				// The units' costs fit, the whole did not: halve.
+				j, used = sp.A+(sp.B-sp.A+1)/2, 0
+				for _, c := range unit[:j-sp.A] {
+					used += c
+				}
 			}
 			subs, costs = append(subs, span{A: i, B: j}), append(costs, used)
 			i = j
 		}
 	}
 	// The index must fit the budget: merge neighbours until it does.
-	var line func(k int, x span, c int) string
-	line = func(k int, x span, c int) string {
+	line := func(k int, x span, c int) string {
 		var l string
 		if x.cut() {
 			l = fmt.Sprintf("  chunk %d: bytes %s–%s, ≈%s tokens", k+1, thousands(x.Off+1), thousands(x.End), thousands(c))
