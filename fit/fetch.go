@@ -71,6 +71,9 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 		return ChunkResult{}, &ExpiredError{handle}
 	}
 	sp := h.Chunks[n-1]
+	if !src.valid(sp) {
+		return ChunkResult{}, &ExpiredError{handle}
+	}
 	title := fmt.Sprintf("chunk %d of %d of %s", n, len(h.Chunks), handle)
 	var whole string
 	var doc tree.Value
@@ -113,6 +116,11 @@ func newSource(h header, payload []byte, o Options) (*source, error) {
 		if h.Kind == "diff" && len(h.Files) != h.Total || h.Kind == "text" && len(s.lines) != h.Total {
 			return nil, &Error{"stored text does not match its header"}
 		}
+		for _, f := range h.Files {
+			if f[0] < 0 || f[1] < f[0] || f[1] > len(s.lines) {
+				return nil, &Error{"stored diff does not match its header"}
+			}
+		}
 		return s, nil
 	}
 	root, err := tree.Parse(payload)
@@ -147,6 +155,18 @@ func newSource(h header, payload []byte, o Options) (*source, error) {
 		return nil, &Error{"stored document does not match its header"}
 	}
 	return s, nil
+}
+
+// valid reports whether a stored span fits the source (a damaged view
+// is treated as gone).
+func (s *source) valid(sp span) bool {
+	if sp.A < 0 || sp.B <= sp.A || sp.B > s.n() {
+		return false
+	}
+	if sp.Off == 0 && sp.End == 0 {
+		return true
+	}
+	return sp.B == sp.A+1 && sp.Off >= 0 && sp.End > sp.Off && sp.End <= len(s.unitText(sp.A))
 }
 
 func (s *source) n() int {

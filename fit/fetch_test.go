@@ -422,3 +422,23 @@ func TestDocumentComesBackWhole(t *testing.T) {
 		t.Errorf("%v: got %d bytes, want %d\n%s", err, len(got), len(want), res.Text)
 	}
 }
+
+// FuzzFetchStored checks that a damaged stored view (any bytes under a
+// handle) gives an error, never a panic.
+func FuzzFetchStored(f *testing.F) {
+	f.Add([]byte(`{"v":2,"scope":"`+scopeTag("")+`","kind":"text","unit":"lines","total":2,"chunks":[{"a":0,"b":2}]}`+"\na\nb"), 1)
+	f.Add([]byte(`{"v":2,"scope":"`+scopeTag("")+`","kind":"json","unit":"items","total":2,"chunks":[{"a":0,"b":1,"o":0,"e":5}]}`+"\n[1,2]"), 1)
+	f.Add([]byte(`{"v":2,"scope":"`+scopeTag("")+`","kind":"diff","unit":"files","total":1,"files":[[0,9]],"chunks":[{"a":0,"b":1}]}`+"\nx"), 1)
+	c := tokens.O200kBase()
+	f.Fuzz(func(t *testing.T, blob []byte, n int) {
+		st := &store.Mem{}
+		if err := st.Put(context.Background(), "c_0123456789abcdef", blob); err != nil {
+			return
+		}
+		o := &Options{Budget: 300, Counter: c, Store: st}
+		res, err := FetchChunk(context.Background(), "c_0123456789abcdef", n, o)
+		if err == nil && c.Count(res.Text) > 300 {
+			t.Fatalf("%d tokens", c.Count(res.Text))
+		}
+	})
+}
