@@ -2,6 +2,7 @@ package fit
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ type chunkIndex struct {
 	span func(a, b int) string
 	// levels: units have detail levels (else a kept unit is "shown").
 	levels bool
+	head   int // tokens of a fetched chunk's first line, once counted
 }
 
 // partition packs items, in order, into chunks of at most about 80 % of the
@@ -146,26 +148,42 @@ func (c *chunkIndex) levelWord(l Level) string {
 	return l.String()
 }
 
-// runs describes the units [a, b) of a selection in order, merging runs
-// of the same level: "items 1–3 standard, item 4 full, items 5–6 left
-// out", or "all full" / "none" when the whole range is one level.
-func (c *chunkIndex) runs(sel []Level, a, b int) string {
+// runs writes the units [a, b) of a selection in order, merging runs of
+// the same level: "items 1–3 standard, item 4 full, items 5–6 left out",
+// or "all full" / "none" when the whole range is one level.
+func (c *chunkIndex) runs(sb *strings.Builder, sel []Level, a, b int) {
 	if allOf(sel[a:b], sel[a]) {
 		if sel[a] == Skip {
-			return "none"
+			sb.WriteString("none")
+		} else {
+			sb.WriteString("all " + c.levelWord(sel[a]))
 		}
-		return "all " + c.levelWord(sel[a])
+		return
 	}
-	var parts []string
+	var num [20]byte
 	for i := a; i < b; {
 		j := i
 		for j < b && sel[j] == sel[i] {
 			j++
 		}
-		parts = append(parts, posRange(c.unit, i, j)+" "+c.levelWord(sel[i]))
+		if i > a {
+			sb.WriteString(", ")
+		}
+		if j == i+1 {
+			sb.WriteString(singular(c.unit))
+		} else {
+			sb.WriteString(c.unit)
+		}
+		sb.WriteByte(' ')
+		sb.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
+		if j > i+1 {
+			sb.WriteString("–")
+			sb.Write(strconv.AppendInt(num[:0], int64(j), 10))
+		}
+		sb.WriteByte(' ')
+		sb.WriteString(c.levelWord(sel[i]))
 		i = j
 	}
-	return strings.Join(parts, ", ")
 }
 
 func allOf(sel []Level, l Level) bool {
@@ -216,7 +234,10 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	fmt.Fprintf(sb, " and leaves out %d:\n", counts[Skip])
 	over := false
 	// A fetched chunk starts with a line saying what it is.
-	head := o.Counter.Count(fmt.Sprintf("> [chunk %d of %d of c_0123456789abcdef: %s of %d%s, in full]\n", len(c.ranges), len(c.ranges), c.span(0, total), total, at))
+	if c.head == 0 {
+		c.head = o.Counter.Count(fmt.Sprintf("> [chunk %d of %d of c_0123456789abcdef: %s of %d%s, in full]\n", len(c.ranges), len(c.ranges), c.span(0, total), total, at))
+	}
+	head := c.head
 	for k, r := range c.ranges {
 		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.costs[k]))
 		if c.costs[k]+head > o.Budget {
@@ -232,7 +253,9 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		if s := c.sums[k]; s != "" {
 			sb.WriteString("; " + s)
 		}
-		sb.WriteString("; in this response: " + c.runs(sel, r[0], r[1]) + "\n")
+		sb.WriteString("; in this response: ")
+		c.runs(sb, sel, r[0], r[1])
+		sb.WriteByte('\n')
 	}
 	switch {
 	case c.handle != "":
