@@ -93,8 +93,11 @@ type Options struct {
 	// gives a [*ScopeError].
 	Scope string
 	// Key keys chunk handles (an HMAC of scope and content): with a
-	// secret key, handles are unguessable. Empty means a public key:
-	// handles are then the same in every process.
+	// secret key (random bytes at process start will do: a fetch looks a
+	// handle up and checks its scope, it never recomputes the MAC),
+	// handles are unguessable. Empty means a public key: handles are then
+	// the same in every process, and guessable by whoever knows the
+	// content and the scope.
 	Key []byte
 	// StoreTimeout bounds each store call. Zero means
 	// DefaultStoreTimeout.
