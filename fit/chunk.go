@@ -220,8 +220,8 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		numbered = "numbered 1"
 	}
 	fmt.Fprintf(sb, "[chunks] %s%s, %s, in %s; this response shows %d of them", plural(total, singular(c.unit)), at, numbered, plural(len(c.ranges), "chunk"), shown)
-	if !c.levels && counts[Standard] > 0 {
-		fmt.Fprintf(sb, " (%d cut)", counts[Standard])
+	if cut := counts[Standard] + counts[Minimal]; !c.levels && cut > 0 {
+		fmt.Fprintf(sb, " (%d cut)", cut)
 	} else if shown > 0 && c.levels {
 		var parts []string
 		for l := Full; l < Skip; l++ {

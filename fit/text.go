@@ -87,14 +87,23 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		// A line too long for a good part of the budget can be shown cut,
 		// its start kept and the rest declared ("…[+N chars]"): the
 		// chunk that holds it has it whole.
-		long := max(100, o.Budget/2)
-		both := []Level{Full, Standard}
+		// Two cuts: about half the budget, and an eighth of it.
+		hi, lo := max(200, o.Budget*2), max(100, o.Budget/2)
 		for i, l := range lines {
 			units[i] = textUnit{a: i, b: i + 1, levels: full}
-			if len(l) > 2*long {
-				if cut, ok := cutString(l, long); ok {
-					units[i].levels, units[i].out = both, [][]string{{l}, {cut}}
-				}
+			if len(l) <= 2*lo {
+				continue
+			}
+			u := &units[i]
+			u.levels, u.out = []Level{Full}, [][]string{{l}}
+			if cut, ok := cutString(l, hi); ok && len(l) > 2*hi {
+				u.levels, u.out = append(u.levels, Standard), append(u.out, []string{cut})
+			}
+			if cut, ok := cutString(l, lo); ok {
+				u.levels, u.out = append(u.levels, Minimal), append(u.out, []string{cut})
+			}
+			if len(u.levels) == 1 {
+				u.levels, u.out = full, nil
 			}
 		}
 		st.Unit = "lines"
