@@ -1,41 +1,34 @@
 package fit
 
 import (
-	"bytes"
-	"cmp"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"path"
-	"slices"
+	"strconv"
 	"strings"
-
-	"github.com/terse-dev/terse/store"
-	"github.com/terse-dev/terse/tree"
 )
 
 // chunkIndex splits the source into sequential chunks and describes them.
 type chunkIndex struct {
-	ranges    [][2]int // [start, end) in items
-	unit      string   // "items", "lines", "files"
-	label     string   // where the items are ("/items", "root array", "the log")
-	zeroBased bool
-	base      int // added to item numbers (a chunk fitted again)
-	handle    string
-	summary   func(a, b int) string
-	sums      []string // summaries, computed on first use
-	// span, when set, describes a chunk's range (text: "lines 1–500").
+	ranges [][2]int // [start, end) in units
+	costs  []int    // tokens of each chunk in full, estimated
+	unit   string   // "items", "members", "lines", "files"
+	label  string   // where the units are ("/items", "the root array"); "" for text
+	handle string
+	// failed: chunks could not be stored (the store is down).
+	failed  bool
+	summary func(a, b int) string
+	sums    []string // summaries, computed on first use
+	// span names a chunk's range ("items 1–4"; diff: "files 1–2 (lines 1–80)").
 	span func(a, b int) string
+	// levels: units have detail levels (else a kept unit is "shown").
+	levels bool
+	head   int // tokens of a fetched chunk's first line, once counted
 }
 
 // partition packs items, in order, into chunks of at most about 80 % of the
 // budget (by full cost, after the envelope), so that a fetched chunk fits
 // the same budget. When that would make more chunks than the index can
 // list within about a fifth of the budget, it makes that many chunks of
-// equal cost instead (a fetched chunk over budget is then fitted again).
+// equal cost instead (a fetched chunk over its budget comes back split).
 func partition(costs []int, budget, envelope int) *chunkIndex {
 	n := len(costs)
 	maxChunks := min(max(2, budget/250), 32)
@@ -69,28 +62,167 @@ func partition(costs []int, budget, envelope int) *chunkIndex {
 		}
 		rs = append(rs, [2]int{start, n})
 	}
-	return &chunkIndex{ranges: rs}
+	ck := &chunkIndex{ranges: rs, costs: make([]int, len(rs))}
+	for k, r := range rs {
+		t := envelope + 1
+		for _, c := range costs[r[0]:r[1]] {
+			t += c
+		}
+		ck.costs[k] = t
+	}
+	return ck
+}
+
+// singular returns the singular of a unit name: "items" → "item".
+func singular(unit string) string { return strings.TrimSuffix(unit, "s") }
+
+// posRange names the units [a, b) by their 1-based numbers: "items 5–8",
+// "item 7".
+func posRange(unit string, a, b int) string {
+	if b == a+1 {
+		return fmt.Sprintf("%s %d", singular(unit), a+1)
+	}
+	return fmt.Sprintf("%s %d–%d", unit, a+1, b)
+}
+
+// posList names sorted 0-based unit indexes by their 1-based numbers,
+// merging runs: "items 1–9, 14, 20–24", "item 7".
+func posList(unit string, idx []int) string {
+	var sb strings.Builder
+	if len(idx) == 1 {
+		sb.WriteString(singular(unit))
+	} else {
+		sb.WriteString(unit)
+	}
+	sb.WriteByte(' ')
+	first := true
+	for j := 0; j < len(idx); {
+		k := j
+		for k+1 < len(idx) && idx[k+1] == idx[k]+1 {
+			k++
+		}
+		if !first {
+			sb.WriteString(", ")
+		}
+		first = false
+		if k == j {
+			fmt.Fprintf(&sb, "%d", idx[j]+1)
+		} else {
+			fmt.Fprintf(&sb, "%d–%d", idx[j]+1, idx[k]+1)
+		}
+		j = k + 1
+	}
+	return sb.String()
+}
+
+// thousands writes n with comma separators: 12,345.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 || len(s) <= 3 {
+		return s
+	}
+	var sb strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		sb.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if sb.Len() > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(s[i : i+3])
+	}
+	return sb.String()
+}
+
+// levelWord is how the index names the level of a unit in this response.
+func (c *chunkIndex) levelWord(l Level) string {
+	switch {
+	case l == Skip:
+		return "left out"
+	case !c.levels && l == Full:
+		return "shown"
+	case !c.levels:
+		return "cut"
+	}
+	return l.String()
+}
+
+// runs writes the units [a, b) of a selection in order, merging runs of
+// the same level: "items 1–3 standard, item 4 full, items 5–6 left out",
+// or "all full" / "none" when the whole range is one level.
+func (c *chunkIndex) runs(sb *strings.Builder, sel []Level, a, b int) {
+	if allOf(sel[a:b], sel[a]) {
+		if sel[a] == Skip {
+			sb.WriteString("none")
+		} else {
+			sb.WriteString("all " + c.levelWord(sel[a]))
+		}
+		return
+	}
+	var num [20]byte
+	for i := a; i < b; {
+		j := i
+		for j < b && sel[j] == sel[i] {
+			j++
+		}
+		if i > a {
+			sb.WriteString(", ")
+		}
+		if j == i+1 {
+			sb.WriteString(singular(c.unit))
+		} else {
+			sb.WriteString(c.unit)
+		}
+		sb.WriteByte(' ')
+		sb.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
+		if j > i+1 {
+			sb.WriteString("–")
+			sb.Write(strconv.AppendInt(num[:0], int64(j), 10))
+		}
+		sb.WriteByte(' ')
+		sb.WriteString(c.levelWord(sel[i]))
+		i = j
+	}
+}
+
+func allOf(sel []Level, l Level) bool {
+	for _, x := range sel {
+		if x != l {
+			return false
+		}
+	}
+	return true
 }
 
 // write renders the chunk index. Its wording is part of the API:
 //
-//	[chunks] 120 items at /items in 4 chunks; this response has 25 (10 full, 15 minimal):
-//	  chunk 1 (offset=0, limit=30): 30 items; state: 20 open, 10 closed << here: 0–9 full, 10–24 minimal
-//	  chunk 2 (offset=30, limit=30): 30 items; state: 30 open
-//	[/chunks] Get chunk N in full: terse chunk c_0123456789abcdef N
+//	[chunks] 25 items at the root array, numbered 1–25, in 6 chunks; this response shows 13 of them (2 full, 6 standard, 5 minimal) and leaves out 12:
+//	  chunk 1: items 1–4, ≈900 tokens; state: 4 open; in this response: items 1–3 standard, item 4 full
+//	  chunk 6: item 25, ≈3,100 tokens, over budget; state: 1 open; in this response: none
+//	[/chunks] Get chunk N whole: terse chunk c_0123456789abcdef N (no other arguments needed); a chunk over budget comes back as smaller chunks unless fetched with a larger budget
 func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	total := len(sel)
 	var counts [4]int
 	for _, l := range sel {
 		counts[l]++
 	}
-	kept := total - counts[Skip]
+	shown := total - counts[Skip]
 	at := ""
-	if c.label != "" {
+	switch {
+	case strings.HasPrefix(c.label, "the diff"):
+		at = " in " + c.label
+	case c.label != "":
 		at = " at " + c.label
 	}
-	fmt.Fprintf(sb, "[chunks] %d %s%s in %d chunks; this response has %d", total, c.unit, at, len(c.ranges), kept)
-	if kept > 0 {
+	numbered := fmt.Sprintf("numbered 1–%d", total)
+	if total == 1 {
+		numbered = "numbered 1"
+	}
+	fmt.Fprintf(sb, "[chunks] %s%s, %s, in %s; this response shows %d of them", plural(total, singular(c.unit)), at, numbered, plural(len(c.ranges), "chunk"), shown)
+	if cut := counts[Standard] + counts[Minimal]; !c.levels && cut > 0 {
+		fmt.Fprintf(sb, " (%d cut)", cut)
+	} else if shown > 0 && c.levels {
 		var parts []string
 		for l := Full; l < Skip; l++ {
 			if counts[l] > 0 {
@@ -99,16 +231,18 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 		}
 		fmt.Fprintf(sb, " (%s)", strings.Join(parts, ", "))
 	}
-	sb.WriteString(":\n")
-	base := 1 + c.base
-	if c.zeroBased {
-		base = c.base
+	fmt.Fprintf(sb, " and leaves out %d:\n", counts[Skip])
+	over := false
+	// A fetched chunk starts with a line saying what it is.
+	if c.head == 0 {
+		c.head = o.Counter.Count(fmt.Sprintf("> [chunk %d of %d of c_0123456789abcdef: %s of %d%s, in full]\n", len(c.ranges), len(c.ranges), c.span(0, total), total, at))
 	}
+	head := c.head
 	for k, r := range c.ranges {
-		if c.span != nil {
-			fmt.Fprintf(sb, "  chunk %d (%s): ", k+1, c.span(r[0], r[1]))
-		} else {
-			fmt.Fprintf(sb, "  chunk %d (offset=%d, limit=%d): ", k+1, r[0]+c.base, r[1]-r[0])
+		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.costs[k]))
+		if c.costs[k]+head > o.Budget {
+			sb.WriteString(", over budget")
+			over = true
 		}
 		if c.sums == nil {
 			c.sums = make([]string, len(c.ranges))
@@ -116,323 +250,27 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 				c.sums[j] = c.summary(q[0], q[1])
 			}
 		}
-		sb.WriteString(c.sums[k])
-		var byLevel [Skip][]int
-		all := true
-		for i := r[0]; i < r[1]; i++ {
-			if l := sel[i]; l != Skip {
-				byLevel[l] = append(byLevel[l], i)
-			}
-			if sel[i] != Full {
-				all = false
-			}
+		if s := c.sums[k]; s != "" {
+			sb.WriteString("; " + s)
 		}
-		var here []string
-		for l := Full; l < Skip; l++ {
-			if len(byLevel[l]) > 0 {
-				here = append(here, ranges(byLevel[l], base)+" "+l.String())
-			}
-		}
-		switch {
-		case all:
-			sb.WriteString(" << here: all, full")
-		case len(here) > 0:
-			sb.WriteString(" << here: " + strings.Join(here, ", "))
-		}
+		sb.WriteString("; in this response: ")
+		c.runs(sb, sel, r[0], r[1])
 		sb.WriteByte('\n')
 	}
-	if c.handle != "" {
-		fmt.Fprintf(sb, "[/chunks] Get chunk N in full: %s\n", fetch(o, c.handle, "N"))
-	} else {
+	switch {
+	case c.handle != "":
+		fmt.Fprintf(sb, "[/chunks] Get chunk N whole: %s (no other arguments needed)", fetch(o, c.handle, "N"))
+		if over {
+			sb.WriteString("; a chunk over budget comes back as smaller chunks unless fetched with a larger budget")
+		}
+		sb.WriteByte('\n')
+	case c.failed:
+		fmt.Fprintf(sb, "[/chunks] The rest is not retrievable right now (the chunk store is unavailable); %s.\n", o.RawHint)
+	default:
 		sb.WriteString("[/chunks] Not stored: re-run with a larger budget to get more.\n")
 	}
 }
 
-// categoryKeys are fields whose values summarize a chunk of items.
-var categoryKeys = []string{"state", "status", "type", "kind", "level", "severity", "action", "event", "resolved"}
-
-// summarizeItems describes JSON items: how many, then either the paths and
-// +/− lines of diff-like items or the counts of a category field.
-func summarizeItems(items []tree.Value) string {
-	n := len(items)
-	s := fmt.Sprintf("%d items", n)
-	var paths []string
-	add, del, hasStat := 0, 0, false
-	for _, it := range items {
-		if p := itemPath(it); p != "" && (it.Has("diff") || it.Has("patch") || it.Has("new_path") || it.Has("additions")) {
-			paths = append(paths, p)
-			a, d, ok := itemStat(it)
-			add, del, hasStat = add+a, del+d, hasStat || ok
-		}
-	}
-	if len(paths)*2 >= n && n > 0 {
-		s += "; " + dirSummary(paths)
-		if hasStat {
-			s += fmt.Sprintf("; +%d/−%d", add, del)
-		}
-		return s
-	}
-	for _, k := range categoryKeys {
-		counts := map[string]int{}
-		seen := 0
-		for _, it := range items {
-			if v, ok := it.Get(k); ok && (v.Kind() == tree.KindString || v.Kind() == tree.KindBool) {
-				seen++
-				if v.Kind() == tree.KindBool {
-					counts[fmt.Sprint(v.Bool())]++
-				} else {
-					t, _ := cutString(v.Str(), 24)
-					counts[t]++
-				}
-			}
-		}
-		if seen*2 < n || len(counts) == 0 {
-			continue
-		}
-		keys := make([]string, 0, len(counts))
-		for v := range counts {
-			keys = append(keys, v)
-		}
-		slices.SortFunc(keys, func(a, b string) int {
-			if c := cmp.Compare(counts[b], counts[a]); c != 0 {
-				return c
-			}
-			return cmp.Compare(a, b)
-		})
-		var parts []string
-		for j, v := range keys {
-			if j == 3 {
-				parts = append(parts, fmt.Sprintf("%d other", n-sumCounts(counts, keys[:3])))
-				break
-			}
-			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
-		}
-		return s + "; " + k + ": " + strings.Join(parts, ", ")
-	}
-	return s
-}
-
-func sumCounts(m map[string]int, keys []string) int {
-	t := 0
-	for _, k := range keys {
-		t += m[k]
-	}
-	return t
-}
-
-// itemStat returns the added and deleted lines of a diff-like item.
-func itemStat(it tree.Value) (add, del int, ok bool) {
-	if a, okA := it.Get("additions"); okA {
-		if d, okD := it.Get("deletions"); okD {
-			x, _ := a.Int()
-			y, _ := d.Int()
-			return int(x), int(y), true
-		}
-	}
-	for _, k := range []string{"diff", "patch"} {
-		if v, has := it.Get(k); has && v.Kind() == tree.KindString {
-			for line := range strings.SplitSeq(v.Str(), "\n") {
-				switch {
-				case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
-				case strings.HasPrefix(line, "+"):
-					add++
-				case strings.HasPrefix(line, "-"):
-					del++
-				}
-			}
-			return add, del, true
-		}
-	}
-	return 0, 0, false
-}
-
-// dirSummary groups paths by their directory (up to two segments):
-// "src/app/* (3 files), README.md, 4 top-level files".
-func dirSummary(paths []string) string {
-	dirOf := func(p string) string {
-		d := path.Dir(p)
-		if segs := strings.Split(d, "/"); len(segs) > 2 {
-			d = strings.Join(segs[:2], "/")
-		}
-		return d
-	}
-	groups := map[string][]string{}
-	for _, p := range paths {
-		d := dirOf(p)
-		groups[d] = append(groups[d], p)
-	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var parts []string
-	for j, k := range keys {
-		if j == 4 {
-			parts = append(parts, fmt.Sprintf("%d more dirs", len(keys)-4))
-			break
-		}
-		if g := groups[k]; len(g) <= 2 {
-			parts = append(parts, g...)
-		} else if k == "." {
-			parts = append(parts, fmt.Sprintf("%d top-level files", len(g)))
-		} else {
-			parts = append(parts, fmt.Sprintf("%s/* (%d files)", k, len(g)))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// header is the first line of a stored payload: what Chunk needs to cut
-// and render chunks again.
-type header struct {
-	V         int      `json:"v"`
-	Kind      string   `json:"kind"` // json, text, diff
-	Pointer   string   `json:"pointer,omitempty"`
-	Mode      int      `json:"mode,omitempty"`
-	Format    string   `json:"format,omitempty"`
-	Budget    int      `json:"budget"`
-	Tokenizer string   `json:"tokenizer"`
-	Label     string   `json:"label"`
-	Unit      string   `json:"unit,omitempty"`
-	Chunks    [][2]int `json:"chunks"`
-	Base      int      `json:"base,omitempty"` // item/line numbers start here
-	// Lines holds, for text, each chunk's line range [start, end) (0-based).
-	Lines [][2]int `json:"lines,omitempty"`
-}
-
-// save stores header and payload under a handle derived from both, so the
-// same input and options always give the same handle (and output).
-func save(ctx context.Context, o Options, h header, payload []byte) (string, error) {
-	h.V, h.Base = 1, o.lineBase
-	hj, err := json.Marshal(h)
-	if err != nil {
-		return "", err
-	}
-	blob := make([]byte, 0, len(hj)+1+len(payload))
-	blob = append(append(append(blob, hj...), '\n'), payload...)
-	sum := sha256.Sum256(blob)
-	handle := "c_" + hex.EncodeToString(sum[:8])
-	if err := o.Store.Put(ctx, handle, blob); err != nil {
-		return "", fmt.Errorf("fit: storing chunks: %w", err)
-	}
-	return handle, nil
-}
-
-// ExpiredError is returned by [Chunk] for a handle that is unknown or has
-// expired. Its message is terminal and says how to get the data again; it
-// is part of the API.
-type ExpiredError struct {
-	Handle string
-}
-
-func (e *ExpiredError) Error() string {
-	return "chunk handle " + e.Handle + " is unknown or expired (chunks are kept for a while after last use); " +
-		"re-run the original call to get the data again"
-}
-
-// ChunkRangeError is returned by [Chunk] for a chunk number out of range.
-type ChunkRangeError struct {
-	Handle string
-	N      int
-	Chunks int
-}
-
-func (e *ChunkRangeError) Error() string {
-	return fmt.Sprintf("chunk %d of %s does not exist: chunks are numbered 1 to %d", e.N, e.Handle, e.Chunks)
-}
-
-// Chunk returns chunk n (1-based) of the payload stored under handle, in
-// full, preceded by one line saying what it is. A chunk over the stored
-// budget (possible when the index had to merge chunks) is fitted to that
-// budget again, with its own index and handle. opts supplies the store,
-// counter, formats and fetch template; its Budget is ignored.
-func Chunk(ctx context.Context, handle string, n int, opts *Options) (string, error) {
-	o := opts.normalized()
-	if o.Store == nil {
-		return "", &Error{"no store configured"}
-	}
-	if !store.ValidKey(handle) {
-		return "", &ExpiredError{handle}
-	}
-	blob, err := o.Store.Get(ctx, handle)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", &ExpiredError{handle}
-	}
-	if err != nil {
-		return "", err
-	}
-	nl := bytes.IndexByte(blob, '\n')
-	var h header
-	if nl < 0 || json.Unmarshal(blob[:nl], &h) != nil || h.V != 1 {
-		return "", &ExpiredError{handle}
-	}
-	payload := blob[nl+1:]
-	if n < 1 || n > len(h.Chunks) {
-		return "", &ChunkRangeError{handle, n, len(h.Chunks)}
-	}
-	o.Budget = h.Budget
-	r := h.Chunks[n-1]
-	sub := o
-	sub.Fetch = o.Fetch
-	switch h.Kind {
-	case "json":
-		root, err := tree.Parse(payload)
-		if err != nil {
-			return "", &ExpiredError{handle}
-		}
-		for _, f := range o.Formats {
-			if f.Name == h.Format && f.Append != nil {
-				o.Format = f
-			}
-		}
-		if h.Format != o.Format.Name && h.Format == "json" {
-			o.Format = JSON
-		}
-		var doc tree.Value
-		switch jsonMode(h.Mode) {
-		case modeSingle:
-			doc = root
-		case modeMembers:
-			obj, err := tree.Lookup(root, tree.Pointer(h.Pointer))
-			if err != nil || obj.Kind() != tree.KindObject || r[1] > obj.Len() {
-				return "", &ExpiredError{handle}
-			}
-			toks, _ := tree.Pointer(h.Pointer).Tokens()
-			doc = setAt(root, toks, tree.Object(obj.Members()[r[0]:r[1]]...))
-		default:
-			arr, err := tree.Lookup(root, tree.Pointer(h.Pointer))
-			if err != nil {
-				return "", &ExpiredError{handle}
-			}
-			toks, _ := tree.Pointer(h.Pointer).Tokens()
-			doc = setAt(root, toks, tree.Array(arr.Items()[r[0]:r[1]]...))
-		}
-		head := fmt.Sprintf("> [chunk %d of %d (%s): %s %d–%d of %d at %s]\n", n, len(h.Chunks), handle, h.Unit, r[0]+h.Base, r[1]-1+h.Base, h.Chunks[len(h.Chunks)-1][1], h.Label)
-		sub.Budget = o.Budget - o.Counter.Count(head)
-		sub.Format = o.Format
-		sub.Pointer = ""
-		if jsonMode(h.Mode) == modeArray {
-			sub.Pointer = h.Pointer
-			sub.lineBase = r[0] + h.Base
-		}
-		res, err := FitJSON(ctx, doc, &sub)
-		if err != nil {
-			return "", err
-		}
-		return head + res.Text, nil
-	default:
-		lr := h.Lines[n-1]
-		text := string(payload)
-		lines := splitLines(text)
-		part := strings.Join(lines[lr[0]:lr[1]], "\n")
-		head := fmt.Sprintf("> [chunk %d of %d (%s): lines %d–%d of %d]\n", n, len(h.Chunks), handle, lr[0]+1+h.Base, lr[1]+h.Base, len(lines))
-		sub.Budget = o.Budget - o.Counter.Count(head)
-		sub.lineBase = lr[0] + h.Base
-		res, err := FitText(ctx, part, &sub)
-		if err != nil {
-			return "", err
-		}
-		return head + res.Text, nil
-	}
+func fetch(o Options, handle, n string) string {
+	return strings.NewReplacer("{handle}", handle, "{n}", n).Replace(o.Fetch)
 }

@@ -61,8 +61,10 @@ func fitFile(t testing.TB, data []byte, o *Options) (Result, bool) {
 }
 
 // TestCorpusBudgets is the budget guarantee: every corpus file at every
-// budget fits by the real o200k_base count, and keeps at least one item
-// whenever one fits at minimal detail.
+// budget fits by the real o200k_base count, and a trimmed result either
+// keeps at least one item or, when no item fits the budget at any level,
+// declares every item with the handle that gets it and says which chunks
+// are over the budget.
 func TestCorpusBudgets(t *testing.T) {
 	files := corpusInputs(t)
 	c := tokens.O200kBase()
@@ -85,14 +87,16 @@ func TestCorpusBudgets(t *testing.T) {
 				if n > b {
 					t.Errorf("%s as %s at %d: output is %d tokens", corpus.Name(f), format.Name, b, n)
 				}
+				if r.Stats.Counted && r.Stats.Tokens != n {
+					t.Errorf("%s as %s at %d: Stats.Tokens %d, counted %d", corpus.Name(f), format.Name, b, r.Stats.Tokens, n)
+				}
 				if r.Stats.Truncated {
 					trimmed++
-					// Stronger than "never empty when an item fits at
-					// minimal": on this corpus every trimmed result keeps
-					// at least one item.
 					if r.Stats.Full+r.Stats.Standard+r.Stats.Minimal == 0 {
 						empty++
-						t.Errorf("%s as %s at %d: no item kept (%d total)", corpus.Name(f), format.Name, b, r.Stats.Total)
+						if r.Stats.Handle == "" || !strings.Contains(r.Text, r.Stats.Handle) || !strings.Contains(r.Text, "over budget") {
+							t.Errorf("%s as %s at %d: no item kept (%d total), and not all declared with their handle:\n%s", corpus.Name(f), format.Name, b, r.Stats.Total, r.Text)
+						}
 					}
 				}
 				if strings.TrimSpace(r.Text) == "" {
@@ -101,5 +105,5 @@ func TestCorpusBudgets(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cases (%d files × %d budgets, JSON files also as TOON and auto), %d trimmed, %d with no item kept", cases, len(files), len(corpusBudgets), trimmed, empty)
+	t.Logf("%d cases (%d files × %d budgets, JSON files also as TOON and auto), %d trimmed, %d with no item kept (all declared, over budget)", cases, len(files), len(corpusBudgets), trimmed, empty)
 }

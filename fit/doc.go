@@ -47,33 +47,60 @@
 // # In-band text
 //
 // What a model reads is part of the API. Kept items stay in source order.
-// JSON results are followed by a line defining the detail levels used, the
-// overflow hint and the chunk index, which says for every chunk exactly
-// which of its items this response holds and at which level:
+// Items, lines, files, members and chunks are numbered from 1, always
+// named with their unit ("item 7", "lines 11–102"), so that a position
+// never reads like a count. JSON results are followed by a line defining
+// every detail level used, the overflow hint and the chunk index, which
+// says for every chunk, in order, which of its items this response holds
+// and at which level, what a chunk costs in full, and the call that gets
+// it:
 //
-//	> [levels: standard = dropped urls, …; long strings cut; minimal = identity fields only; items per level: "here" in the chunk index]
-//	> [+114 more items, 7 shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
-//	[chunks] 120 items at /items in 4 chunks; this response has 13 (6 full, 6 standard, 1 minimal):
-//	  chunk 1 (offset=0, limit=30): 30 items; state: 20 open, 10 closed << here: 0–3 full, 4–9 standard, 10 minimal
-//	  chunk 2 (offset=30, limit=30): 30 items; state: 30 open
-//	[/chunks] Get chunk N in full: terse chunk c_0123456789abcdef N
+//	> [levels: full = as in the source; standard = urls, … dropped, long strings cut at "…[+N chars]"; minimal = identity fields only; missing or blank fields of a shortened item were left out]
+//	[chunks] 25 items at the root array, numbered 1–25, in 6 chunks; this response shows 13 of them (2 full, 6 standard, 5 minimal) and leaves out 12:
+//	  chunk 1: items 1–4, ≈900 tokens; state: 4 open; in this response: items 1–3 standard, item 4 full
+//	  chunk 6: item 25, ≈3,100 tokens, over budget; state: 1 open; in this response: none
+//	[/chunks] Get chunk N whole: terse chunk c_0123456789abcdef N (no other arguments needed); a chunk over budget comes back as smaller chunks unless fetched with a larger budget
 //
-// A document fitted by its members names the omitted keys instead:
+// Without room for the index (or when, under a small budget, leaving it
+// out shows clearly more), the notes name the left-out and shortened
+// items and the overflow hint gives the call and the number of chunks:
 //
-//	> [omitted the root object: history, info (2 of 5 members)]
+//	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
+//	> [detail /items: items 11–14 standard (…); item 15 minimal (identity fields only); the rest full]
+//	> [114 of 120 items left out, 5 shortened: get chunk N of 4 whole with: terse chunk c_0123456789abcdef N]
 //
-// Text declares each gap where it is, in source lines (1-based), and a
-// diff file at minimal detail keeps its header and counts:
+// Text declares each gap where it is, in source lines; a line too long
+// for the budget is shown cut, with its marker; a diff file at minimal
+// detail keeps its header and counts:
 //
-//	[… 118 lines omitted (3–120) …]
-//	[… 40 lines omitted (120–159): +30/−10 …]
+//	[… 118 lines left out: lines 3–120 …]
+//	[… 40 lines left out: lines 120–159, +30/−10 …]
+//
+// Shortened items keep their identity fields (id, number, name, title,
+// state, and identifiers named *_id such as ghsa_id).
 //
 // When nothing needs trimming, the output is exactly the plain encoding.
 //
-// # Chunks
+// # Chunks and handles
 //
-// With Options.Store set, the full payload is stored under a handle
-// derived from its content, and [Chunk] returns any chunk later. An unknown
-// or expired handle gives an [ExpiredError] whose message says to re-run
-// the original call.
+// With Options.Store set, the full payload is stored under a handle, and
+// [FetchChunk] (or [Chunk]) returns any chunk later, within the budget of
+// the fetch: in full when it fits, else split into smaller chunks, each
+// with a handle, whose ranges add up to the chunk (a single item or line
+// too large for the budget is split into byte ranges of its text, to be
+// joined in order); the first line then says which budget gets it in one
+// piece. Fetching every chunk, recursively, gives back the whole source,
+// at any budget: a budget below [MinBudget] is raised to it, so that
+// nothing is left out without a handle shown.
+//
+// Handles are bound to Options.Scope (the session, and conversation when
+// named) and minted as an HMAC of scope and content under Options.Key: a
+// fetch from another scope gets a [*ScopeError], an unknown or expired
+// handle an [*ExpiredError], whose messages are terminal and say how to
+// get the data again.
+//
+// When the store fails (or does not answer within Options.StoreTimeout),
+// the result still fits its budget, shows no handle, says that the rest is
+// not retrievable right now and how to get it (Options.RawHint), and
+// reports the failure in Result.StoreErr and Stats.StoreFailed.
 package fit

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/terse-dev/terse/store"
@@ -87,11 +88,27 @@ type Options struct {
 	// Fetch is the command shown for fetching chunk {n} of {handle}.
 	// Empty means DefaultFetch.
 	Fetch string
-
-	// lineBase offsets line and item numbers in markers and indexes (a
-	// chunk fitted again speaks of its source's numbers).
-	lineBase int
+	// Scope is the session (and conversation) the result belongs to: its
+	// chunk handles are bound to it, and fetching them with another Scope
+	// gives a [*ScopeError].
+	Scope string
+	// Key keys chunk handles (an HMAC of scope and content): with a
+	// secret key (random bytes at process start will do: a fetch looks a
+	// handle up and checks its scope, it never recomputes the MAC),
+	// handles are unguessable. Empty means a public key: handles are then
+	// the same in every process, and guessable by whoever knows the
+	// content and the scope.
+	Key []byte
+	// StoreTimeout bounds each store call. Zero means
+	// DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	// RawHint says how to get a whole result when its chunks cannot be
+	// stored (the store failed). Empty means DefaultRawHint.
+	RawHint string
 }
+
+// DefaultRawHint is Options.RawHint's default.
+const DefaultRawHint = "re-run with a larger budget to see more"
 
 func (o *Options) normalized() Options {
 	var x Options
@@ -110,6 +127,12 @@ func (o *Options) normalized() Options {
 	if x.Fetch == "" {
 		x.Fetch = DefaultFetch
 	}
+	if x.StoreTimeout <= 0 {
+		x.StoreTimeout = DefaultStoreTimeout
+	}
+	if x.RawHint == "" {
+		x.RawHint = DefaultRawHint
+	}
 	return x
 }
 
@@ -117,6 +140,12 @@ func (o *Options) normalized() Options {
 type Result struct {
 	Text  string
 	Stats Stats
+	// StoreErr is the *StoreError of a store that failed to keep the
+	// chunks (Stats.StoreFailed): the text still fits the budget and
+	// says that the rest is not retrievable right now.
+	StoreErr error
+
+	sel []Level // the level of every unit, for tests
 }
 
 // Stats describe one fitting.
@@ -133,6 +162,8 @@ type Stats struct {
 	StrategySource string
 	Solver         string
 	Handle         string // store handle of the full payload, if stored
+	StoreFailed    bool   // the chunks could not be stored (see Result.StoreErr)
+	Budget         int    // the budget fitted to
 	Chunks         int    // chunks in the index
 	Tokens         int    // tokens of Text by the counter, when Counted
 	Counted        bool
@@ -254,16 +285,34 @@ func (e *engine) run(st *Stats) string {
 	var text string
 	var sel []Level
 	iters := 0
-	for tier := tierIndex; tier >= tierNone; tier-- {
+	// With a handle, every response says how to get what it leaves out.
+	minTier := tierNone
+	if e.chunks != nil && e.chunks.handle != "" {
+		minTier = tierHint
+	}
+	tokens, counted := 0, false
+	for tier := tierIndex; tier >= minTier; tier-- {
 		s, t, ok := e.runTier(tier, &iters, st)
-		if ok && (kept(s) > 0 || tier == tierNone) {
+		if ok && (kept(s) > 0 || tier == tierNone || tier == minTier && sel == nil) {
 			sel, text, e.tier = s, t, tier
+			tokens, counted = st.Tokens, st.Counted
 			break
 		}
 		if ok && sel == nil {
 			sel, text, e.tier = s, t, tier // nothing kept, but fits: the fallback
+			tokens, counted = st.Tokens, st.Counted
 		}
 	}
+	// Under a small budget the index can cost more than it tells: the
+	// notes without it say the same per item. Keep the index unless
+	// leaving it out shows clearly more.
+	if e.tier == tierIndex && minTier <= tierHint && e.o.Budget <= 1200 && kept(sel) > 0 {
+		if s, t, ok := e.runTier(tierHint, &iters, st); ok && e.value(s) > 1.5*e.value(sel) {
+			sel, text, e.tier = s, t, tierHint
+			tokens, counted = st.Tokens, st.Counted
+		}
+	}
+	st.Tokens, st.Counted = tokens, counted
 	st.Iterations = iters
 	if sel == nil {
 		sel = make([]Level, e.n)
@@ -271,6 +320,13 @@ func (e *engine) run(st *Stats) string {
 			sel[i] = Skip
 		}
 		text, st.Tokens, st.Counted = "", 0, true
+		if minTier > tierNone {
+			// Not even the hint fits: it is shown anyway, over the
+			// budget, so that nothing is left out without its handle.
+			e.tier = tierHint
+			text = e.assemble(sel, tierHint)
+			st.Tokens = e.count(text)
+		}
 	}
 	e.sel = sel
 	st.Truncated = false
@@ -288,6 +344,18 @@ func (e *engine) run(st *Stats) string {
 		}
 	}
 	return text
+}
+
+// value is what a selection keeps: the items' values times their
+// levels' shares.
+func (e *engine) value(sel []Level) float64 {
+	v := 0.0
+	for i, l := range sel {
+		if l != Skip {
+			v += e.vals[i] * levelValue[l]
+		}
+	}
+	return v
 }
 
 // The in-band apparatus tiers.
@@ -728,10 +796,8 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		fullCosts[i] = e.costs[i][0]
 	}
 	ck := partition(fullCosts, o.Budget, envCost)
-	ck.unit, ck.zeroBased = st.Unit, true
-	if mode == modeArray {
-		ck.base = o.lineBase
-	}
+	ck.unit, ck.levels = st.Unit, true
+	ck.span = func(a, b int) string { return posRange(st.Unit, a, b) }
 	switch mode {
 	case modeArray:
 		ck.label = string(ptr)
@@ -746,8 +812,9 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		ck.summary = func(a, b int) string { return "keys " + keyList(keys[a:b], 6) }
 	default:
-		ck.label = "the document"
-		ck.summary = func(a, b int) string { return "the whole document" }
+		ck.label = ""
+		ck.span = func(a, b int) string { return "item 1 (the whole document)" }
+		ck.summary = func(a, b int) string { return "" }
 	}
 	e.chunks = ck
 	detail := detailNote(name)
@@ -759,7 +826,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			}
 			return keyList(ks, 8)
 		}
-		return ranges(idx, o.lineBase)
+		return posList(st.Unit, idx)
 	}
 	// The document of a selection is built once, so that the returned
 	// text is rendered from the very value its draft was made from (a
@@ -804,15 +871,16 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		return strings.TrimSuffix(sb.String(), "\n")
 	}
 	e.assemble = func(sel []Level, tier int) string { return assemble(draft, sel, tier) }
+	var storeErr error
 	if o.Store != nil {
-		h, err := save(ctx, o, header{Kind: "json", Pointer: string(ptr), Mode: int(mode), Format: o.Format.Name, Budget: o.Budget,
-			Tokenizer: o.Counter.Name(), Chunks: ck.ranges, Label: ck.label, Unit: st.Unit}, stored(o, root, body))
+		h, err := put(ctx, o, header{Kind: "json", Pointer: string(ptr), Mode: int(mode), Format: o.Format.Name,
+			Chunks: spans(ck.ranges), Label: ck.label, Unit: st.Unit, Total: n}, stored(o, root, body))
 		if err != nil {
-			return Result{}, err
+			storeErr, ck.failed, st.StoreFailed = err, true, true
 		}
-		ck.handle = h
-		st.Handle = h
+		ck.handle, st.Handle = h, h
 	}
+	st.Budget = o.Budget
 	st.Chunks = len(ck.ranges)
 	text := e.run(&st)
 	if o.Format.Draft != nil && text != "" && assemble(o.Format.Append, e.sel, e.tier) != text {
@@ -821,11 +889,24 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		o.Format.Draft = nil
 		return fitJSONMode(ctx, o, root, body, mode, ptr)
 	}
-	return Result{Text: text, Stats: st}, nil
+	return Result{Text: text, Stats: st, StoreErr: storeErr, sel: e.sel}, nil
+}
+
+// spans turns chunk ranges into stored spans.
+func spans(rs [][2]int) []span {
+	out := make([]span, len(rs))
+	for k, r := range rs {
+		out[k] = span{A: r[0], B: r[1]}
+	}
+	return out
 }
 
 // keyList joins up to max keys, then "… (+k more)".
 func keyList(keys []string, max int) string {
+	keys = slices.Clone(keys)
+	for i, k := range keys {
+		keys[i] = oneLine(k)
+	}
 	if len(keys) <= max {
 		return strings.Join(keys, ", ")
 	}
@@ -842,9 +923,9 @@ func stored(o Options, root tree.Value, body []byte) []byte {
 }
 
 func detailNote(strategy string) string {
-	s := "dropped urls, avatars, node ids, extra timestamps, empty values; long strings cut"
+	s := `urls, avatars, node ids, extra timestamps and empty values dropped, long strings cut at "…[+N chars]"`
 	if strategy == StrategyThreadLevel {
-		s += "; threads keep first and last note"
+		s += ", threads cut to their first and last note"
 	}
 	return s
 }
@@ -852,13 +933,13 @@ func detailNote(strategy string) string {
 // writeJSONNotes declares the gaps and the detail levels of a JSON
 // selection. When a chunk index follows (indexed), it already says which
 // items this response holds and at which level, so for item arrays the
-// notes only define the levels. The wording is part of the API (models
-// parse it):
+// notes only define the levels. Items are numbered from 1. The wording is
+// part of the API (models parse it):
 //
-//	> [levels: standard = dropped urls, …; minimal = identity fields only (items per level: "here" in the chunk index)]
-//	> [omitted /items: 10–13, 15–119 (114 of 120 items, 0-based)]
-//	> [detail /items: standard 10–13 (dropped …); minimal 14 (identity fields only)]
-//	> [omitted the root object: history, info (2 of 5 members)]
+//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only; missing or blank fields of a shortened item were left out]
+//	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
+//	> [detail /items: items 11–14 standard (dropped …); item 15 minimal (identity fields only); the rest full]
+//	> [left out of the root object: history, info (2 of 5 members)]
 func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string, names func([]int) string, indexed bool) {
 	var skipped, std, min []int
 	for i, l := range sel {
@@ -873,33 +954,32 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 	}
 	if indexed && unit == "items" {
 		if len(std)+len(min) > 0 {
-			sb.WriteString("> [levels:")
+			sb.WriteString("> [levels: full = as in the source;")
 			if len(std) > 0 {
 				fmt.Fprintf(sb, " standard = %s;", detail)
 			}
 			if len(min) > 0 {
 				sb.WriteString(" minimal = identity fields only;")
 			}
-			sb.WriteString(" items per level: \"here\" in the chunk index]\n")
+			sb.WriteString(" missing or blank fields of a shortened item were left out]\n")
 		}
 		return
 	}
 	if len(skipped) > 0 {
-		zb := ", 0-based"
-		if unit != "items" {
-			zb = ""
-		}
-		fmt.Fprintf(sb, "> [omitted %s: %s (%d of %d %s%s)]\n", label, names(skipped), len(skipped), len(sel), unit, zb)
+		fmt.Fprintf(sb, "> [left out of %s: %s (%d of %d %s)]\n", label, names(skipped), len(skipped), len(sel), unit)
 	}
 	if len(std)+len(min) > 0 {
 		fmt.Fprintf(sb, "> [detail %s:", label)
 		sep := " "
 		if len(std) > 0 {
-			fmt.Fprintf(sb, "%sstandard %s (%s)", sep, names(std), detail)
+			fmt.Fprintf(sb, "%s%s standard (%s)", sep, names(std), detail)
 			sep = "; "
 		}
 		if len(min) > 0 {
-			fmt.Fprintf(sb, "%sminimal %s (identity fields only)", sep, names(min))
+			fmt.Fprintf(sb, "%s%s minimal (identity fields only)", sep, names(min))
+		}
+		if len(std)+len(min)+len(skipped) < len(sel) {
+			sb.WriteString("; the rest full")
 		}
 		sb.WriteString("]\n")
 	}
@@ -907,9 +987,9 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 
 // writeHintAndIndex writes the overflow hint and the chunk index.
 //
-//	> [+114 more items, 20 shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
-//	> [+114 more items: not stored; re-run with a larger budget to see them]
-//	> [23 items shortened: get any chunk in full with: terse chunk c_0123456789abcdef N]
+//	> [92 of 118 lines left out: not stored; re-run with a larger budget to see them]
+//	> [all 2 items left out: get chunk N of 2 whole with: terse chunk c_0123456789abcdef N]
+//	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
 	skipped, short := 0, 0
 	for _, l := range sel {
@@ -924,49 +1004,31 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		return
 	}
 	unit := idx.unit
+	shortened := "shortened"
+	if !idx.levels {
+		shortened = "cut"
+	}
 	var what string
 	switch {
+	case skipped == len(sel):
+		what = fmt.Sprintf("all %d %s left out, too large for this budget", skipped, unit)
 	case skipped == 0:
-		what = fmt.Sprintf("%d %s shortened", short, unit)
+		what = fmt.Sprintf("%d of %d %s %s", short, len(sel), unit, shortened)
 	case short == 0:
-		what = fmt.Sprintf("+%d more %s", skipped, unit)
+		what = fmt.Sprintf("%d of %d %s left out", skipped, len(sel), unit)
 	default:
-		what = fmt.Sprintf("+%d more %s, %d shortened", skipped, unit, short)
+		what = fmt.Sprintf("%d of %d %s left out, %d %s", skipped, len(sel), unit, short, shortened)
 	}
 	switch {
-	case idx.handle != "" && tier == tierIndex:
-		fmt.Fprintf(sb, "> [%s: get any chunk in full with: %s]\n", what, fetch(o, idx.handle, "N"))
+	case tier == tierIndex:
+		// The index says it all: what is here, what is not, and the call.
+		idx.write(sb, o, sel)
+		return
 	case idx.handle != "":
-		fmt.Fprintf(sb, "> [%s: get chunk N of %d in full with: %s]\n", what, len(idx.ranges), fetch(o, idx.handle, "N"))
+		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s]\n", what, len(idx.ranges), fetch(o, idx.handle, "N"))
+	case idx.failed:
+		fmt.Fprintf(sb, "> [%s: not retrievable right now (the chunk store is unavailable); %s]\n", what, o.RawHint)
 	default:
 		fmt.Fprintf(sb, "> [%s: not stored; re-run with a larger budget to see them]\n", what)
 	}
-	if tier == tierIndex {
-		idx.write(sb, o, sel)
-	}
-}
-
-func fetch(o Options, handle, n string) string {
-	return strings.NewReplacer("{handle}", handle, "{n}", n).Replace(o.Fetch)
-}
-
-// ranges formats sorted indexes as "0–9, 14, 20–24", adding base.
-func ranges(idx []int, base int) string {
-	var sb strings.Builder
-	for j := 0; j < len(idx); {
-		k := j
-		for k+1 < len(idx) && idx[k+1] == idx[k]+1 {
-			k++
-		}
-		if sb.Len() > 0 {
-			sb.WriteString(", ")
-		}
-		if k == j {
-			fmt.Fprintf(&sb, "%d", idx[j]+base)
-		} else {
-			fmt.Fprintf(&sb, "%d–%d", idx[j]+base, idx[k]+base)
-		}
-		j = k + 1
-	}
-	return sb.String()
 }

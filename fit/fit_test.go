@@ -217,8 +217,12 @@ func FuzzFitText(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := c.Count(res.Text); n > budget {
+		// With a store, a budget below MinBudget is raised to it.
+		if n := c.Count(res.Text); n > max(budget, MinBudget) {
 			t.Fatalf("%d tokens, budget %d", n, budget)
+		}
+		if res.Stats.Truncated && !strings.Contains(res.Text, res.Stats.Handle) {
+			t.Fatalf("trimmed without its handle %s:\n%s", res.Stats.Handle, res.Text)
 		}
 	})
 }
@@ -377,7 +381,7 @@ func TestDraft(t *testing.T) {
 	indent := func(dst []byte, v tree.Value) []byte { return tree.AppendIndent(dst, v, " ") }
 	calls := 0
 	same := func(dst []byte, v tree.Value) []byte { calls++; return indent(dst, v) }
-	for _, budget := range []int{150, 400, 1200} {
+	for _, budget := range []int{200, 400, 1200} {
 		fit := func(f Format) Result {
 			res, err := FitJSON(context.Background(), v, &Options{Budget: budget, Counter: c, Format: f, Store: &store.Mem{}})
 			if err != nil {

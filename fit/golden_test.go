@@ -10,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"regexp"
+
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/terse-dev/terse/fit/readtest"
 
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
@@ -101,5 +105,165 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s differs from the golden file (run with -update to accept):\n%s", path, got)
 			}
 		})
+	}
+}
+
+// TestFetchGolden pins the texts of the chunk path on a 30-item list
+// (item 17 far larger than the others): the fitted result, a chunk that
+// comes back whole, a chunk over the fetch budget split into smaller
+// chunks, an item over the budget split into parts and one part, the
+// store-down notice and the refusals.
+func TestFetchGolden(t *testing.T) {
+	ctx := context.Background()
+	c := tokens.O200kBase()
+	v := list30(t)
+	o := &Options{Budget: 1000, Counter: c, Store: &store.Mem{}, Scope: "session-1"}
+	res, err := FitJSON(ctx, v, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Stats.Handle
+	small := *o
+	small.Budget = 300
+	var files []txtar.File
+	add := func(name, text string) {
+		if n := c.Count(text); strings.HasPrefix(name, "fetch") && n > max(small.Budget, MinBudget) && !strings.Contains(name, "whole") {
+			t.Errorf("%s: %d tokens", name, n)
+		}
+		files = append(files, txtar.File{Name: name, Data: []byte(strings.TrimSuffix(text, "\n") + "\n")})
+	}
+	add("fit at 1000", res.Text)
+	whole, err := Chunk(ctx, h, 1, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("fetch chunk 1 at 1000 (whole)", whole)
+	split, err := Chunk(ctx, h, 1, &small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("fetch chunk 1 at 300 (split)", split)
+	// The chunk that holds item 17, at 300: item 17 alone is over budget.
+	r, _ := readtestParse(res.Text)
+	n17 := r.ChunkOf(17)
+	sub, err := Chunk(ctx, h, n17, &small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(fmt.Sprintf("fetch chunk %d at 300 (holds item 17)", n17), sub)
+	sh, sn := subChunkOf(t, sub, 17)
+	parts, err := Chunk(ctx, sh, sn, &small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(fmt.Sprintf("fetch %s chunk %d at 300 (item 17: parts)", sh, sn), parts)
+	ph, _ := subChunkOf(t, parts, 0)
+	part, err := Chunk(ctx, ph, 2, &small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(fmt.Sprintf("fetch %s chunk 2 at 300 (one part)", ph), part)
+	other := *o
+	other.Scope = "session-2"
+	_, err = Chunk(ctx, h, 1, &other)
+	add("fetch from another session (error)", err.Error())
+	_, err = Chunk(ctx, "c_0000000000000000", 1, o)
+	add("fetch unknown handle (error)", err.Error())
+	_, err = Chunk(ctx, h, 99, o)
+	add("fetch chunk 99 (error)", err.Error())
+	down := *o
+	down.Store, down.RawHint = &failStore{}, `re-run the call with _output_mode: "raw" to get the whole result`
+	dr, _ := FitJSON(ctx, v, &down)
+	add("fit at 1000, store down", dr.Text)
+	tiny := *o
+	tiny.Budget = 10
+	tr, _ := FitJSON(ctx, v, &tiny)
+	add("fit at 10 (nothing fits: the hint alone, with its handle)", tr.Text)
+	checkGolden(t, "fetch-list30", &txtar.Archive{
+		Comment: []byte("The chunk path on a synthetic 30-item list whose item 17 is far larger than the others:\nfit at 1000 tokens, then chunk fetches at 1000 and 300 (store.Mem, scope session-1, public key).\n"),
+		Files:   files,
+	})
+}
+
+// TestLongLineGolden pins a long single line under a small budget: shown
+// cut with its marker, declared in the index, and its chunk split into
+// parts to join.
+func TestLongLineGolden(t *testing.T) {
+	ctx := context.Background()
+	c := tokens.O200kBase()
+	var sb strings.Builder
+	for i := 0; sb.Len() < 6000; i++ {
+		fmt.Fprintf(&sb, "w%d ", i)
+	}
+	text := "first line\n" + sb.String() + "\nlast line\n"
+	o := &Options{Budget: 300, Counter: c, Store: &store.Mem{}}
+	res, err := FitText(ctx, text, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Count(res.Text); n > 300 {
+		t.Errorf("%d tokens", n)
+	}
+	files := []txtar.File{{Name: "fit at 300", Data: []byte(res.Text)}}
+	r, _ := readtestParse(res.Text)
+	ch, err := Chunk(ctx, res.Stats.Handle, r.ChunkOf(2), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, txtar.File{Name: fmt.Sprintf("fetch chunk %d at 300 (holds line 2)", r.ChunkOf(2)), Data: []byte(ch + "\n")})
+	checkGolden(t, "fetch-longline", &txtar.Archive{
+		Comment: []byte("A 3-line text whose line 2 is 6 KB, fitted to 300 tokens, and the chunk holding line 2 fetched at 300.\n"),
+		Files:   files,
+	})
+}
+
+func readtestParse(text string) (*readtest.Response, error) { return readtest.Parse(text) }
+
+// subChunkOf reads a split chunk's index: the handle it names and the
+// number of the chunk that holds item k (0: the first).
+func subChunkOf(t *testing.T, text string, k int) (string, int) {
+	t.Helper()
+	h := ""
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "[/chunks] ") {
+			h = reHandleT.FindString(l)
+		}
+		var num, a, b int
+		if _, err := fmt.Sscanf(l, "  chunk %d: items %d–%d,", &num, &a, &b); err == nil && k >= a && k <= b {
+			n = num
+		} else if _, err := fmt.Sscanf(l, "  chunk %d: item %d,", &num, &a); err == nil && k == a {
+			n = num
+		}
+	}
+	if n == 0 {
+		n = 1
+	}
+	if h == "" {
+		t.Fatalf("no sub-chunk handle in\n%s", text)
+	}
+	return h, n
+}
+
+var reHandleT = regexp.MustCompile(`c_[0-9a-f]{16}`)
+
+// checkGolden compares an archive with testdata/NAME.txtar (-update
+// rewrites it).
+func checkGolden(t *testing.T, name string, ar *txtar.Archive) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".txtar")
+	got := txtar.Format(ar)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run with -update to accept):\n%s", path, got)
 	}
 }

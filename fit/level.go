@@ -24,6 +24,9 @@ var levelNames = [...]string{"full", "standard", "minimal", "skip"}
 func (l Level) String() string { return levelNames[l] }
 
 // DefaultIdentity lists the fields Minimal keeps (case-insensitive).
+// With the default list, Minimal also keeps identifier fields named
+// *_id (ghsa_id, issue_id), *Id or *ID, uuid, guid and sha, except the
+// opaque node ids that Standard drops.
 var DefaultIdentity = []string{"id", "key", "number", "iid", "name", "title", "state", "status",
 	"login", "slug", "path", "filename", "new_path", "type", "kind", "level", "severity", "summary", "ts", "user", "username"}
 
@@ -57,6 +60,7 @@ type rules struct {
 	drop     map[string]bool // extra fields Standard drops
 	keep     map[string]bool // fields Standard never drops
 	identity map[string]bool // fields Minimal keeps (lowercase)
+	ids      bool            // Minimal also keeps *_id fields (isIDKey)
 	stdCap   int             // Standard: strings longer than this many runes are cut
 	minCap   int             // Minimal: same
 	threads  bool            // Standard keeps only the first and last note of a thread
@@ -78,7 +82,7 @@ func newRules(o *Options, strategy string, stdCap int) *rules {
 		threads: strategy == StrategyThreadLevel}
 	ids := o.Identity
 	if len(ids) == 0 {
-		ids = DefaultIdentity
+		ids, r.ids = DefaultIdentity, true
 	}
 	for _, k := range ids {
 		r.identity[strings.ToLower(k)] = true
@@ -270,7 +274,7 @@ func (r *rules) minimal(v tree.Value) tree.Value {
 				out = append(out, tree.Member{Key: m.Key, Value: tree.Array(ends...)})
 				continue
 			}
-			if !r.identity[lower(m.Key)] || isEmpty(m.Value) {
+			if !r.identity[lower(m.Key)] && !(r.ids && isIDKey(m.Key)) || isEmpty(m.Value) {
 				continue
 			}
 			switch m.Value.Kind() {
@@ -308,6 +312,20 @@ func (r *rules) minimal(v tree.Value) tree.Value {
 		return tree.Object(out...)
 	}
 	return v
+}
+
+// isIDKey reports whether a key names an identifier of the item
+// (ghsa_id, issue_id, pageId, …), other than the opaque ids Standard
+// drops (node_id, gravatar_id, …).
+func isIDKey(k string) bool {
+	l := lower(k)
+	switch l {
+	case "node_id", "nodeid", "gravatar_id", "graphql_id", "global_id":
+		return false
+	case "uuid", "guid", "sha":
+		return true
+	}
+	return strings.HasSuffix(l, "_id") || strings.HasSuffix(k, "Id") || strings.HasSuffix(k, "ID")
 }
 
 // minimalInner is minimal for a nested object: identity primitives only.

@@ -29,20 +29,21 @@ func isDiff(lines []string) bool {
 	return false
 }
 
-// gapMarker is the line that stands for omitted source lines. Its form is
-// part of the API (models parse it):
+// gapMarker is the line that stands for the left-out source lines [a, b)
+// (numbered from 1). Its form is part of the API (models parse it):
 //
-//	[… 118 lines omitted (3–120) …]
-//	[… 40 lines omitted (120–159): +30/−10 …]
+//	[… 118 lines left out: lines 3–120 …]
+//	[… 1 line left out: line 7 …]
+//	[… 40 lines left out: lines 120–159, +30/−10 …]
 func gapMarker(a, b int, extra string) string {
 	if extra != "" {
-		extra = ": " + extra
+		extra = ", " + extra
 	}
 	n := b - a
 	if n == 1 {
-		return fmt.Sprintf("[… 1 line omitted (%d)%s …]", a+1, extra)
+		return fmt.Sprintf("[… 1 line left out: line %d%s …]", a+1, extra)
 	}
-	return fmt.Sprintf("[… %d lines omitted (%d–%d)%s …]", n, a+1, b, extra)
+	return fmt.Sprintf("[… %d lines left out: lines %d–%d%s …]", n, a+1, b, extra)
 }
 
 // textUnit is a run of source lines [a, b) fitted as one item: a line, or a
@@ -74,7 +75,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	base := o.lineBase
+	base := 0
 	st := Stats{Kind: kind, Strategy: name, StrategySource: src}
 	var units []textUnit
 	if kind == "diff" {
@@ -83,8 +84,27 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	} else {
 		units = make([]textUnit, len(lines))
 		full := []Level{Full} // shared, read-only
-		for i := range lines {
+		// A line too long for a good part of the budget can be shown cut,
+		// its start kept and the rest declared ("…[+N chars]"): the
+		// chunk that holds it has it whole.
+		// Two cuts: about half the budget, and an eighth of it.
+		hi, lo := max(200, o.Budget*2), max(100, o.Budget/2)
+		for i, l := range lines {
 			units[i] = textUnit{a: i, b: i + 1, levels: full}
+			if len(l) <= 2*lo {
+				continue
+			}
+			u := &units[i]
+			u.levels, u.out = []Level{Full}, [][]string{{l}}
+			if cut, ok := cutString(l, hi); ok && len(l) > 2*hi {
+				u.levels, u.out = append(u.levels, Standard), append(u.out, []string{cut})
+			}
+			if cut, ok := cutString(l, lo); ok {
+				u.levels, u.out = append(u.levels, Minimal), append(u.out, []string{cut})
+			}
+			if len(u.levels) == 1 {
+				u.levels, u.out = full, nil
+			}
 		}
 		st.Unit = "lines"
 	}
@@ -164,17 +184,13 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	}
 	ck := partition(fullCosts, o.Budget, 0)
 	ck.unit = st.Unit
-	if kind != "diff" {
-		ck.base = base
-	}
 	if kind == "diff" {
-		ck.label = "the diff"
+		ck.label, ck.levels = "the diff", true
+		if len(units) > 0 && units[0].path == "" {
+			ck.label = "the diff (file 1 is its preamble)"
+		}
 		ck.span = func(a, b int) string {
-			files := fmt.Sprintf("files %d–%d", a+1, b)
-			if b == a+1 {
-				files = fmt.Sprintf("file %d", b)
-			}
-			return fmt.Sprintf("%s, lines %d–%d", files, units[a].a+1+base, units[b-1].b+base)
+			return fmt.Sprintf("%s (lines %d–%d)", posRange("files", a, b), units[a].a+1, units[b-1].b)
 		}
 		ck.summary = func(a, b int) string {
 			var paths []string
@@ -186,13 +202,12 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 				add, del = add+u.add, del+u.del
 			}
 			if len(paths) == 0 {
-				return fmt.Sprintf("%d lines of preamble", units[b-1].b-units[a].a)
+				return "preamble"
 			}
-			return fmt.Sprintf("%s: %s; +%d/−%d", plural(len(paths), "file"), dirSummary(paths), add, del)
+			return fmt.Sprintf("%s; +%d/−%d", dirSummary(paths), add, del)
 		}
 	} else {
-		ck.label = ""
-		ck.span = func(a, b int) string { return fmt.Sprintf("lines %d–%d", a+1+base, b+base) }
+		ck.span = func(a, b int) string { return posRange("lines", a, b) }
 		ck.summary = func(a, b int) string {
 			ne := 0
 			for _, isErr := range errs[a:b] {
@@ -200,11 +215,10 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 					ne++
 				}
 			}
-			s := fmt.Sprintf("%d lines", b-a)
 			if ne > 0 {
-				s += ", " + plural(ne, "error line")
+				return plural(ne, "error line")
 			}
-			return s
+			return ""
 		}
 	}
 	e.chunks = ck
@@ -240,6 +254,9 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 			}
 			i++
 		}
+		if kind == "diff" {
+			writeDiffLevels(&sb, sel)
+		}
 		writeHintAndIndex(&sb, o, sel, ck, tier)
 		out := sb.String()
 		if !trailing {
@@ -247,21 +264,47 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		}
 		return out
 	}
+	var storeErr error
 	if o.Store != nil {
-		lr := make([][2]int, len(ck.ranges))
-		for k, r := range ck.ranges {
-			lr[k] = [2]int{units[r[0]].a, units[r[1]-1].b}
+		var files [][2]int
+		if kind == "diff" {
+			files = make([][2]int, n)
+			for i, u := range units {
+				files[i] = [2]int{u.a, u.b}
+			}
 		}
-		h, err := save(ctx, o, header{Kind: kind, Budget: o.Budget, Tokenizer: o.Counter.Name(), Label: ck.label, Unit: st.Unit,
-			Chunks: ck.ranges, Lines: lr}, []byte(s))
+		h, err := put(ctx, o, header{Kind: kind, Label: ck.label, Unit: st.Unit, Total: n, Files: files,
+			Chunks: spans(ck.ranges)}, []byte(s))
 		if err != nil {
-			return Result{}, err
+			storeErr, ck.failed, st.StoreFailed = err, true, true
 		}
 		ck.handle, st.Handle = h, h
 	}
+	st.Budget = o.Budget
 	st.Chunks = len(ck.ranges)
 	text := e.run(&st)
-	return Result{Text: text, Stats: st}, nil
+	return Result{Text: text, Stats: st, StoreErr: storeErr, sel: e.sel}, nil
+}
+
+// writeDiffLevels defines the detail levels a diff selection uses:
+//
+//	> [levels: full = the file's whole diff; standard = hunks over 8 lines cut to their first 5 and last 2, later hunks after 20 lines left out; minimal = the file's header line and +/− counts]
+func writeDiffLevels(sb *strings.Builder, sel []Level) {
+	var std, min bool
+	for _, l := range sel {
+		std, min = std || l == Standard, min || l == Minimal
+	}
+	if !std && !min {
+		return
+	}
+	sb.WriteString("> [levels: full = the file's whole diff;")
+	if std {
+		sb.WriteString(" standard = hunks over 8 lines cut to their first 5 and last 2, later hunks after 20 lines left out;")
+	}
+	if min {
+		sb.WriteString(" minimal = the file's header line and +/− counts;")
+	}
+	sb.WriteString(" every cut is marked where it is]\n")
 }
 
 // diffUnits splits a diff into its preamble and one unit per file, with

@@ -20,8 +20,12 @@ const chunkDoc = `
 Chunk prints chunk N (1-based) of a result that "terse compact" trimmed,
 in full, after one line saying which part of the source it is. HANDLE and
 the chunk numbers are the ones the compacted output's chunk index shows.
-A chunk larger than the original budget is fitted to it again, with its
-own index.
+
+The budget applies to the chunk: a chunk larger than --budget is not cut
+but split into smaller chunks, listed with their ranges and a handle of
+their own (an item or line larger than the budget into byte ranges to
+join in order); the first line says which budget gets it in one piece.
+Fetching every chunk, recursively, gives back the whole source.
 
 Stored results are kept 30 minutes after they were last used (configurable
 in the config file's [store] table). An unknown or expired handle prints one
@@ -32,6 +36,7 @@ shared Redis server) and for how long; --store and --ttl override it.
 
 Examples:
   terse chunk c_0123456789abcdef 2
+  terse chunk --budget 2000 c_0123456789abcdef 2
   terse chunk --store /tmp/chunks c_0123456789abcdef 1
   terse chunk --config terse.toml c_0123456789abcdef 3
 `
@@ -71,7 +76,8 @@ func shellQuote(s string) string {
 }
 
 func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] HANDLE N", chunkDoc, stdout, stderr)
+	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] [--budget TOKENS] HANDLE N", chunkDoc, stdout, stderr)
+	budget := fs.Int("budget", fit.DefaultBudget, "largest chunk `tokens` to print whole; a larger chunk is split into smaller ones")
 	cfgPath := fs.String("config", "", "terse config `file` (TOML) whose [store] table (dir or redis, ttl) names the store")
 	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
 	ttl := fs.Duration("ttl", store.DefaultTTL, "idle time-to-live of stored results")
@@ -113,12 +119,19 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		fetch = chunkCommand(dir, *ttl)
 	}
-	p, err := terse.New(&terse.Options{Store: st, Fetch: fetch})
+	if *budget < 1 {
+		return &usageError{fmt.Sprintf("chunk: --budget must be ≥ 1, not %d", *budget)}
+	}
+	p, err := terse.New(&terse.Options{Store: st, Fetch: fetch, Budget: *budget})
 	if err != nil {
 		return err
 	}
 	text, err := p.Chunk(ctx, fs.Arg(0), n)
 	if e, ok := errors.AsType[*fit.ExpiredError](err); ok {
+		fmt.Fprintf(stderr, "terse: %v\n", e)
+		return errReported
+	}
+	if e, ok := errors.AsType[*fit.ScopeError](err); ok {
 		fmt.Fprintf(stderr, "terse: %v\n", e)
 		return errReported
 	}

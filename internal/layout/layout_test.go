@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"dedup":           {"tree"},
 	"store":           {},
 	"fit":             {"tree", "tokens", "toon", "render", "store"},
+	"fit/readtest":    {"tree"},
 	"history":         {"tree", "tokens"},
 	"":                {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},
 	"config":          {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history"},

@@ -1,0 +1,452 @@
+package fit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// MinBudget is the smallest budget a chunk is fetched with: a smaller
+// one (even 10) is raised to it, so that a chunk split into smaller ones
+// can list them with their handle. (A fit keeps its budget; when not even
+// the overflow hint fits, the hint alone is returned, so that nothing is
+// left out without a handle.)
+const MinBudget = 200
+
+// ChunkResult is one fetched chunk.
+type ChunkResult struct {
+	// Text is what the model reads: one line saying what the chunk is,
+	// then either the chunk in full or, when it is over the budget, an
+	// index of the smaller chunks it was split into.
+	Text string
+	// Whole reports that Text holds the chunk in full.
+	Whole bool
+	// Doc is, for a JSON chunk returned whole, the source document with
+	// its item array (or object) cut to the chunk's items (members); the
+	// zero Value otherwise. Text shows the chunk's items alone (an array
+	// or object); a caller that must answer with structured content can
+	// return Doc.
+	Doc tree.Value
+	// Tokens is the size of Text by the counter.
+	Tokens int
+}
+
+// Chunk returns the text of chunk n (1-based) of the view stored under
+// handle: [FetchChunk] without the details.
+func Chunk(ctx context.Context, handle string, n int, opts *Options) (string, error) {
+	r, err := FetchChunk(ctx, handle, n, opts)
+	return r.Text, err
+}
+
+// FetchChunk returns chunk n (1-based) of the view stored under handle,
+// within opts.Budget (zero means DefaultBudget; at least MinBudget): in
+// full when it fits, else split into smaller chunks that each have a
+// handle, listed with their ranges (a single unit too large for the
+// budget is split into byte ranges of its text, to be joined in order).
+// Fetching every chunk, recursively, gives back the whole source.
+//
+// opts supplies the store, counter, formats, fetch template and scope: a
+// handle minted in another scope gives a [*ScopeError], an unknown or
+// expired one an [*ExpiredError], a store that fails or does not answer
+// within opts.StoreTimeout a [*StoreError].
+func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (ChunkResult, error) {
+	o := opts.normalized()
+	if o.Store == nil {
+		return ChunkResult{}, &Error{"no store configured"}
+	}
+	o.Budget = max(o.Budget, MinBudget)
+	h, payload, err := get(ctx, o, handle)
+	if err != nil {
+		return ChunkResult{}, err
+	}
+	if n < 1 || n > len(h.Chunks) {
+		return ChunkResult{}, &ChunkRangeError{handle, n, len(h.Chunks)}
+	}
+	src, err := newSource(h, payload, o)
+	if err != nil {
+		return ChunkResult{}, &ExpiredError{handle}
+	}
+	sp := h.Chunks[n-1]
+	if !src.valid(sp) {
+		return ChunkResult{}, &ExpiredError{handle}
+	}
+	title := fmt.Sprintf("chunk %d of %d of %s", n, len(h.Chunks), handle)
+	var whole string
+	var doc tree.Value
+	if sp.cut() {
+		t := src.unitText(sp.A)
+		whole = fmt.Sprintf("> [%s: bytes %s–%s of %s of %s, in full (join the parts in order)]\n%s",
+			title, thousands(sp.Off+1), thousands(sp.End), thousands(len(t)), src.textOf(sp.A), t[sp.Off:sp.End])
+	} else {
+		var body string
+		body, doc = src.render(sp.A, sp.B)
+		whole = fmt.Sprintf("> [%s: %s, in full]\n%s", title, src.where(sp.A, sp.B), body)
+	}
+	if fitsQuick(o, []byte(whole)) {
+		return ChunkResult{Text: whole, Whole: true, Doc: doc, Tokens: o.Counter.Count(whole)}, nil
+	}
+	need := o.Counter.Count(whole)
+	text, err := src.split(ctx, h, handle, title, sp, need)
+	if err != nil {
+		return ChunkResult{}, err
+	}
+	return ChunkResult{Text: text, Tokens: o.Counter.Count(text)}, nil
+}
+
+// source is a stored payload, cut into its units.
+type source struct {
+	o     Options
+	h     header
+	root  tree.Value
+	toks  []string
+	items []tree.Value  // array mode
+	mems  []tree.Member // members mode
+	lines []string      // text and diff
+	texts map[int]string
+}
+
+func newSource(h header, payload []byte, o Options) (*source, error) {
+	s := &source{o: o, h: h, texts: map[int]string{}}
+	if h.Kind != "json" {
+		s.lines = splitLines(string(payload))
+		if h.Kind == "diff" && len(h.Files) != h.Total || h.Kind == "text" && len(s.lines) != h.Total {
+			return nil, &Error{"stored text does not match its header"}
+		}
+		for _, f := range h.Files {
+			if f[0] < 0 || f[1] < f[0] || f[1] > len(s.lines) {
+				return nil, &Error{"stored diff does not match its header"}
+			}
+		}
+		return s, nil
+	}
+	root, err := tree.Parse(payload)
+	if err != nil {
+		return nil, err
+	}
+	s.root = root
+	s.toks, _ = tree.Pointer(h.Pointer).Tokens()
+	for _, f := range o.Formats {
+		if f.Name == h.Format && f.Append != nil {
+			s.o.Format = f
+		}
+	}
+	if s.o.Format.Name != h.Format {
+		s.o.Format = JSON
+	}
+	switch jsonMode(h.Mode) {
+	case modeArray:
+		v, err := tree.Lookup(root, tree.Pointer(h.Pointer))
+		if err != nil || v.Kind() != tree.KindArray {
+			return nil, &Error{"stored item array not found"}
+		}
+		s.items = v.Items()
+	case modeMembers:
+		v, err := tree.Lookup(root, tree.Pointer(h.Pointer))
+		if err != nil || v.Kind() != tree.KindObject {
+			return nil, &Error{"stored object not found"}
+		}
+		s.mems = v.Members()
+	}
+	if s.n() != h.Total {
+		return nil, &Error{"stored document does not match its header"}
+	}
+	return s, nil
+}
+
+// valid reports whether a stored span fits the source (a damaged view
+// is treated as gone).
+func (s *source) valid(sp span) bool {
+	if sp.A < 0 || sp.B <= sp.A || sp.B > s.n() {
+		return false
+	}
+	if sp.Off == 0 && sp.End == 0 {
+		return true
+	}
+	return sp.B == sp.A+1 && sp.Off >= 0 && sp.End > sp.Off && sp.End <= len(s.unitText(sp.A))
+}
+
+func (s *source) n() int {
+	switch {
+	case s.h.Kind == "diff":
+		return len(s.h.Files)
+	case s.h.Kind == "text":
+		return len(s.lines)
+	case jsonMode(s.h.Mode) == modeArray:
+		return len(s.items)
+	case jsonMode(s.h.Mode) == modeMembers:
+		return len(s.mems)
+	}
+	return 1
+}
+
+// at is " at LABEL" or "".
+func (s *source) at() string {
+	switch {
+	case s.h.Label == "":
+		return ""
+	case s.h.Kind == "diff":
+		return " in " + s.h.Label
+	}
+	return " at " + s.h.Label
+}
+
+// name names the units [a, b): "items 5–8", "line 3", "files 2–3 (lines
+// 40–99)", "the document".
+func (s *source) name(a, b int) string {
+	switch {
+	case s.h.Kind == "diff":
+		return fmt.Sprintf("%s (lines %d–%d)", posRange("files", a, b), s.h.Files[a][0]+1, s.h.Files[b-1][1])
+	case s.h.Kind == "json" && jsonMode(s.h.Mode) == modeSingle:
+		return "the document"
+	}
+	return posRange(s.h.Unit, a, b)
+}
+
+// where names the units [a, b) within the source: "items 5–8 of 30 at
+// the root array", "the document".
+func (s *source) where(a, b int) string {
+	if s.h.Kind == "json" && jsonMode(s.h.Mode) == modeSingle {
+		return "the document"
+	}
+	return fmt.Sprintf("%s of %d%s", s.name(a, b), s.h.Total, s.at())
+}
+
+// textOf says what the text of unit i is: "item 7's compact JSON".
+func (s *source) textOf(i int) string {
+	switch {
+	case s.h.Kind != "json":
+		return s.name(i, i+1) + fmt.Sprintf(" of %d", s.h.Total)
+	case jsonMode(s.h.Mode) == modeSingle:
+		return "the document's compact JSON"
+	}
+	return "the compact JSON of " + s.where(i, i+1)
+}
+
+// unitText is the text whose bytes a cut span counts: a JSON unit's
+// compact JSON ({"key":value} for a member), a line, a diff file's lines.
+func (s *source) unitText(i int) string {
+	if t, ok := s.texts[i]; ok {
+		return t
+	}
+	var t string
+	switch {
+	case s.h.Kind == "text":
+		t = s.lines[i]
+	case s.h.Kind == "diff":
+		f := s.h.Files[i]
+		t = strings.Join(s.lines[f[0]:f[1]], "\n")
+	case jsonMode(s.h.Mode) == modeArray:
+		t = string(tree.AppendJSON(nil, s.items[i]))
+	case jsonMode(s.h.Mode) == modeMembers:
+		t = string(tree.AppendJSON(nil, tree.Object(s.mems[i])))
+	default:
+		t = string(tree.AppendJSON(nil, s.root))
+	}
+	s.texts[i] = t
+	return t
+}
+
+// render is the units [a, b) in full, in the stored format: the items
+// as an array (the members as an object, the whole document), or the
+// lines; and, for JSON, the source document with its item array (object)
+// cut to them.
+func (s *source) render(a, b int) (string, tree.Value) {
+	switch s.h.Kind {
+	case "text":
+		return strings.Join(s.lines[a:b], "\n"), tree.Value{}
+	case "diff":
+		return strings.Join(s.lines[s.h.Files[a][0]:s.h.Files[b-1][1]], "\n"), tree.Value{}
+	}
+	var body, doc tree.Value
+	switch jsonMode(s.h.Mode) {
+	case modeArray:
+		body = tree.Array(s.items[a:b]...)
+		doc = setAt(s.root, s.toks, body)
+	case modeMembers:
+		body = tree.Object(s.mems[a:b]...)
+		doc = setAt(s.root, s.toks, body)
+	default:
+		body, doc = s.root, s.root
+	}
+	return string(s.o.Format.Append(nil, body)), doc
+}
+
+// cost is the token count of units [a, b) rendered alone.
+func (s *source) cost(a, b int) int {
+	t, _ := s.render(a, b)
+	return tokens.CountBytes(s.o.Counter, []byte(t))
+}
+
+// split answers a chunk over the budget: it cuts the span into smaller
+// spans (groups of units, each fitting the budget when it can; a single
+// unit into byte ranges), stores them as a view of their own and returns
+// the index of that view. need is the chunk's size in full.
+func (s *source) split(ctx context.Context, h header, handle, title string, sp span, need int) (string, error) {
+	o := s.o
+	var what, intro string
+	if sp.cut() || sp.B == sp.A+1 {
+		what = "parts"
+	}
+	if sp.cut() {
+		intro = fmt.Sprintf("bytes %s–%s of %s", thousands(sp.Off+1), thousands(sp.End), s.textOf(sp.A))
+	} else {
+		intro = s.where(sp.A, sp.B)
+	}
+	short := false // the short header, when the budget is very tight
+	head := func(k int) string {
+		how := fmt.Sprintf("split into %d chunks", k)
+		switch {
+		case what != "parts":
+		case sp.cut():
+			how = fmt.Sprintf("split into %d parts to join in order", k)
+		case s.h.Kind == "json":
+			how = fmt.Sprintf("its compact JSON is split into %d parts to join in order", k)
+		default:
+			how = fmt.Sprintf("its text is split into %d parts to join in order", k)
+		}
+		if short {
+			return fmt.Sprintf("> [%s: %s tokens in full, over the budget of %s, so %s]\n", title, thousands(need), thousands(o.Budget), how)
+		}
+		return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so %s; a budget of at least %s gets it in one piece]\n",
+			title, intro, thousands(need), thousands(o.Budget), how, thousands(need))
+	}
+	// Room for a sub-chunk in full: the budget less its own header line.
+	room := max(16, o.Budget-o.Counter.Count(head(99))-8)
+	var subs []span
+	var costs []int
+	if what == "parts" {
+		a, b := 0, len(s.unitText(sp.A))
+		if sp.cut() {
+			a, b = sp.Off, sp.End
+		}
+		subs, costs = s.pieces(sp.A, a, b, room)
+	} else {
+		unit := make([]int, sp.B-sp.A)
+		for j := range unit {
+			unit[j] = s.cost(sp.A+j, sp.A+j+1) + 1
+		}
+		for i := sp.A; i < sp.B; {
+			j, used := i, 0
+			for j < sp.B && (j == i || used+unit[j-sp.A] <= room) {
+				used += unit[j-sp.A]
+				j++
+			}
+			if j == sp.B && i == sp.A {
+				// The units' costs fit, the whole did not: halve.
+				j, used = sp.A+(sp.B-sp.A+1)/2, 0
+				for _, c := range unit[:j-sp.A] {
+					used += c
+				}
+			}
+			subs, costs = append(subs, span{A: i, B: j}), append(costs, used)
+			i = j
+		}
+	}
+	// The index must fit the budget: merge neighbours until it does.
+	line := func(k int, x span, c int) string {
+		var l string
+		if x.cut() {
+			l = fmt.Sprintf("  chunk %d: bytes %s–%s, ≈%s tokens", k+1, thousands(x.Off+1), thousands(x.End), thousands(c))
+		} else {
+			l = fmt.Sprintf("  chunk %d: %s, ≈%s tokens", k+1, s.name(x.A, x.B), thousands(c))
+		}
+		if c > room {
+			l += ", over budget"
+		}
+		return l + "\n"
+	}
+	foot := func(hd string) string {
+		return fmt.Sprintf("[/chunks] Get chunk N: %s (no other arguments needed)\n", fetch(o, hd, "N"))
+	}
+	render := func(subs []span, costs []int, hd string) string {
+		var sb strings.Builder
+		sb.WriteString(head(len(subs)))
+		if what == "parts" {
+			fmt.Fprintf(&sb, "[chunks] %d parts:\n", len(subs))
+		} else {
+			fmt.Fprintf(&sb, "[chunks] %d chunks:\n", len(subs))
+		}
+		for k, x := range subs {
+			sb.WriteString(line(k, x, costs[k]))
+		}
+		sb.WriteString(foot(hd))
+		return sb.String()
+	}
+	for len(subs) > 2 && o.Counter.Count(render(subs, costs, handle)) > o.Budget {
+		subs, costs = mergePairs(subs, costs)
+	}
+	nh := h
+	nh.Payload = handle
+	if h.Payload != "" {
+		nh.Payload = h.Payload
+	}
+	// Handles differ in their token counts: count with the real one.
+	for {
+		nh.Chunks = subs
+		hd, err := put(ctx, o, nh, nil)
+		if err != nil {
+			return "", err
+		}
+		text := render(subs, costs, hd)
+		if o.Counter.Count(text) <= o.Budget || len(subs) <= 2 && short {
+			return text, nil
+		}
+		if len(subs) > 2 {
+			subs, costs = mergePairs(subs, costs)
+		} else {
+			short = true
+		}
+	}
+}
+
+// pieces cuts bytes [a, b) of unit i's text into spans of about room
+// tokens each, on rune boundaries; at least two when b-a > 1.
+func (s *source) pieces(i, a, b, room int) ([]span, []int) {
+	t := s.unitText(i)
+	n := tokens.CountBytes(s.o.Counter, []byte(t[a:b]))
+	per := max(1, int(float64(b-a)*float64(room)/float64(max(n, 1))*0.8))
+	if b-a > 1 {
+		per = min(per, (b-a+1)/2)
+	}
+	var subs []span
+	var costs []int
+	for x := a; x < b; {
+		y := min(b, x+per)
+		for y < b && y > x+1 && !utf8.RuneStart(t[y]) {
+			y--
+		}
+		for y < b && !utf8.RuneStart(t[y]) { // a piece holds at least one rune
+			y++
+		}
+		if b-y < per/4 && len(subs) > 0 { // no crumb at the end
+			y = b
+		}
+		subs = append(subs, span{A: i, B: i + 1, Off: x, End: y})
+		costs = append(costs, max(1, n*(y-x)/max(1, b-a)))
+		x = y
+	}
+	return subs, costs
+}
+
+// mergePairs halves a list of spans by joining neighbours.
+func mergePairs(subs []span, costs []int) ([]span, []int) {
+	var out []span
+	var oc []int
+	for k := 0; k < len(subs); k += 2 {
+		if k+1 == len(subs) {
+			out, oc = append(out, subs[k]), append(oc, costs[k])
+			break
+		}
+		x, y := subs[k], subs[k+1]
+		m := span{A: x.A, B: y.B}
+		if x.cut() {
+			m = span{A: x.A, B: x.B, Off: x.Off, End: y.End}
+		}
+		out, oc = append(out, m), append(oc, costs[k]+costs[k+1])
+	}
+	return out, oc
+}
