@@ -32,11 +32,11 @@ func Example() {
 	r := res.Report
 	fmt.Printf("%d → %d tokens (%s), kept %d of %d by %s\n", r.RawTokens, r.OutputTokens, r.Tokenizer, r.Items.Kept, r.Items.Total, r.Strategy)
 	// Output:
-	// [{"number":5,"title":"Crash on start","state":"open","html_url":"https://example.com/5","body":"Steps: run it, see it crash."},{"number":4,"title":"Typo in README","state":"closed","body":"teh → the"}]
-	// > [omitted the root array: 2–4 (3 of 5 items, 0-based)]
-	// > [detail the root array: standard 1 (dropped urls, avatars, node ids, extra timestamps, empty values; long strings cut)]
-	// > [+3 more items, 1 shortened: get chunk N of 2 in full with: terse chunk c_53abc4671d63e9ee N]
-	// 170 → 149 tokens (o200k_base), kept 2 of 5 by element_count
+	// [{"number":5,"title":"Crash on start","state":"open","html_url":"https://example.com/5","body":"Steps: run it, see it crash."},{"number":4,"title":"Typo in README","state":"closed"}]
+	// > [left out of the root array: items 3–5 (3 of 5 items)]
+	// > [detail the root array: item 2 minimal (identity fields only); the rest full]
+	// > [3 of 5 items left out, 1 shortened: get chunk N of 2 whole with: terse chunk c_4136ef2c098baebf N]
+	// 170 → 133 tokens (o200k_base), kept 2 of 5 by element_count
 }
 
 // A Pipeline with the dedup stage: the first result is shown with its id

@@ -141,7 +141,7 @@ func TestTextAndErrors(t *testing.T) {
 	if res.Report.Kind != "text" || res.Report.Strategy != fit.StrategyHeadTail || res.Report.OutputTokens > 400 {
 		t.Errorf("Report = %+v", res.Report)
 	}
-	if !strings.Contains(res.Text, "lines omitted (") {
+	if !strings.Contains(res.Text, "lines left out: lines") {
 		t.Errorf("no gap marker in:\n%s", res.Text)
 	}
 	// A log line starting with "[" is text, not broken JSON.
