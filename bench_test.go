@@ -42,8 +42,8 @@ func BenchmarkPipeline(b *testing.B) {
 		{"auto/fits", Options{Format: "auto", Budget: 1 << 30}},
 		{"json/8000", Options{Budget: 8000}},
 		{"auto/8000", Options{Format: "auto", Budget: 8000}},
-		{"auto/8000/filter+dedup", Options{Format: "auto", Budget: 8000, Filter: rule, DedupCache: dedup.New(dedup.Options{})}},
-		{"auto/fits/filter+dedup", Options{Format: "auto", Budget: 1 << 30, Filter: rule, DedupCache: dedup.New(dedup.Options{})}},
+		{"auto/8000/filter+dedup", Options{Format: "auto", Budget: 8000, Filter: rule, Dedup: dedup.New(dedup.Options{})}},
+		{"auto/fits/filter+dedup", Options{Format: "auto", Budget: 1 << 30, Filter: rule, Dedup: dedup.New(dedup.Options{})}},
 	}
 	ctx := context.Background()
 	for _, tc := range cases {
@@ -52,17 +52,17 @@ func BenchmarkPipeline(b *testing.B) {
 			o.Store = &store.Mem{}
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			// One long-lived pipeline, as a proxy keeps per tool rule.
+			p, err := New(&o)
+			if err != nil {
+				b.Fatal(err)
+			}
 			i := 0
 			for b.Loop() {
 				// A new partition each time: the dedup stage misses,
 				// and a shown result is recorded.
 				i++
-				o.Session = dedup.Key{Session: "bench", Partition: strconv.Itoa(i)}
-				p, err := New(&o)
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := p.Process(ctx, data)
+				res, err := p.Process(ctx, data, &Request{Session: dedup.Key{Session: "bench", Partition: strconv.Itoa(i)}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -132,6 +132,9 @@ type Client struct {
 type Gateway struct {
 	// Listen is the address to serve Streamable HTTP on.
 	Listen string `toml:"listen"`
+	// IdleTimeout ends a client session unused for this long ("30m");
+	// 0 means the gateway default (30 minutes).
+	IdleTimeout Duration `toml:"idle_timeout"`
 }
 
 // Server is a gateway upstream. Its tools are exposed as NAME__TOOL.

@@ -27,7 +27,7 @@ func rows64K() int {
 	return n
 }
 
-func directFake(b *testing.B) *mcp.ClientSession {
+func directFake(b testing.TB) *mcp.ClientSession {
 	up := fakeUpstream(b)
 	cmd := exec.Command(up.Path)
 	cmd.Env = up.Env
@@ -65,13 +65,17 @@ func timedCall(b *testing.B, cs *mcp.ClientSession, args map[string]any) time.Du
 //
 //	go test -run '^$' -bench Relay -benchtime 300x ./mcpproxy
 func BenchmarkRelay64KiB(b *testing.B) {
-	b.Run("builtin", func(b *testing.B) { benchRelay(b, nil) })
-	b.Run("pipeline", func(b *testing.B) {
-		benchRelay(b, &Pipeline{Options: terse.Options{Store: &store.Mem{}}, NoDedup: true})
+	b.Run("json", func(b *testing.B) { benchRelay(b, nil) })
+	b.Run("auto", func(b *testing.B) {
+		p, err := terse.New(&terse.Options{Format: "auto", Store: &store.Mem{}, Fetch: FetchTemplate})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchRelay(b, p)
 	})
 }
 
-func benchRelay(b *testing.B, t Transformer) {
+func benchRelay(b *testing.B, pl *terse.Pipeline) {
 	n := rows64K()
 	d := directFake(b)
 	var mu sync.Mutex
@@ -83,7 +87,7 @@ func benchRelay(b *testing.B, t Transformer) {
 			mu.Unlock()
 		}
 	}}
-	h := connect(b, fakeUpstream(b), &Options{Stats: stats, Transformer: t}, "bench")
+	h := connect(b, fakeUpstream(b), &Options{Stats: stats, Pipeline: pl}, "bench")
 	var direct, raw, compact []time.Duration
 	b.SetBytes(int64(len(rowsText(n))))
 	b.ReportAllocs()

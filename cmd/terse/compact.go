@@ -67,7 +67,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	opts := terse.Options{Tool: *tool, Budget: *budget, Format: *to, Pointer: *items, Strategy: *strategy}
+	opts := terse.Options{Budget: *budget, Format: *to, Pointer: *items, Strategy: *strategy}
 	tokName := *tokenizer
 	dir, ttl := *storeDir, store.DefaultTTL
 	redisURL := ""
@@ -139,7 +139,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	res, err := p.Process(ctx, data)
+	res, err := p.Process(ctx, data, &terse.Request{Tool: *tool})
 	if err != nil {
 		return inputError(stderr, name, err)
 	}
