@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,6 +23,9 @@ import (
 // tool, declared or not). Pipelines given to the proxy should use it as
 // their terse.Options.Fetch. Its wording is read by models.
 const FetchTemplate = `this tool with _chunk "{handle}.{n}"`
+
+// errInvalidResult is finish's error for a result that does not parse.
+var errInvalidResult = errors.New("the result is not valid JSON")
 
 // ErrChunkNotFound is the error of an unknown or expired chunk reference.
 var ErrChunkNotFound = errors.New("chunk not found")
@@ -187,15 +191,20 @@ func split(budget, fixed int, sizes []int) []int {
 // transform that would not make what the model reads smaller).
 func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) ([]byte, error) {
 	rec.Outcome = "passed"
-	if c.raw {
-		rec.Outcome = "raw"
-		return nil, nil
-	}
-	if !e.opts.selected(c.tool) {
+	if c.raw || !e.opts.selected(c.tool) {
+		if c.raw {
+			rec.Outcome = "raw"
+		}
+		if !json.Valid(raw) {
+			return nil, errInvalidResult
+		}
 		return nil, nil
 	}
 	res, err := tree.Parse(raw)
-	if err != nil || res.Kind() != tree.KindObject {
+	if err != nil {
+		return nil, errInvalidResult
+	}
+	if res.Kind() != tree.KindObject {
 		return nil, nil
 	}
 	select {

@@ -34,6 +34,9 @@ type ServerSpec struct {
 	Args    []string
 	Env     []string // extra "KEY=VALUE" entries
 	URL     string
+
+	// upstream, when set (tests), replaces Command and URL.
+	upstream Upstream
 }
 
 // Gateway is a Streamable-HTTP MCP server that aggregates several upstream
@@ -100,7 +103,7 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 			return nil, errors.New("gateway: a server has no name")
 		case seen[s.Name]:
 			return nil, fmt.Errorf("gateway: server name %q used twice", s.Name)
-		case (s.Command == "") == (s.URL == ""):
+		case (s.Command == "") == (s.URL == "") && s.upstream == nil:
 			return nil, fmt.Errorf("gateway: server %q needs exactly one of command and url", s.Name)
 		}
 		seen[s.Name] = true
@@ -423,11 +426,13 @@ func (u *gwUpstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 // dial connects a client to the upstream over the relay's own framing
 // (message limit, malformed lines dropped and counted).
 func (u *gwUpstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
-	var up Upstream
+	up := u.spec.upstream
 	o := &u.g.eng.opts
-	if u.spec.URL != "" {
+	switch {
+	case up != nil:
+	case u.spec.URL != "":
 		up = &HTTP{URL: u.spec.URL}
-	} else {
+	default:
 		up = &Command{Path: u.spec.Command, Args: u.spec.Args, Env: append(os.Environ(), u.spec.Env...),
 			Stderr: os.Stderr, MaxMessageBytes: o.maxMessage()}
 	}
@@ -654,6 +659,11 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	o := &c.u.g.eng.opts
 	for {
 		frame, err := c.c.Read()
+		if err == nil && len(frame) > o.maxMessage() {
+			// Upstreams that frame their own messages (HTTP) meet the
+			// same limit.
+			err = &MessageTooLargeError{Limit: o.maxMessage(), Prefix: frame[:min(len(frame), 4096)]}
+		}
 		var fail string
 		var id tree.Value
 		if tl, ok := errors.AsType[*MessageTooLargeError](err); ok {
@@ -679,7 +689,8 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				if err != nil {
 					continue
 				}
-				raw = n
+				raw = float64(n) // as decoded JSON numbers are
+
 			}
 			jid, err := jsonrpc.MakeID(raw)
 			if err != nil {

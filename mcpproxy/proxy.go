@@ -541,6 +541,11 @@ func (p *Proxy) replayInit(c Conn, params tree.Value, initialized bool) error {
 func (p *Proxy) readUpstream(c Conn, gen int) {
 	for {
 		frame, err := c.Read()
+		if err == nil && len(frame) > p.o.maxMessage() {
+			// Upstreams that frame their own messages (HTTP) meet the
+			// same limit.
+			err = &MessageTooLargeError{Limit: p.o.maxMessage(), Prefix: frame[:min(len(frame), 4096)]}
+		}
 		if tl, ok := errors.AsType[*MessageTooLargeError](err); ok {
 			p.tooLarge(gen, tl)
 			continue
@@ -777,6 +782,13 @@ func (p *Proxy) finishCall(pd *pending, pol Policy, id tree.Value, result, frame
 	}
 	out, err := p.eng.finish(p.ctx, pd.call, pol, result, &rec)
 	switch {
+	case errors.Is(err, errInvalidResult):
+		// The envelope held, the result does not parse: the client gets
+		// an error for its call rather than a line it cannot read.
+		p.o.Stats.rejected("upstream")
+		p.o.Logger.Warn("dropped malformed result from upstream", "tool", pd.call.tool)
+		rec.Outcome = "error"
+		p.reply(id, nil, CodeUpstreamUnavailable, "terse: the upstream's response was not valid JSON and was dropped")
 	case err != nil:
 		p.reply(id, nil, codeInternalError, fmt.Sprintf("terse: transforming the result of %s failed: %v", pd.call.tool, err))
 	case out != nil:

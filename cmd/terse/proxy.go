@@ -22,19 +22,22 @@ and stdout, so the model gets compact, budgeted results. Put it in front of
 the server's command in your MCP client's config.
 
 Everything passes through unchanged, in order, except:
-  tools/list   each tool gains three optional parameters:
+  tools/list   schemas are compacted where the meaning is kept ($schema
+               and the like go); the catalogue is never more tokens than
+               the server's own. Every tool also accepts, declared once in
+               the description of the tool terse_compact (listed when the
+               compaction paid for it):
                  _output_mode  "raw" returns exactly what the server returned
                  _budget       token budget for this result
-                 _chunk        handle such as "r1.2": fetch a chunk of an
-                               earlier result without calling the tool
-               and a tool terse_compact is added (call it after the
-               conversation was compacted; the notification
-               notifications/terse/compact does the same).
-  tools/call   text results are re-encoded (never larger than compact JSON,
-               lossless or with declared, recoverable elision). Clients that
-               show the model structuredContent (Claude Code, Copilot CLI)
-               get the compact text instead of it; Claude Code results stay
-               under its 25,000-token limit.
+                 _chunk        "HANDLE.N": fetch a chunk of an earlier
+                               result without calling the tool
+               Calling terse_compact after the conversation was compacted
+               (or sending notifications/terse/compact) resets dedup.
+  tools/call   text results are re-encoded (never more tokens than the
+               server's text, lossless or with declared, recoverable
+               elision). Clients that show the model structuredContent
+               (Claude Code, Copilot CLI) get one compact copy instead of
+               it; Claude Code results stay under its 25,000-token limit.
 
 A repeated result the model has already seen becomes a one-line reference
 to it. After terse_compact or notifications/terse/compact the next repeat
@@ -44,7 +47,9 @@ tools/call (and of the compaction, to compact only that conversation); a
 result is never a reference to one from another conversation.
 
 If the server crashes, calls in flight get a JSON-RPC error and the server
-is restarted on the next request. Logs go to stderr; stdout carries only MCP.
+is restarted on the next request. SIGINT and SIGTERM drain the calls in
+flight and write --stats-file. Logs go to stderr (--log-format text|json);
+stdout carries only MCP.
 
 Examples:
   terse proxy -- npx -y @modelcontextprotocol/server-filesystem /repo
