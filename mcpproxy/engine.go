@@ -251,6 +251,12 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	structured, hasStructured := result.Get("structuredContent")
 	one := hasStructured && pol.Reads == ReadsStructured
 	changed := one
+	// limit is what the model reads directly when one copy is shown:
+	// structuredContent (-1: not counted).
+	limit := -1
+	if one {
+		limit = counter.Count(string(tree.AppendJSON(nil, structured)))
+	}
 	if one && !contentCarries(blocks, structured) {
 		// The model would have read structuredContent: that, once.
 		kept := blocks[:0]
@@ -285,6 +291,8 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	}
 	key := dedupKey(c.session)
 	var errs error
+	var ids []string // id lines shown
+	total := fixed   // tokens of the text blocks the model reads
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
 		text := tv.Str()
@@ -306,6 +314,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			n := counter.Count(text)
 			rec.TokensBefore += n
 			rec.TokensAfter += n
+			total += n
 			continue
 		}
 		// RawTokens counts compact JSON of the input, never more than the
@@ -323,8 +332,13 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			}
 			rec.TokensBefore += direct
 			rec.TokensAfter += direct
+			total += direct
 			continue
 		}
+		if rep.DedupID != "" && !rep.Dedup {
+			ids = append(ids, rep.DedupID)
+		}
+		total += rep.OutputTokens
 		rec.TokensBefore += direct
 		rec.TokensAfter += rep.OutputTokens
 		if rec.Saved == nil {
@@ -345,6 +359,23 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	}
 	if errs != nil {
 		return result, false, errs
+	}
+	if limit >= 0 && total > limit {
+		// The content's blocks cost more than the structuredContent the
+		// model would have read: that, once, as it is.
+		for _, id := range ids {
+			if o.Dedup != nil {
+				o.Dedup.Forget(key, id)
+			}
+		}
+		kept := blocks[:0]
+		for _, b := range blocks {
+			if !isText(b) {
+				kept = append(kept, b)
+			}
+		}
+		blocks = append(kept, textBlock(string(tree.AppendJSON(nil, structured)), "json"))
+		rec.TokensBefore, rec.TokensAfter, rec.Saved = limit, limit, nil
 	}
 	if !changed {
 		return result, false, nil
@@ -523,14 +554,15 @@ func (e *engine) reset(partitions []string) {
 // counter is the tokenizer of the stats and of the catalogue.
 func (e *engine) counter() tokens.Counter { return e.opts.Counter }
 
-// contentCarries reports whether the text blocks already hold what
+// contentCarries reports whether the content blocks already hold what
 // structured holds: one block is structured as JSON, or structured is an
-// object that only wraps block texts (as in {"content": "<file text>"}).
+// object that only wraps block texts or the blocks themselves (as in
+// {"content": "<file text>"} or {"content": [<the blocks>]}).
 func contentCarries(blocks []tree.Value, structured tree.Value) bool {
 	if structured.Kind() == tree.KindObject && structured.Len() > 0 {
 		wraps := true
 		for _, m := range structured.Members() {
-			found := false
+			found := m.Value.Kind() == tree.KindArray && sameValue(m.Value, tree.Array(blocks...))
 			for _, b := range blocks {
 				if s, ok := b.Get("text"); ok && m.Value.Kind() == tree.KindString && s.Str() == m.Value.Str() {
 					found = true
