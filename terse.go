@@ -289,8 +289,11 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	}
 	rep.RawChars = len(rawText)
 	// Texts are counted once: the raw text, the filtered one and the
-	// fitted one are often the same string.
+	// fitted one are often the same string. The raw text is counted
+	// first, into the pipeline's count cache, where the fitter finds it
+	// when it measures the whole compact JSON.
 	m := memo{c: c}
+	m.count(rawText)
 
 	// Filter.
 	note := ""
