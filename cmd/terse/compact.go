@@ -13,6 +13,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -117,7 +118,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if redisURL != "" {
 		// The fetch command names the config, not the URL: it may hold a
 		// password and the output goes to a model.
-		r, err := store.NewRedis(redisURL, ttl)
+		r, err := redisstore.New(redisURL, ttl)
 		if err != nil {
 			return err
 		}
