@@ -491,6 +491,7 @@ func (p *Proxy) upstream() (Conn, int, error) {
 	gen := p.gen
 	p.conn = c
 	p.mu.Unlock()
+	p.o.Stats.upstream("", true)
 	go p.readUpstream(c, gen)
 	if restart && hasInit {
 		if err := p.replayInit(c, initParams, initialized); err != nil {

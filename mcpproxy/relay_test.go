@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -481,5 +482,54 @@ func TestGatewayIdleSessions(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("an idle session outlived IdleTimeout by 10 s")
 		}
+	}
+}
+
+// TestShutdownGrace: once the client closed its input, Serve waits for an
+// unanswered request at most ShutdownGrace, on the bubble's fake clock.
+func TestShutdownGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		up := scripted(func(tool, id string) []string { return nil }) // never answers
+		pr, pw := io.Pipe()
+		p := NewProxy(up, &Options{ShutdownGrace: time.Minute})
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- p.Serve(context.Background(), pr, io.Discard) }()
+		io.WriteString(pw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`+"\n")
+		pw.Close()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("Serve returned before the grace period")
+		default:
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != time.Minute {
+			t.Errorf("Serve waited %v, want the grace period, 1m", d)
+		}
+		up.kill()
+	})
+}
+
+// TestRestartLimiter: at most max restarts within a minute, then again
+// once the oldest is a minute old.
+func TestRestartLimiter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := restartLimiter{max: 2, now: func() time.Time { return now }}
+	for i := range 2 {
+		if ok, _ := l.allow(); !ok {
+			t.Fatalf("restart %d refused", i+1)
+		}
+		now = now.Add(10 * time.Second)
+	}
+	ok, until := l.allow()
+	if ok || !until.Equal(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)) {
+		t.Errorf("third restart: ok %v until %v, want refused until 00:01", ok, until)
+	}
+	now = now.Add(41 * time.Second)
+	if ok, _ := l.allow(); !ok {
+		t.Error("restart a minute after the first refused")
 	}
 }
