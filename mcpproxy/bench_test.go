@@ -2,12 +2,15 @@ package mcpproxy
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
 	"strconv"
 
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
 )
 
@@ -286,4 +290,54 @@ func BenchmarkRelayOverhead(b *testing.B) {
 	b.ReportMetric(pct(pl, .5), "pipeline-p50-µs")
 	b.ReportMetric(pct(pl, .99), "pipeline-p99-µs")
 	mu.Unlock()
+}
+
+// BenchmarkCorpusLatency reads the 20 largest corpus JSON files through
+// server-filesystem (read_text_file), directly and through the proxy with
+// the CLI's defaults (auto, o200k_base, dedup, a Claude-Code-like client),
+// in the same loop, and reports p95 per-call latency of each and their
+// ratio (target ≤ 1.5).
+//
+//	go test -run '^$' -bench CorpusLatency -benchtime 3x ./mcpproxy
+func BenchmarkCorpusLatency(b *testing.B) {
+	files := corpus.Files(b, ".json")
+	slices.SortFunc(files, func(x, y string) int {
+		a, _ := os.Stat(x)
+		c, _ := os.Stat(y)
+		return cmp.Compare(c.Size(), a.Size())
+	})
+	files = files[:min(20, len(files))]
+	dir := b.TempDir()
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files[i] = filepath.Join(dir, strconv.Itoa(i)+".json")
+		os.WriteFile(files[i], data, 0o644)
+	}
+	up := npmUpstream(b, "mcp-server-filesystem", nil, dir)
+	d := direct(b, up)
+	h := connect(b, up, viewOptions(), "claude-code")
+	var dd, pd []time.Duration
+	for i := 0; b.Loop(); i++ {
+		for _, f := range files {
+			// A fresh conversation each round: no dedup references.
+			for _, s := range []struct {
+				cs  *mcp.ClientSession
+				out *[]time.Duration
+			}{{d, &dd}, {h.cs, &pd}} {
+				p := &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": f}}
+				p.Meta = mcp.Meta{MetaConversation: strconv.Itoa(i)}
+				start := time.Now()
+				if _, err := s.cs.CallTool(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+				*s.out = append(*s.out, time.Since(start))
+			}
+		}
+	}
+	b.ReportMetric(pct(dd, .95)/1000, "direct-p95-ms")
+	b.ReportMetric(pct(pd, .95)/1000, "proxy-p95-ms")
+	b.ReportMetric(pct(pd, .95)/pct(dd, .95), "x-direct-p95")
 }

@@ -249,13 +249,17 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	structured, hasStructured := result.Get("structuredContent")
 	one := hasStructured && pol.Reads == ReadsStructured
 	changed := one
-	// limit is what the model reads directly when one copy is shown:
-	// structuredContent (-1: not counted).
-	limit := -1
+	// When one copy is shown and the content carries structuredContent,
+	// what the model reads directly is structuredContent: the content
+	// through terse must not cost more (checkLimit). When structured only
+	// wraps the block texts, its JSON (the texts escaped, with keys) is
+	// never fewer tokens than the texts, so the blocks' own guard holds.
+	carries, wraps := false, false
 	if one {
-		limit = counter.Count(string(tree.AppendJSON(nil, structured)))
+		carries, wraps = contentCarries(blocks, structured)
 	}
-	if one && !contentCarries(blocks, structured) {
+	checkLimit := one && carries && !wraps
+	if one && !carries {
 		// The model would have read structuredContent: that, once.
 		kept := blocks[:0]
 		for _, b := range blocks {
@@ -357,6 +361,10 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	}
 	if errs != nil {
 		return result, false, errs
+	}
+	limit := -1
+	if checkLimit {
+		limit = counter.Count(string(tree.AppendJSON(nil, structured)))
 	}
 	if limit >= 0 && total > limit {
 		// The content's blocks cost more than the structuredContent the
@@ -555,8 +563,9 @@ func (e *engine) counter() tokens.Counter { return e.opts.Counter }
 // contentCarries reports whether the content blocks already hold what
 // structured holds: one block is structured as JSON, or structured is an
 // object that only wraps block texts or the blocks themselves (as in
-// {"content": "<file text>"} or {"content": [<the blocks>]}).
-func contentCarries(blocks []tree.Value, structured tree.Value) bool {
+// {"content": "<file text>"} or {"content": [<the blocks>]}); wraps says
+// it is the latter.
+func contentCarries(blocks []tree.Value, structured tree.Value) (carries, wraps bool) {
 	if structured.Kind() == tree.KindObject && structured.Len() > 0 {
 		wraps := true
 		for _, m := range structured.Members() {
@@ -570,17 +579,17 @@ func contentCarries(blocks []tree.Value, structured tree.Value) bool {
 			wraps = wraps && found
 		}
 		if wraps {
-			return true
+			return true, true
 		}
 	}
 	for _, b := range blocks {
 		if s, ok := b.Get("text"); ok && s.Kind() == tree.KindString {
 			if v, err := tree.ParseString(s.Str()); err == nil && sameValue(v, structured) {
-				return true
+				return true, false
 			}
 		}
 	}
-	return false
+	return false, false
 }
 
 // sameValue is tree.Equal except that object members may come in any
