@@ -64,7 +64,7 @@ func timedCall(b *testing.B, cs *mcp.ClientSession, args map[string]any) time.Du
 // BenchmarkRelay64KiB measures one 64 KiB pretty-JSON tools/call, in the
 // same loop: straight to the server (direct), through the proxy with
 // _output_mode raw (the relay alone), and through the proxy transforming
-// the result (compact) with the built-in transformer or the terse pipeline
+// the result (compact) with the terse pipeline in json or auto format
 // (o200k_base). pipeline-* is the transformer's own time.
 //
 //	go test -run '^$' -bench Relay -benchtime 300x ./mcpproxy
@@ -216,7 +216,7 @@ func (s *memServer) answer(msg []byte) []byte {
 // in-memory pipes to an in-memory server answering with a 64 KiB
 // pretty-JSON result. "direct" is the same exchange without the proxy;
 // "raw" goes through the proxy with _output_mode raw (relay only);
-// "compact" runs the built-in transformer too (pipeline-* is its time).
+// "compact" runs the default pipeline too (pipeline-* is its time).
 //
 //	go test -run '^$' -bench RelayOverhead -benchtime 2000x ./mcpproxy
 func BenchmarkRelayOverhead(b *testing.B) {

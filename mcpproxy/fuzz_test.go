@@ -137,3 +137,28 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadableID: the id of any line is found without panicking, and for
+// a message that parses it is the message's own id.
+func FuzzReadableID(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\ud800"}],}}`,
+		`{"jsonrpc":"2.0","id":"a\"b","method":"x"}`, `{"id":`, `not JSON`, `{"x":{"id":3},"id":4}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id := readableID(data)
+		if !id.IsNull() && !validID(id) {
+			t.Fatalf("readableID(%q) = %s, not a valid id", data, id)
+		}
+		v, err := tree.Parse(data)
+		if err != nil || v.Kind() != tree.KindObject {
+			return
+		}
+		want, ok := v.Get("id")
+		if ok && validID(want) && string(tree.AppendJSON(nil, want)) != string(tree.AppendJSON(nil, id)) {
+			t.Fatalf("readableID(%q) = %s, want %s", data, id, want)
+		}
+	})
+}

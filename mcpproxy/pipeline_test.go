@@ -31,7 +31,7 @@ func pipelineOptions() *Options { return testOptions() }
 // TestPipelineTransformer runs the terse pipeline in the proxy: a result
 // under budget comes back as compact JSON; an over-budget one carries a
 // chunk index whose declared chunks _chunk returns.
-func TestPipelineTransformer(t *testing.T) {
+func TestPipelineInProxy(t *testing.T) {
 	h := connect(t, fakeUpstream(t), pipelineOptions(), "generic-client")
 	got := textOf(t, h.call(t, "rows", map[string]any{"n": 50}))
 	if len(got) >= len(rowsText(50)) || !sameJSON(t, got, rowsText(50)) {

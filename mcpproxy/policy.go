@@ -126,7 +126,7 @@ type Options struct {
 	// dedup memory, in addition to tools annotated as writing
 	// (readOnlyHint false, destructiveHint true) or named like writers.
 	MutatingTools []string
-	// FailOnError turns a Transformer error into a JSON-RPC error for the
+	// FailOnError turns a pipeline error into a JSON-RPC error for the
 	// call. The default (false) is skip_on_error: the original result is
 	// passed and the error counted.
 	FailOnError bool

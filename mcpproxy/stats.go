@@ -19,13 +19,13 @@ type CallRecord struct {
 	// Outcome is "transformed", "passed" (nothing to do, or not selected),
 	// "raw" (_output_mode raw), "chunk" (answered from the chunk store),
 	// "error" (JSON-RPC error or upstream failure) or "skipped_error" (the
-	// transformer failed and the original was passed).
+	// pipeline failed and the original was passed).
 	Outcome      string
 	TokensBefore int
 	TokensAfter  int
 	Saved        map[string]int
 	Duration     time.Duration // from request to response written
-	Pipeline     time.Duration // time spent in the Transformer
+	Pipeline     time.Duration // time spent in the terse pipeline
 	IsError      bool          // the result had isError
 }
 
