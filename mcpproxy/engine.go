@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/terse-dev/terse"
@@ -49,6 +50,16 @@ type engine struct {
 	convs map[string][]string
 	// resetHook, when set (tests), sees every partition reset.
 	resetHook func(partition string)
+	// tokens numbers the progress tokens minted for upstreams.
+	tokens atomic.Int64
+}
+
+// progressToken mints a progress token for a request sent upstream:
+// clients choose their tokens, so two clients (or sessions) may both send
+// 1; the front end maps the minted token back to the client's for the
+// request's notifications, and forgets it with the request.
+func (e *engine) progressToken() string {
+	return "terse-p" + strconv.FormatInt(e.tokens.Add(1), 10)
 }
 
 func newEngine(o *Options) *engine {

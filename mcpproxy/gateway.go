@@ -10,10 +10,8 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,7 +51,6 @@ type Gateway struct {
 	ups     []*gwUpstream
 	reg     *prometheus.Registry
 	metrics *gwMetrics
-	nextTok atomic.Int64
 	watched sync.Map // session id -> struct{}: sessions whose end is awaited
 }
 
@@ -568,9 +565,7 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 		fwd.Arguments = json.RawMessage(rawJSON(c.args))
 	}
 	if tok := params.GetProgressToken(); tok != nil {
-		// Clients choose tokens, so two clients may both send 1: mint a
-		// unique upstream token and map it back.
-		up := "terse-g" + strconv.FormatInt(g.nextTok.Add(1), 10)
+		up := e.progressToken()
 		fwd.Meta = cloneMeta(params.Meta)
 		fwd.Meta["progressToken"] = up
 		r := newProgressRoute(ctx, req.Session, tok)

@@ -368,9 +368,8 @@ func (p *Proxy) mintProgress(v tree.Value, pd *pending) (tree.Value, bool) {
 	if !ok {
 		return v, false
 	}
+	pd.token = p.eng.progressToken()
 	p.mu.Lock()
-	p.nextID++
-	pd.token = "terse-p" + strconv.Itoa(p.nextID)
 	p.progress[pd.token] = tok
 	p.mu.Unlock()
 	meta = setMember(meta, "progressToken", tree.String(pd.token))

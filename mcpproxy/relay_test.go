@@ -533,3 +533,38 @@ func TestRestartLimiter(t *testing.T) {
 		t.Error("restart a minute after the first refused")
 	}
 }
+
+// TestBudgetSplit: the text blocks of one result share the effective
+// budget by size, after the blocks left as they are: their sum never
+// exceeds it.
+func TestBudgetSplit(t *testing.T) {
+	if got := effectiveBudget(0, 0, 25000); got != 25000 {
+		t.Errorf("no call or client budget: %d, want the pipeline's", got)
+	}
+	if got := effectiveBudget(3000, 20000, 25000); got != 3000 {
+		t.Errorf("_budget 3000: %d", got)
+	}
+	if got := effectiveBudget(30000, 20000, 25000); got != 20000 {
+		t.Errorf("_budget over the client's: %d, want the client's 20000", got)
+	}
+	shares := split(1000, 100, []int{3000, 1000, 0})
+	if sum := shares[0] + shares[1] + shares[2]; sum > 903 || shares[0] != 675 || shares[1] != 225 {
+		t.Errorf("split = %v", shares)
+	}
+	a, b := bigJSON(40000), bigJSON(10000)
+	up := scripted(func(tool, id string) []string {
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		return []string{`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":` + string(ja) +
+			`},{"type":"text","text":"a short note that is left as it is"},{"type":"text","text":` + string(jb) + `}]}}`}
+	})
+	h := connect(t, up, nil, "generic-client")
+	res := h.call(t, "echo", map[string]any{ParamBudget: 1500})
+	total := 0
+	for _, c := range res.Content {
+		total += tokens.Estimate().Count(c.(*mcp.TextContent).Text)
+	}
+	if total > 1500 || len(res.Content) != 3 {
+		t.Errorf("%d blocks, %d tokens in all, budget 1500", len(res.Content), total)
+	}
+}
