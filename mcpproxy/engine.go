@@ -421,12 +421,10 @@ func isText(b tree.Value) bool {
 	return t.Str() == "text" && ok && s.Kind() == tree.KindString
 }
 
-// record counts a finished call once: stats, metrics, the verbose line.
+// record counts a finished call once: stats, metrics, the DEBUG log.
 func (e *engine) record(r CallRecord) {
 	e.opts.Stats.Add(r)
-	if e.opts.Verbose != nil {
-		writeVerbose(e.opts.Verbose, r)
-	}
+	logCall(e.opts.Logger, r)
 }
 
 // dedupKey maps a partition name to a dedup key: the session (without

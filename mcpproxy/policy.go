@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"io"
 	"log/slog"
 	"path"
 	"runtime"
@@ -143,10 +142,9 @@ type Options struct {
 	// within a minute; 0 means 3, negative means never.
 	MaxRestarts int
 
-	// Logger receives diagnostics; nil discards them. Never stdout.
+	// Logger receives diagnostics, and one DEBUG record per tools/call;
+	// nil discards them. Never stdout.
 	Logger *slog.Logger
-	// Verbose, when set, receives one line per tools/call.
-	Verbose io.Writer
 	// Stats accumulates totals; nil means a private one.
 	Stats *Stats
 }

@@ -568,3 +568,30 @@ func TestBudgetSplit(t *testing.T) {
 		t.Errorf("%d blocks, %d tokens in all, budget 1500", len(res.Content), total)
 	}
 }
+
+// TestCallLog: with a DEBUG logger each call is one slog record (no plain
+// lines beside the logger's).
+func TestCallLog(t *testing.T) {
+	var logs syncBuffer
+	o := testOptions()
+	o.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := connect(t, echoScript(), o, "generic-client")
+	h.call(t, "huge", nil)
+	h.call(t, "echo", nil)
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not a JSON record: %q", line)
+		}
+		if m["msg"] == "call" {
+			n++
+			if m["tool"] == "huge" && (m["outcome"] != "transformed" || m["saved_encoding"] == nil) {
+				t.Errorf("call record %v", m)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d call records, want 2", n)
+	}
+}

@@ -1,13 +1,12 @@
 package mcpproxy
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
-	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -190,21 +189,23 @@ func (s *Stats) WriteFile(path, tokenizer string) error {
 	return os.Rename(tmp, path)
 }
 
-// writeVerbose prints the per-call line of --verbose.
-func writeVerbose(w io.Writer, r CallRecord) {
-	var b strings.Builder
-	b.WriteString("terse: call ")
+// logCall logs one call at DEBUG (the CLI's --verbose): one slog record
+// per tools/call, beside the relay's other records.
+func logCall(l *slog.Logger, r CallRecord) {
+	if !l.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("tool", r.Tool), slog.String("outcome", r.Outcome),
+		slog.Int("tokens_before", r.TokensBefore), slog.Int("tokens_after", r.TokensAfter),
+		slog.Duration("took", r.Duration), slog.Duration("pipeline", r.Pipeline)}
 	if r.Server != "" {
-		b.WriteString(r.Server + "__")
+		attrs = append(attrs, slog.String("server", r.Server))
 	}
-	fmt.Fprintf(&b, "%s %s tokens %d->%d", r.Tool, r.Outcome, r.TokensBefore, r.TokensAfter)
 	for _, k := range slices.Sorted(maps.Keys(r.Saved)) {
-		fmt.Fprintf(&b, " %s=%d", k, r.Saved[k])
+		attrs = append(attrs, slog.Int("saved_"+k, r.Saved[k]))
 	}
-	fmt.Fprintf(&b, " took %s pipeline %s", r.Duration.Round(time.Microsecond), r.Pipeline.Round(time.Microsecond))
 	if r.IsError {
-		b.WriteString(" isError")
+		attrs = append(attrs, slog.Bool("is_error", true))
 	}
-	b.WriteByte('\n')
-	io.WriteString(w, b.String())
+	l.LogAttrs(context.Background(), slog.LevelDebug, "call", attrs...)
 }

@@ -67,7 +67,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := newFlagSet("gateway", "--config FILE [--listen ADDR] [--verbose] [--stats-file F]", gatewayDoc, stdout, stderr)
 	configPath := fs.String("config", "", "terse config `FILE` with [[servers]] (required)")
 	listen := fs.String("listen", "", "address to serve on (default [gateway] listen, else "+defaultListen+")")
-	verbose := fs.Bool("verbose", false, "print one line per tool call to stderr")
+	verbose := fs.Bool("verbose", false, "log at DEBUG: one record per tool call")
 	statsFile := fs.String("stats-file", "", "write JSON totals to `F` on exit (SIGINT or SIGTERM)")
 	logFormat := fs.String("log-format", "text", "log `FORMAT` on stderr: text or json")
 	if err := parseFlags(fs, args, stdout); err != nil {
@@ -93,9 +93,6 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	logger, err := newLogger(stderr, *logFormat, *verbose)
 	if err != nil {
 		return err
-	}
-	if *verbose {
-		opts.Verbose = stderr
 	}
 	opts.Logger = logger
 	ctx, stop := withTerm(ctx)

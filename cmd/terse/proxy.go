@@ -64,7 +64,7 @@ Claude Code config (.mcp.json):
 func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("proxy", "[--config FILE] [--verbose] [--stats-file F] [--upstream URL] -- COMMAND [ARGS...]", proxyDoc, stdout, stderr)
 	configPath := fs.String("config", "", "terse config `FILE` ([proxy] section and per-tool rules)")
-	verbose := fs.Bool("verbose", false, "print one line per tool call (and restarts) to stderr")
+	verbose := fs.Bool("verbose", false, "log at DEBUG: one record per tool call")
 	statsFile := fs.String("stats-file", "", "write JSON totals (calls, tokens before/after, saved by source) to `F` on exit")
 	upstreamURL := fs.String("upstream", "", "relay to a Streamable-HTTP MCP server at `URL` instead of running COMMAND")
 	logFormat := fs.String("log-format", "text", "log `FORMAT` on stderr: text or json")
@@ -99,9 +99,6 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	opts.Logger = logger
-	if *verbose {
-		opts.Verbose = stderr
-	}
 	p := mcpproxy.NewProxy(up, opts)
 	logger.Info("terse proxy started", "upstream", up.String(), "tokenizer", tokenizer)
 	err = p.Serve(ctx, stdin, stdout)
