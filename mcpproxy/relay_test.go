@@ -578,6 +578,10 @@ func TestCallLog(t *testing.T) {
 	h := connect(t, echoScript(), o, "generic-client")
 	h.call(t, "huge", nil)
 	h.call(t, "echo", nil)
+	// A call is recorded once its answer was written: wait for both.
+	for strings.Count(logs.String(), `"msg":"call"`) < 2 {
+		time.Sleep(time.Millisecond)
+	}
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var m map[string]any
