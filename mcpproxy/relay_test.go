@@ -599,3 +599,38 @@ func TestCallLog(t *testing.T) {
 		t.Errorf("%d call records, want 2", n)
 	}
 }
+
+// TestGatewayLargeResult: a result over the go-sdk's 16 MiB line limit,
+// under the documented 64 MiB, comes from a real upstream process through
+// the gateway (raw, byte for byte), and the session goes on.
+func TestGatewayLargeResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("17 MiB through a process and HTTP")
+	}
+	g, srv := startGateway(t)
+	cs, _ := gatewayClient(t, srv.URL, "generic-client")
+	ctx := context.Background()
+	const n = 17 << 20
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__text", Arguments: map[string]any{"n": n, ParamOutputMode: "raw"}})
+	if err != nil {
+		t.Fatalf("17 MiB result: %v", err)
+	}
+	if got := textOf(t, res); len(got) < n || !strings.HasPrefix(got, "log line ok\n") {
+		t.Errorf("17 MiB result: %d bytes", len(got))
+	}
+	if got := textOf(t, callOK(t, cs, "a__rows", map[string]any{"n": 2})); !sameJSON(t, got, rowsText(2)) {
+		t.Errorf("next call = %q", got)
+	}
+	if n := g.Stats().Totals().Restarts; n != 0 {
+		t.Errorf("%d upstream restarts, want none", n)
+	}
+}
+
+func callOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
