@@ -304,7 +304,16 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	}
 	key := dedupKey(c.session)
 	var errs error
-	var ids []string // id lines shown
+	// shown are the blocks whose text carries an id line, so that the
+	// line can be taken out again.
+	type shownID struct {
+		block  int
+		id     string
+		text   string
+		format string
+		tokens int
+	}
+	var shown []shownID
 	total := fixed   // tokens of the text blocks the model reads
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
@@ -349,7 +358,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			continue
 		}
 		if rep.DedupID != "" && !rep.Dedup {
-			ids = append(ids, rep.DedupID)
+			shown = append(shown, shownID{i, rep.DedupID, r.Text, rep.Format, rep.OutputTokens})
 		}
 		total += rep.OutputTokens
 		rec.TokensBefore += direct
@@ -377,12 +386,30 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	if checkLimit {
 		limit = counter.Count(string(tree.AppendJSON(nil, structured)))
 	}
+	if limit >= 0 && total > limit && len(shown) > 0 {
+		// Over what the model would have read only by the id lines: the
+		// blocks without them (and the results forgotten again).
+		for _, x := range shown {
+			body := strings.TrimPrefix(x.text, dedup.IDLine(x.id)+"\n")
+			n := counter.Count(body)
+			total += n - x.tokens
+			rec.TokensAfter += n - x.tokens
+			if rec.Saved != nil {
+				rec.Saved["dedup"] -= n - x.tokens
+			}
+			blocks[x.block] = replaceText(blocks[x.block], body, x.format)
+			if o.Dedup != nil {
+				o.Dedup.Forget(key, x.id)
+			}
+		}
+		shown = nil
+	}
 	if limit >= 0 && total > limit {
 		// The content's blocks cost more than the structuredContent the
 		// model would have read: that, once, as it is.
-		for _, id := range ids {
+		for _, x := range shown {
 			if o.Dedup != nil {
-				o.Dedup.Forget(key, id)
+				o.Dedup.Forget(key, x.id)
 			}
 		}
 		kept := blocks[:0]
