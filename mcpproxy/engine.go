@@ -314,7 +314,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		tokens int
 	}
 	var shown []shownID
-	total := fixed   // tokens of the text blocks the model reads
+	total := fixed // tokens of the text blocks the model reads
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
 		text := tv.Str()
