@@ -11,8 +11,8 @@
 //   - filter: a declared projection (Options.Filter, package filter); its
 //     in-band note leads the output.
 //   - dedup: the filtered result is checked against what the same session
-//     partition has already been shown in full (Options.DedupCache,
-//     package dedup). A repeat becomes a one-line reference such as
+//     partition has already been shown in full (Options.Dedup, package
+//     dedup; the partition is Request.Session). A repeat becomes a one-line reference such as
 //     "> [ref: 3f2a1c9d, byte-identical]"; a result shown in full is
 //     recorded and carries its "> [id: 3f2a1c9d]" line, counted inside
 //     the budget. Trimmed results are never recorded, so a reference never
@@ -33,13 +33,18 @@
 // compact JSON of the input; the parts sum to RawTokens − OutputTokens
 // exactly.
 //
-//	p, err := terse.New(&terse.Options{Budget: 4000, Format: "auto", Tool: "get_issues", Store: &store.Dir{Path: dir}})
+// A Pipeline holds configuration ([Options]) and what it remembers between
+// calls (token counts, encodings): build it once per tool configuration
+// and keep it. Each call passes its own [Request]: the tool, a budget,
+// the dedup partition, the paths it reads or writes, response headers.
+//
+//	p, err := terse.New(&terse.Options{Budget: 4000, Format: "auto", Store: &store.Dir{Path: dir}})
 //	if err != nil { … }
-//	res, err := p.Process(ctx, payload)
+//	res, err := p.Process(ctx, payload, &terse.Request{Tool: "get_issues"})
 //	fmt.Println(res.Text)                // what the model reads
 //	fmt.Println(res.Report.OutputTokens) // ≤ 4000 by o200k_base
 //
 // A Pipeline is safe for concurrent use when its Store is (a dedup.Cache
-// is). Output is deterministic: the same input and options give the same
-// bytes.
+// is). Output is deterministic: the same input, options and request give
+// the same bytes.
 package terse

@@ -20,11 +20,11 @@ func Example() {
 	 {"number": 2, "title": "Slow on large files", "state": "open", "html_url": "https://example.com/2", "body": "A 1 GB file takes minutes."},
 	 {"number": 1, "title": "Support Windows", "state": "closed", "html_url": "https://example.com/1", "body": "Paths use backslashes."}
 	]`)
-	p, err := terse.New(&terse.Options{Budget: 150, Tool: "get_issues", Store: &store.Mem{}})
+	p, err := terse.New(&terse.Options{Budget: 150, Store: &store.Mem{}})
 	if err != nil {
 		panic(err)
 	}
-	res, err := p.Process(context.Background(), payload)
+	res, err := p.Process(context.Background(), payload, &terse.Request{Tool: "get_issues"})
 	if err != nil {
 		panic(err)
 	}
@@ -39,15 +39,15 @@ func Example() {
 	// 170 → 133 tokens (o200k_base), kept 2 of 5 by element_count
 }
 
-// A Pipeline with the dedup stage: the first result is shown with its id
-// line (inside the budget), the same result again in the same session
-// partition is a one-line reference to it, and the Report says that dedup
+// A Pipeline with the dedup stage, built once and used for every call:
+// the first result is shown with its id line (inside the budget), the same
+// result again in the same session partition (named per call, in the
+// Request) is a one-line reference to it, and the Report says that dedup
 // saved the tokens. This small object costs fewer tokens as compact JSON
 // than in any other form, so auto keeps it as it is.
 func Example_dedup() {
 	cache := dedup.New(dedup.Options{})
-	p, err := terse.New(&terse.Options{Format: "auto", Tool: "get_job", DedupCache: cache,
-		Session: dedup.Key{Session: "conv-1", Partition: "main"}})
+	p, err := terse.New(&terse.Options{Format: "auto", Dedup: cache})
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +55,8 @@ func Example_dedup() {
 	 "web_url":"https://ci.example.com/acme/widgets/-/jobs/4242","duration":312.5,
 	 "runner":{"id":7,"description":"shared-runner-7"},"stage":"test","name":"go test ./..."}`)
 	for range 2 {
-		res, err := p.Process(context.Background(), payload)
+		res, err := p.Process(context.Background(), payload, &terse.Request{Tool: "get_job",
+			Session: dedup.Key{Session: "conv-1", Partition: "main"}})
 		if err != nil {
 			panic(err)
 		}

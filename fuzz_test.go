@@ -31,7 +31,7 @@ func FuzzProcess(f *testing.F) {
 	cache := dedup.New(dedup.Options{MinBytes: 1})
 	pipes := map[string]*Pipeline{}
 	for _, format := range []string{"json", "toon", "auto"} {
-		p, err := New(&Options{Format: format, DedupCache: cache, Store: &store.Mem{}})
+		p, err := New(&Options{Format: format, Dedup: cache, Store: &store.Mem{}})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -40,14 +40,8 @@ func FuzzProcess(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, budget uint16) {
 		ctx := context.Background()
 		for format := range pipes {
-			o := pipes[format].o
-			o.Budget = int(budget)%2000 + 40
-			o.Session = dedup.Key{Session: "fuzz", Partition: format}
-			p, err := New(&o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := p.Process(ctx, data)
+			res, err := pipes[format].Process(ctx, data, &Request{Budget: int(budget)%2000 + 40,
+				Session: dedup.Key{Session: "fuzz", Partition: format}})
 			if err != nil {
 				if _, ok := errors.AsType[*tree.SyntaxError](err); !ok {
 					t.Fatalf("%s: Process error %T %v, want a *tree.SyntaxError", format, err, err)

@@ -84,7 +84,7 @@ func TestSavingsSumExact(t *testing.T) {
 		o := tc.o
 		o.Store = &store.Mem{}
 		if strings.Contains(tc.name, "dedup") {
-			o.DedupCache = dedup.New(dedup.Options{})
+			o.Dedup = dedup.New(dedup.Options{})
 		}
 		p, err := New(&o)
 		if err != nil {
@@ -100,7 +100,7 @@ func TestSavingsSumExact(t *testing.T) {
 			name := tc.name + "/" + corpus.Name(f)
 			// Twice: with dedup, the second run is a reference.
 			for range 2 {
-				res, err := p.Process(ctx, data)
+				res, err := p.Process(ctx, data, nil)
 				if err != nil {
 					t.Errorf("%s: %v", name, err)
 					break
@@ -128,7 +128,7 @@ func TestAutoLossless(t *testing.T) {
 	if testing.Short() && len(files) > 10 {
 		files = files[:10]
 	}
-	p, err := New(&Options{Format: "auto", Budget: 1 << 30, DedupCache: dedup.New(dedup.Options{})})
+	p, err := New(&Options{Format: "auto", Budget: 1 << 30, Dedup: dedup.New(dedup.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestAutoLossless(t *testing.T) {
 		}
 		checked++
 		name := corpus.Name(f)
-		res, err := p.Process(ctx, data)
+		res, err := p.Process(ctx, data, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -193,11 +193,11 @@ func TestPipelineOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		cache := dedup.New(dedup.Options{})
-		p, err := New(&Options{Format: "auto", Budget: tc.budget, Filter: rule, DedupCache: cache, Store: &store.Mem{}})
+		p, err := New(&Options{Format: "auto", Budget: tc.budget, Filter: rule, Dedup: cache, Store: &store.Mem{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := p.Process(ctx, data)
+		res, err := p.Process(ctx, data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestPipelineOrder(t *testing.T) {
 		// same filtered result: dedup runs after the filter. A trimmed
 		// result was never recorded, so it is not referenced.
 		other := bytes.ReplaceAll(data, []byte("https://api.github.com"), []byte("https://api.example.org"))
-		again, err := p.Process(ctx, other)
+		again, err := p.Process(ctx, other, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,31 +241,35 @@ func TestPipelineOrder(t *testing.T) {
 }
 
 // TestDedupStage checks hits and misses through the pipeline, partitions,
-// invalidation by a mutating call and by compaction, and the older
-// Deduper hook.
+// and invalidation by a mutating call and by compaction. One Pipeline per
+// configuration serves every call; the partition is per call.
 func TestDedupStage(t *testing.T) {
 	data := readCorpus(t, "github/pygithub__repo-issues-item-comments.json")
 	ctx := context.Background()
 	cache := dedup.New(dedup.Options{})
 	main := dedup.Key{Session: "s1", Partition: "main"}
-	run := func(o Options, payload []byte) Result {
+	pipes := map[string]*Pipeline{}
+	run := func(format string, req Request, payload []byte) Result {
 		t.Helper()
-		o.DedupCache = cache
-		if o.Format == "" {
-			o.Format = "auto"
+		if format == "" {
+			format = "auto"
 		}
-		p, err := New(&o)
+		p := pipes[format]
+		if p == nil {
+			var err error
+			if p, err = New(&Options{Format: format, Dedup: cache}); err != nil {
+				t.Fatal(err)
+			}
+			pipes[format] = p
+		}
+		res, err := p.Process(ctx, payload, &req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := p.Process(ctx, payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkReport(t, fmt.Sprintf("%+v", o.Session), res)
+		checkReport(t, fmt.Sprintf("%+v", req.Session), res)
 		return res
 	}
-	first := run(Options{Session: main, Tool: "get_comments"}, data)
+	first := run("", Request{Session: main, Tool: "get_comments"}, data)
 	id := first.Report.DedupID
 	if first.Report.Dedup || id == "" || !strings.HasPrefix(first.Text, dedup.IDLine(id)+"\n") {
 		t.Fatalf("first call: Dedup %v, id %q, text starts %.40q", first.Report.Dedup, id, first.Text)
@@ -275,17 +279,18 @@ func TestDedupStage(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		o       Options
+		format  string
+		req     Request
 		payload []byte
 		hit     bool
 	}{
-		{"same partition", Options{Session: main, Tool: "get_comments"}, data, true},
-		{"other partition", Options{Session: dedup.Key{Session: "s1", Partition: "sub-agent"}, Tool: "get_comments"}, data, false},
-		{"other format", Options{Session: main, Tool: "get_comments", Format: "toon"}, data, false},
-		{"other content", Options{Session: main, Tool: "get_comments"}, bytes.Replace(data, []byte(`"id"`), []byte(`"Id"`), 1), false},
+		{"same partition", "", Request{Session: main, Tool: "get_comments"}, data, true},
+		{"other partition", "", Request{Session: dedup.Key{Session: "s1", Partition: "sub-agent"}, Tool: "get_comments"}, data, false},
+		{"other format", "toon", Request{Session: main, Tool: "get_comments"}, data, false},
+		{"other content", "", Request{Session: main, Tool: "get_comments"}, bytes.Replace(data, []byte(`"id"`), []byte(`"Id"`), 1), false},
 	}
 	for _, tc := range tests {
-		res := run(tc.o, tc.payload)
+		res := run(tc.format, tc.req, tc.payload)
 		if res.Report.Dedup != tc.hit {
 			t.Errorf("%s: Dedup = %v, want %v", tc.name, res.Report.Dedup, tc.hit)
 		}
@@ -300,51 +305,29 @@ func TestDedupStage(t *testing.T) {
 		}
 	}
 
-	// A read of a path, then a write of it: the read is shown again.
+	// A read of a path, then a write of it (or of its directory): the read
+	// is shown again.
 	files := dedup.Key{Session: "s1", Partition: "files"}
-	read := Options{Session: files, Tool: "read_file", Path: "a.json"}
-	run(read, data)
-	if !run(read, data).Report.Dedup {
-		t.Error("repeated read: not a reference")
-	}
-	run(Options{Session: files, Tool: "apply_patch", Path: "a.json", Mutating: true}, []byte(`{"ok":true}`))
-	if run(read, data).Report.Dedup {
-		t.Error("read after a mutating call on its path: still a reference")
+	read := Request{Session: files, Tool: "read_file", Paths: []string{"d/a.json"}}
+	for _, written := range []string{"d/a.json", "d"} {
+		run("", read, data)
+		if !run("", read, data).Report.Dedup {
+			t.Error("repeated read: not a reference")
+		}
+		run("", Request{Session: files, Tool: "apply_patch", Paths: []string{written}, Mutating: true}, []byte(`{"ok":true}`))
+		if run("", read, data).Report.Dedup {
+			t.Errorf("read after a mutating call on %s: still a reference", written)
+		}
 	}
 	// A compaction boundary forgets everything.
 	cache.Compact(main)
-	if run(Options{Session: main, Tool: "get_comments"}, data).Report.Dedup {
+	if run("", Request{Session: main, Tool: "get_comments"}, data).Report.Dedup {
 		t.Error("after Compact: still a reference")
 	}
 	// A small result gets no id line.
-	if small := run(Options{Session: main}, []byte(`{"id":1}`)); strings.HasPrefix(small.Text, "> [id:") {
+	if small := run("", Request{Session: main}, []byte(`{"id":1}`)); strings.HasPrefix(small.Text, "> [id:") {
 		t.Errorf("small result has an id line: %q", small.Text)
 	}
-
-	// The Deduper hook still works, before the dedup stage.
-	hook := &seen{}
-	p, _ := New(&Options{Dedup: hook, DedupCache: cache, Session: main})
-	r1, _ := p.Process(ctx, data)
-	r2, _ := p.Process(ctx, data)
-	if r1.Report.Dedup || !r2.Report.Dedup || r2.Text != "> [ref: earlier]" {
-		t.Errorf("Deduper hook: first %v, second %v %q", r1.Report.Dedup, r2.Report.Dedup, r2.Text)
-	}
-	checkReport(t, "hook", r2)
-}
-
-// seen is a Deduper that remembers payloads.
-type seen struct{ m map[string]bool }
-
-func (s *seen) Check(_ context.Context, tool string, payload []byte) (string, bool) {
-	if s.m == nil {
-		s.m = map[string]bool{}
-	}
-	k := tool + "\x00" + string(payload)
-	if s.m[k] {
-		return "> [ref: earlier]", true
-	}
-	s.m[k] = true
-	return "", false
 }
 
 // TestBudgetWithIDLine walks the budget across the point where the id
@@ -358,18 +341,18 @@ func TestBudgetWithIDLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := plain.Process(ctx, data)
+	base, err := plain.Process(ctx, data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := base.Report.OutputTokens
 	for budget := n - 2; budget <= n+16; budget++ {
 		cache := dedup.New(dedup.Options{})
-		p, err := New(&Options{Format: "auto", Budget: budget, DedupCache: cache, Store: &store.Mem{}})
+		p, err := New(&Options{Format: "auto", Budget: budget, Dedup: cache, Store: &store.Mem{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := p.Process(ctx, data)
+		res, err := p.Process(ctx, data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +369,7 @@ func TestBudgetWithIDLine(t *testing.T) {
 		if !r.Truncated && stripIDLine(res.Text) != base.Text {
 			t.Errorf("%s: untrimmed result differs from the plain encoding", name)
 		}
-		again, _ := p.Process(ctx, data)
+		again, _ := p.Process(ctx, data, nil)
 		if again.Report.Dedup != hasID {
 			t.Errorf("%s: second call Dedup = %v, want %v (the first showed an id line: %v)", name, again.Report.Dedup, hasID, hasID)
 		}
@@ -409,7 +392,7 @@ func TestReportGolden(t *testing.T) {
 	cache := dedup.New(dedup.Options{})
 	k := dedup.Key{Session: "s", Partition: "main"}
 	mk := func(o Options) *Pipeline {
-		o.Format, o.DedupCache, o.Session, o.Store = "auto", cache, k, &store.Mem{}
+		o.Format, o.Dedup, o.Store = "auto", cache, &store.Mem{}
 		p, err := New(&o)
 		if err != nil {
 			t.Fatal(err)
@@ -417,8 +400,8 @@ func TestReportGolden(t *testing.T) {
 		return p
 	}
 	var got []txtar.File
-	add := func(name string, p *Pipeline, data []byte, withText bool) {
-		res, err := p.Process(ctx, data)
+	add := func(name, tool string, p *Pipeline, data []byte, withText bool) {
+		res, err := p.Process(ctx, data, &Request{Tool: tool, Session: k})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,10 +412,10 @@ func TestReportGolden(t *testing.T) {
 			got = append(got, txtar.File{Name: name + ".txt", Data: []byte(res.Text + "\n")})
 		}
 	}
-	add("issues-filter-auto-1500", mk(Options{Tool: "github__get_issues", Budget: 1500, Filter: rule}), issues, false)
-	p := mk(Options{Tool: "get_issue_comments", Budget: 4000})
-	add("comments-auto-miss", p, comments, false)
-	add("comments-auto-ref", p, comments, true)
+	add("issues-filter-auto-1500", "github__get_issues", mk(Options{Budget: 1500, Filter: rule}), issues, false)
+	p := mk(Options{Budget: 4000})
+	add("comments-auto-miss", "get_issue_comments", p, comments, false)
+	add("comments-auto-ref", "get_issue_comments", p, comments, true)
 
 	path := filepath.Join("testdata", "report.txtar")
 	if *update {

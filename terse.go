@@ -18,13 +18,17 @@ import (
 	"github.com/terse-dev/terse/tree"
 )
 
-// Options configure a [Pipeline]. The zero value works: compact JSON under
-// a 25,000-token budget by o200k_base, the strategy resolved from Tool,
-// nothing stored, no filter and no dedup. Fields added later (new stages)
-// are nil or zero by default and leave the behaviour unchanged.
+// Options configure a [Pipeline]: everything that stays the same from one
+// call to the next (one Pipeline per tool configuration). What changes per
+// call (tool, budget, session partition, paths, headers) is a [Request].
+// The zero value works: compact JSON under a 25,000-token budget by
+// o200k_base, the strategy resolved from the request's tool, nothing
+// stored, no filter and no dedup. Fields added later (new stages) are nil
+// or zero by default and leave the behaviour unchanged.
 type Options struct {
 	// Budget is the largest output in tokens of Tokenizer. Zero means
 	// fit.DefaultBudget (25,000: Claude Code rejects larger MCP results).
+	// A Request may lower or raise it per call.
 	Budget int
 	// Tokenizer counts tokens. Nil means o200k_base.
 	Tokenizer tokens.Counter
@@ -39,9 +43,6 @@ type Options struct {
 	// Formats adds output formats (an adaptive renderer, for example), by
 	// name; they take precedence over the built-in ones.
 	Formats []fit.Format
-	// Tool is the name of the tool that produced the result; it selects
-	// the trimming strategy.
-	Tool string
 	// Pointer is the JSON Pointer of the item array. Empty means detected.
 	Pointer string
 	// Strategy forces a strategy; Strategies maps tool names to strategies
@@ -57,19 +58,10 @@ type Options struct {
 	// Fetch is the command shown for fetching a chunk, with {handle} and
 	// {n} placeholders. Empty means fit.DefaultFetch.
 	Fetch string
-	// Headers are the provider's response headers, if any; pagination
-	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
-	// Link) are passed through to the Report.
-	Headers http.Header
 
 	// Filter, when set, is a declared projection applied before fitting;
 	// its in-band note precedes the output.
 	Filter *filter.Rule
-	// Dedup, when set, is asked before filtering whether the agent has
-	// already seen this payload; its reference hint then replaces the
-	// output. It is the older, simpler hook; DedupCache is the dedup
-	// stage proper. Both may be set (Dedup is asked first).
-	Dedup Deduper
 
 	// Template names an L1 template that steers encoding for this tool:
 	// "mr_diff_fence" or "ci_pipeline" (render.Templates, used by the auto
@@ -77,31 +69,41 @@ type Options struct {
 	// "csv_from_md" (Markdown tables in text as CSV, in any format).
 	Template string
 
-	// DedupCache, when set, is the dedup stage (package dedup), run after
-	// the filter on the filtered result. A result identical to one shown
-	// in full earlier in the same partition (Session) is replaced by
-	// "> [ref: ID, byte-identical]" (or a near-ref, if the cache allows
-	// them). A result shown in full and large enough is recorded, and its
-	// "> [id: ID]" line leads the output, inside the budget. A trimmed
-	// result is never recorded, and a result whose id line would break
-	// the budget is shown without it and forgotten again: a reference
-	// never points at something the agent did not see.
-	DedupCache *dedup.Cache
-	// Session is the partition (session and context) DedupCache keys by.
-	Session dedup.Key
-	// Path is the file path the call reads or writes (from its
-	// arguments), if any: a mutating call on Path invalidates the
-	// partition's earlier reads of it.
-	Path string
-	// Mutating marks a call that writes Path even when its tool is not
-	// one of the cache's mutating tools (per-tool configuration).
-	Mutating bool
+	// Dedup, when set, is the dedup stage (package dedup), run after the
+	// filter on the filtered result, in the partition Request.Session
+	// names. A result identical to one shown in full earlier in the same
+	// partition is replaced by "> [ref: ID, byte-identical]" (or a
+	// near-ref, if the cache allows them). A result shown in full and
+	// large enough is recorded, and its "> [id: ID]" line leads the
+	// output, inside the budget. A trimmed result is never recorded, and a
+	// result whose id line would break the budget is shown without it and
+	// forgotten again: a reference never points at something the agent
+	// did not see. Pipelines may share one Cache.
+	Dedup *dedup.Cache
 }
 
-// Deduper recognises results the agent has already seen. Check returns a
-// one-line reference hint and true for a repeat.
-type Deduper interface {
-	Check(ctx context.Context, tool string, payload []byte) (hint string, ok bool)
+// Request is what changes from one call of a [Pipeline] to the next. A nil
+// *Request is the zero Request.
+type Request struct {
+	// Tool is the name of the tool that produced the result; it selects
+	// the trimming strategy (Options.Strategies, fit.Resolve).
+	Tool string
+	// Budget, when positive, replaces Options.Budget for this call.
+	Budget int
+	// Session is the dedup partition (session and context) of the call;
+	// the zero Key is a partition like any other.
+	Session dedup.Key
+	// Paths are the file paths the call reads or writes (from its
+	// arguments), if any: a mutating call invalidates the partition's
+	// earlier reads of them and of paths under them.
+	Paths []string
+	// Mutating marks a call that writes Paths even when its tool is not
+	// one of the dedup cache's mutating tools (per-tool configuration).
+	Mutating bool
+	// Headers are the provider's response headers, if any; pagination
+	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
+	// Link) are passed through to the Report.
+	Headers http.Header
 }
 
 // Result is what a Pipeline returns: the text for the model and the Report.
@@ -110,10 +112,11 @@ type Result struct {
 	Report Report
 }
 
-// Pipeline processes tool results under fixed options. It remembers the
-// token counts and auto encodings of the last few long texts it handled
-// (at most a few dozen, behind a lock), so that no stage counts or
-// encodes them again.
+// Pipeline processes tool results under fixed options. Build it once per
+// tool configuration and keep it: it remembers the token counts and auto
+// encodings of the last few long texts it handled (at most a few dozen,
+// behind a lock), so that no stage counts or encodes them again, within a
+// call or across calls. It is safe for concurrent use when its Store is.
 type Pipeline struct {
 	o   Options
 	fmt fit.Format
@@ -194,7 +197,7 @@ func New(opts *Options) (*Pipeline, error) {
 	}
 	p.fo = fit.Options{
 		Budget: o.Budget, Counter: o.Tokenizer, Format: p.fmt, Formats: formats, Pointer: o.Pointer,
-		Tool: o.Tool, Strategy: o.Strategy, Strategies: o.Strategies,
+		Strategy: o.Strategy, Strategies: o.Strategies,
 		Drop: o.DropFields, Keep: o.KeepFields, Identity: o.Identity, Store: o.Store, Fetch: o.Fetch,
 	}
 	if p.fo.Budget <= 0 {
@@ -202,6 +205,12 @@ func New(opts *Options) (*Pipeline, error) {
 	}
 	return p, nil
 }
+
+// Budget is the pipeline's budget: Options.Budget, or fit.DefaultBudget.
+func (p *Pipeline) Budget() int { return p.fo.Budget }
+
+// Counter is the pipeline's tokenizer (with its count cache).
+func (p *Pipeline) Counter() tokens.Counter { return p.o.Tokenizer }
 
 func checkStrategy(s string) (string, string, error) {
 	for _, k := range fit.Strategies {
@@ -217,18 +226,18 @@ func checkStrategy(s string) (string, string, error) {
 // starts like JSON ("{", or "[" followed by more lines) but does not parse
 // is an error: a *tree.SyntaxError with its position, unless it is JSON
 // Lines (one value per line), which is text.
-func (p *Pipeline) Process(ctx context.Context, data []byte) (Result, error) {
+func (p *Pipeline) Process(ctx context.Context, data []byte, req *Request) (Result, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		v, err := tree.Parse(data)
 		if err == nil {
-			return p.process(ctx, data, v, "", true)
+			return p.process(ctx, req, v, "", true)
 		}
 		if se, ok := errors.AsType[*tree.SyntaxError](err); !ok || (trimmed[0] == '{' || se.Line > 1) && !isJSONLines(trimmed) {
 			return Result{}, err
 		}
 	}
-	return p.process(ctx, data, tree.Value{}, string(data), false)
+	return p.process(ctx, req, tree.Value{}, string(data), false)
 }
 
 // isJSONLines reports whether data is JSON Lines (a log of one JSON value
@@ -244,47 +253,47 @@ func isJSONLines(data []byte) bool {
 }
 
 // ProcessValue processes a parsed JSON result.
-func (p *Pipeline) ProcessValue(ctx context.Context, v tree.Value) (Result, error) {
-	return p.process(ctx, nil, v, "", true)
+func (p *Pipeline) ProcessValue(ctx context.Context, v tree.Value, req *Request) (Result, error) {
+	return p.process(ctx, req, v, "", true)
 }
 
 // ProcessText processes a text result.
-func (p *Pipeline) ProcessText(ctx context.Context, s string) (Result, error) {
-	return p.process(ctx, nil, tree.Value{}, s, false)
+func (p *Pipeline) ProcessText(ctx context.Context, s string, req *Request) (Result, error) {
+	return p.process(ctx, req, tree.Value{}, s, false)
 }
 
-// process runs the stages in order: the Deduper hook (raw payload),
-// filter, the dedup stage (filtered result), encoding (format, templates),
+// process runs the stages in order: filter, the dedup stage (filtered result), encoding (format, templates),
 // fitting (budget), and the id line. Each stage's saving is measured in
 // tokens of the pipeline's counter, as the difference between the text
 // before and after it (see Savings).
-func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text string, isJSON bool) (Result, error) {
+func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text string, isJSON bool) (Result, error) {
+	if req == nil {
+		req = &Request{}
+	}
 	c := p.o.Tokenizer
-	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: p.fo.Budget, Tool: p.o.Tool}
+	// The call's fit options: the pipeline's, with the call's tool and
+	// budget.
+	fo0 := p.fo
+	fo0.Tool = req.Tool
+	if req.Budget > 0 {
+		fo0.Budget = req.Budget
+	}
+	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: fo0.Budget, Tool: req.Tool}
 	var rawText string
 	if isJSON {
 		rawText = string(tree.AppendJSON(nil, v))
-		rep.Pagination, rep.Sort = providerMeta(v, p.o.Headers)
+		rep.Pagination, rep.Sort = providerMeta(v, req.Headers)
 	} else {
 		rawText = text
-		rep.Pagination, rep.Sort = providerMeta(tree.Value{}, p.o.Headers)
+		rep.Pagination, rep.Sort = providerMeta(tree.Value{}, req.Headers)
 	}
 	rep.RawChars = len(rawText)
 	// Texts are counted once: the raw text, the filtered one and the
-	// fitted one are often the same string.
+	// fitted one are often the same string. The raw text is counted
+	// first, into the pipeline's count cache, where the fitter finds it
+	// when it measures the whole compact JSON.
 	m := memo{c: c}
-
-	if p.o.Dedup != nil {
-		payload := raw
-		if payload == nil {
-			payload = []byte(rawText)
-		}
-		if hint, ok := p.o.Dedup.Check(ctx, p.o.Tool, payload); ok {
-			rep.Kind, rep.Format, rep.Dedup = kindOf(isJSON), "hint", true
-			rep.RawTokens = m.count(rawText)
-			return p.hint(hint, rep), nil
-		}
-	}
+	m.count(rawText)
 
 	// Filter.
 	note := ""
@@ -310,10 +319,10 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 	// Dedup: a result the partition has already seen in full becomes a
 	// reference to it.
 	var call dedup.Call
-	if p.o.DedupCache != nil {
-		call = dedup.Call{Tool: p.o.Tool, Path: p.o.Path, Content: []byte(content), Mutating: p.o.Mutating,
+	if p.o.Dedup != nil {
+		call = dedup.Call{Tool: req.Tool, Paths: req.Paths, Content: []byte(content), Mutating: req.Mutating,
 			Variant: p.variant(isJSON)}
-		if oc := p.o.DedupCache.Check(p.o.Session, call); oc.Kind != dedup.Miss {
+		if oc := p.o.Dedup.Check(req.Session, call); oc.Kind != dedup.Miss {
 			rep.Kind, rep.Format, rep.Dedup, rep.DedupID = kindOf(isJSON), "hint", true, oc.ID
 			rep.RawTokens = m.count(rawText)
 			return p.hint(oc.Hint, rep), nil
@@ -334,7 +343,7 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 	}
 
 	// Fit, leaving room for the filter note.
-	fo := p.fo
+	fo := fo0
 	prefix := ""
 	if note != "" {
 		prefix = note + "\n"
@@ -366,10 +375,10 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 		}
 		// The note and the text may tokenize differently together than
 		// apart: the budget holds for what is returned.
-		if tn <= p.fo.Budget || fo.Budget == 1 {
+		if tn <= fo0.Budget || fo.Budget == 1 {
 			break
 		}
-		fo.Budget -= tn - p.fo.Budget
+		fo.Budget -= tn - fo0.Budget
 	}
 	st := res.Stats
 	switch {
@@ -401,13 +410,13 @@ func (p *Pipeline) process(ctx context.Context, raw []byte, v tree.Value, text s
 	// A result shown in full is recorded, and its id line leads it when
 	// the budget has room for it; otherwise it is forgotten again.
 	out, tout := body, tn
-	if p.o.DedupCache != nil && !st.Truncated {
-		if oc := p.o.DedupCache.Record(p.o.Session, call); oc.IDLine != "" {
+	if p.o.Dedup != nil && !st.Truncated {
+		if oc := p.o.Dedup.Record(req.Session, call); oc.IDLine != "" {
 			with := oc.IDLine + "\n" + body
-			if n := c.Count(with); n <= p.fo.Budget {
+			if n := c.Count(with); n <= fo0.Budget {
 				out, tout, rep.DedupID = with, n, oc.ID
 			} else {
-				p.o.DedupCache.Forget(p.o.Session, oc.ID)
+				p.o.Dedup.Forget(req.Session, oc.ID)
 			}
 		}
 	}

@@ -35,7 +35,7 @@ func TestFastPathIdentical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := p.Process(context.Background(), data)
+		res, err := p.Process(context.Background(), data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,12 +55,13 @@ func TestFastPathIdentical(t *testing.T) {
 func TestTrimmedReportAndChunks(t *testing.T) {
 	data := readCorpus(t, "github/pygithub__repo-issues-page2.json")
 	st := &store.Mem{}
-	p, err := New(&Options{Budget: 1500, Tool: "github__get_issues", Store: st})
+	p, err := New(&Options{Budget: 1500, Store: st})
+	req := &Request{Tool: "github__get_issues"}
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := p.Process(ctx, data)
+	res, err := p.Process(ctx, data, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestTrimmedReportAndChunks(t *testing.T) {
 		t.Errorf("Chunk(out of range) err = %v, want *fit.ChunkRangeError", err)
 	}
 	// Deterministic: same input, same bytes (handle included).
-	res2, _ := p.Process(ctx, data)
+	res2, _ := p.Process(ctx, data, req)
 	if res2.Text != res.Text {
 		t.Error("second run differs")
 	}
@@ -111,8 +112,8 @@ func TestProviderMetadata(t *testing.T) {
 	h := http.Header{}
 	h.Set("X-Total", "120")
 	h.Set("X-Total-Pages", "4")
-	p, _ := New(&Options{Budget: 500, Headers: h})
-	res, err := p.Process(context.Background(), data)
+	p, _ := New(&Options{Budget: 500})
+	res, err := p.Process(context.Background(), data, &Request{Headers: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,9 +133,9 @@ func TestProviderMetadata(t *testing.T) {
 }
 
 func TestTextAndErrors(t *testing.T) {
-	p, _ := New(&Options{Budget: 400, Tool: "get_job_logs"})
+	p, _ := New(&Options{Budget: 400})
 	ctx := context.Background()
-	res, err := p.Process(ctx, readCorpus(t, "logs/holmes__01_crashpod__kubectl_logs_all_containers.log"))
+	res, err := p.Process(ctx, readCorpus(t, "logs/holmes__01_crashpod__kubectl_logs_all_containers.log"), &Request{Tool: "get_job_logs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +146,11 @@ func TestTextAndErrors(t *testing.T) {
 		t.Errorf("no gap marker in:\n%s", res.Text)
 	}
 	// A log line starting with "[" is text, not broken JSON.
-	if _, err := p.Process(ctx, []byte("[12:00:01] INFO start\n[12:00:02] ERROR boom\n")); err != nil {
+	if _, err := p.Process(ctx, []byte("[12:00:01] INFO start\n[12:00:02] ERROR boom\n"), nil); err != nil {
 		t.Errorf("bracketed log: %v", err)
 	}
 	// Broken JSON is a positioned syntax error.
-	_, err = p.Process(ctx, []byte("{\"a\": 1,\n \"b\": }"))
+	_, err = p.Process(ctx, []byte("{\"a\": 1,\n \"b\": }"), nil)
 	var se *tree.SyntaxError
 	if !errors.As(err, &se) || se.Line != 2 {
 		t.Errorf("Process(bad JSON) err = %v, want *tree.SyntaxError on line 2", err)
@@ -171,7 +172,7 @@ func TestFilterStage(t *testing.T) {
 	}
 	data := readCorpus(t, "github/pygithub__repo-issues-page2.json")
 	p, _ := New(&Options{Budget: 2000, Filter: rule})
-	res, err := p.Process(context.Background(), data)
+	res, err := p.Process(context.Background(), data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/terse-dev/terse/filter"
-	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -137,6 +137,9 @@ type Client struct {
 type Gateway struct {
 	// Listen is the address to serve Streamable HTTP on.
 	Listen string `toml:"listen"`
+	// IdleTimeout ends a client session unused for this long ("30m");
+	// 0 means the gateway default (30 minutes).
+	IdleTimeout Duration `toml:"idle_timeout"`
 }
 
 // Server is a gateway upstream. Its tools are exposed as NAME__TOOL.
@@ -363,7 +366,7 @@ func (c *Config) Validate() error {
 		v.errorf("store.ttl", "must be positive, got %s", c.Store.TTL)
 	}
 	if r := c.Store.Redis; r != "" {
-		if err := store.CheckRedisURL(r); err != nil {
+		if err := redisstore.CheckURL(r); err != nil {
 			v.errorf("store.redis", "%s", strings.TrimPrefix(err.Error(), "store: "))
 		} else if c.Store.Dir != "" {
 			v.errorf("store.redis", "set at most one of dir and redis")

@@ -21,7 +21,8 @@
 // a hit is not recorded again, a compaction boundary ([Cache.Compact])
 // clears the partition, [Cache.Forget] drops results that context trimming
 // removed, and a mutating call on a path (write/edit tools, configurable)
-// drops earlier reads of that path.
+// drops earlier reads of that path, of paths under it and of the
+// directories above it ([Cache.Invalidate]).
 //
 // A Cache is safe for concurrent use.
 package dedup
@@ -104,15 +105,15 @@ type Key struct {
 // Call is one tool result.
 type Call struct {
 	Tool string
-	// Path is the file path the call reads or writes, if any.
-	Path string
+	// Paths are the file paths the call reads or writes, if any.
+	Paths []string
 	// Content is the result the agent would be shown; the Pipeline passes
 	// the filtered result before encoding, whose encoding is deterministic.
 	Content []byte
 	// Variant distinguishes renderings of the same content (for example
 	// the encoding options); results are identical only if both match.
 	Variant string
-	// Mutating marks a call that writes Path even if its tool is not in
+	// Mutating marks a call that writes Paths even if its tool is not in
 	// Options.MutatingTools (per-tool configuration).
 	Mutating bool
 }
@@ -147,7 +148,7 @@ type entry struct {
 	fp    [16]byte
 	id    string
 	tool  string
-	path  string
+	paths []string
 	size  int
 	value tree.Value // JSON object snapshot, for near-references
 	hasV  bool
@@ -271,8 +272,8 @@ func (c *Cache) Record(k Key, call Call) Outcome {
 }
 
 func (c *Cache) check(k Key, call Call, fp [16]byte) Outcome {
-	if call.Path != "" && c.isMutating(call) {
-		c.invalidate(k, call.Path)
+	if len(call.Paths) > 0 && c.isMutating(call) {
+		c.invalidate(k, call.Paths)
 	}
 	p := c.part(k, false)
 	if p == nil || len(call.Content) < c.opts.MinBytes {
@@ -312,7 +313,7 @@ func (c *Cache) record(k Key, call Call, fp [16]byte) Outcome {
 		e := el.Value.(*entry)
 		return Outcome{ID: e.id, IDLine: IDLine(e.id)}
 	}
-	e := &entry{fp: fp, tool: call.Tool, path: call.Path, size: len(call.Content), id: c.shortID(p, fp)}
+	e := &entry{fp: fp, tool: call.Tool, paths: call.Paths, size: len(call.Content), id: c.shortID(p, fp)}
 	if c.opts.NearRef && len(call.Content) >= c.opts.NearMinBytes {
 		if v, err := tree.Parse(call.Content); err == nil && v.Kind() == tree.KindObject {
 			e.value, e.hasV = v, true
@@ -348,25 +349,59 @@ func (c *Cache) remove(p *partition, el *list.Element) {
 	p.bytes -= e.size
 }
 
-func (c *Cache) invalidate(k Key, path string) {
+func (c *Cache) invalidate(k Key, written []string) {
 	p := c.part(k, false)
 	if p == nil {
 		return
 	}
 	for el := p.lru.Front(); el != nil; {
 		next := el.Next()
-		if el.Value.(*entry).path == path {
+		if touches(written, el.Value.(*entry).paths) {
 			c.remove(p, el)
 		}
 		el = next
 	}
 }
 
-// Invalidate drops the partition's results that read path.
-func (c *Cache) Invalidate(k Key, path string) {
+// touches reports whether a written path overlaps a read one.
+func touches(written, read []string) bool {
+	for _, w := range written {
+		for _, r := range read {
+			if Overlaps(w, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Overlaps reports whether writing path w may change what reading path r
+// returned: they are equal, or one is a directory prefix of the other
+// (writing a file changes its directory's listing; moving a directory
+// changes the files under it). A trailing slash is ignored.
+func Overlaps(w, r string) bool {
+	w, r = strings.TrimSuffix(w, "/"), strings.TrimSuffix(r, "/")
+	if w == "" || r == "" {
+		return w == r
+	}
+	return w == r || strings.HasPrefix(r, w+"/") || strings.HasPrefix(w, r+"/")
+}
+
+// Invalidate drops the partition's results that read one of paths (or a
+// path under or above one of them, see [Overlaps]). With no paths it
+// drops every result of the partition: a write of unknown reach may have
+// changed any of them.
+func (c *Cache) Invalidate(k Key, paths ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.invalidate(k, path)
+	if len(paths) == 0 {
+		if p := c.parts[k]; p != nil {
+			c.plru.Remove(p.elem)
+			delete(c.parts, k)
+		}
+		return
+	}
+	c.invalidate(k, paths)
 }
 
 // Compact marks a compaction boundary: the partition forgets everything,

@@ -25,7 +25,7 @@ func body(n int, seed string) []byte {
 
 func TestHitAndMiss(t *testing.T) {
 	c := dedup.New(dedup.Options{})
-	a := dedup.Call{Tool: "Read", Path: "/x.go", Content: body(400, "package x\n")}
+	a := dedup.Call{Tool: "Read", Paths: []string{"/x.go"}, Content: body(400, "package x\n")}
 	o := c.Process(key, a)
 	if o.Kind != dedup.Miss || o.IDLine == "" || !strings.Contains(o.IDLine, o.ID) {
 		t.Fatalf("first Process = %+v, want a recorded miss with an id line", o)
@@ -79,11 +79,11 @@ func TestCheckDoesNotRecord(t *testing.T) {
 
 func TestInvalidateByMutation(t *testing.T) {
 	c := dedup.New(dedup.Options{})
-	read := dedup.Call{Tool: "Read", Path: "/a.go", Content: body(300, "x := 1\n")}
-	other := dedup.Call{Tool: "Read", Path: "/b.go", Content: body(300, "y := 2\n")}
+	read := dedup.Call{Tool: "Read", Paths: []string{"/a.go"}, Content: body(300, "x := 1\n")}
+	other := dedup.Call{Tool: "Read", Paths: []string{"/b.go"}, Content: body(300, "y := 2\n")}
 	c.Process(key, read)
 	c.Process(key, other)
-	c.Process(key, dedup.Call{Tool: "Edit", Path: "/a.go", Content: []byte("ok")})
+	c.Process(key, dedup.Call{Tool: "Edit", Paths: []string{"/a.go"}, Content: []byte("ok")})
 	if o := c.Process(key, read); o.Kind != dedup.Miss {
 		t.Errorf("read after Edit of the same path = %v, want miss", o.Kind)
 	}
@@ -93,22 +93,22 @@ func TestInvalidateByMutation(t *testing.T) {
 	// Configurable tool names.
 	c = dedup.New(dedup.Options{MutatingTools: []string{"fs_write"}})
 	c.Process(key, read)
-	c.Process(key, dedup.Call{Tool: "Edit", Path: "/a.go"})
+	c.Process(key, dedup.Call{Tool: "Edit", Paths: []string{"/a.go"}})
 	if o := c.Process(key, read); o.Kind != dedup.Ref {
 		t.Errorf("Edit is not mutating here: %v, want ref", o.Kind)
 	}
-	c.Process(key, dedup.Call{Tool: "fs_write", Path: "/a.go"})
+	c.Process(key, dedup.Call{Tool: "fs_write", Paths: []string{"/a.go"}})
 	if o := c.Process(key, read); o.Kind != dedup.Miss {
 		t.Errorf("after fs_write: %v, want miss", o.Kind)
 	}
 	// Globs, and a call marked mutating by configuration.
 	c = dedup.New(dedup.Options{MutatingTools: []string{"write_*"}})
 	c.Process(key, read)
-	c.Process(key, dedup.Call{Tool: "write_file", Path: "/a.go"})
+	c.Process(key, dedup.Call{Tool: "write_file", Paths: []string{"/a.go"}})
 	if o := c.Process(key, read); o.Kind != dedup.Miss {
 		t.Errorf("after write_file with glob write_*: %v, want miss", o.Kind)
 	}
-	c.Process(key, dedup.Call{Tool: "patch", Path: "/a.go", Mutating: true})
+	c.Process(key, dedup.Call{Tool: "patch", Paths: []string{"/a.go"}, Mutating: true})
 	if o := c.Process(key, read); o.Kind != dedup.Miss {
 		t.Errorf("after a call marked Mutating: %v, want miss", o.Kind)
 	}
@@ -285,12 +285,12 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			k := dedup.Key{Session: fmt.Sprint(g % 2)}
 			for i := 0; i < 200; i++ {
-				c.Process(k, dedup.Call{Tool: "get_pipeline", Path: "/p", Content: pipeline(fmt.Sprint(i%5), "1")})
+				c.Process(k, dedup.Call{Tool: "get_pipeline", Paths: []string{"/p"}, Content: pipeline(fmt.Sprint(i%5), "1")})
 				if i%50 == 0 {
 					c.Compact(k)
 				}
 				if i%30 == 0 {
-					c.Process(k, dedup.Call{Tool: "Write", Path: "/p"})
+					c.Process(k, dedup.Call{Tool: "Write", Paths: []string{"/p"}})
 				}
 			}
 		}()
@@ -337,4 +337,40 @@ func BenchmarkCheckInsert(b *testing.B) {
 			c.Process(key, dedup.Call{Tool: "Read", Content: data})
 		}
 	})
+}
+
+// A write invalidates reads of the same path, of paths under it and of the
+// directories above it; Invalidate without paths clears the partition.
+func TestInvalidatePrefix(t *testing.T) {
+	c := dedup.New(dedup.Options{})
+	file := dedup.Call{Tool: "read_file", Paths: []string{"/r/src/a.go"}, Content: body(300, "x := 1\n")}
+	dir := dedup.Call{Tool: "list_directory", Paths: []string{"/r/src/"}, Content: body(300, "a.go\n")}
+	sibling := dedup.Call{Tool: "read_file", Paths: []string{"/r/srcx/b.go"}, Content: body(300, "y := 2\n")}
+	for _, tc := range []struct {
+		written      string
+		file, dir, s dedup.Kind
+	}{
+		{"/r/src/a.go", dedup.Miss, dedup.Miss, dedup.Ref},
+		{"/r/src", dedup.Miss, dedup.Miss, dedup.Ref},
+		{"/r/src/new.go", dedup.Ref, dedup.Miss, dedup.Ref},
+		{"/other", dedup.Ref, dedup.Ref, dedup.Ref},
+	} {
+		c.Compact(key)
+		c.Process(key, file)
+		c.Process(key, dir)
+		c.Process(key, sibling)
+		c.Invalidate(key, tc.written)
+		for _, x := range []struct {
+			call dedup.Call
+			want dedup.Kind
+		}{{file, tc.file}, {dir, tc.dir}, {sibling, tc.s}} {
+			if o := c.Check(key, x.call); o.Kind != x.want {
+				t.Errorf("write %s, then read %v: %v, want %v", tc.written, x.call.Paths, o.Kind, x.want)
+			}
+		}
+	}
+	c.Invalidate(key)
+	if n, _ := c.Len(key); n != 0 {
+		t.Errorf("Invalidate without paths left %d entries", n)
+	}
 }

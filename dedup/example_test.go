@@ -14,14 +14,14 @@ func ExampleCache_Process() {
 	k := dedup.Key{Session: "conv-1", Partition: "main"}
 	result := []byte(strings.Repeat("package main // a file the agent read\n", 8))
 
-	first := c.Process(k, dedup.Call{Tool: "Read", Path: "main.go", Content: result})
+	first := c.Process(k, dedup.Call{Tool: "Read", Paths: []string{"main.go"}, Content: result})
 	fmt.Println(first.Kind, first.IDLine) // shown with the result
 
-	again := c.Process(k, dedup.Call{Tool: "Read", Path: "main.go", Content: result})
+	again := c.Process(k, dedup.Call{Tool: "Read", Paths: []string{"main.go"}, Content: result})
 	fmt.Println(again.Kind, again.Hint) // shown instead of the result
 
-	c.Process(k, dedup.Call{Tool: "Edit", Path: "main.go"}) // invalidates reads of main.go
-	fmt.Println(c.Process(k, dedup.Call{Tool: "Read", Path: "main.go", Content: result}).Kind)
+	c.Process(k, dedup.Call{Tool: "Edit", Paths: []string{"main.go"}}) // invalidates reads of main.go
+	fmt.Println(c.Process(k, dedup.Call{Tool: "Read", Paths: []string{"main.go"}, Content: result}).Kind)
 	// Output:
 	// miss > [id: 0cc0819e]
 	// ref > [ref: 0cc0819e, byte-identical]

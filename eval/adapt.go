@@ -35,7 +35,7 @@ func encodeCompact(ctx context.Context, v tree.Value, budget int, format string,
 	if err != nil {
 		return "", false, err
 	}
-	res, err := p.ProcessValue(ctx, v)
+	res, err := p.ProcessValue(ctx, v, nil)
 	if err != nil {
 		return "", false, err
 	}
@@ -58,14 +58,12 @@ func decodeText(text string, dec func(string) (tree.Value, error)) (v tree.Value
 	if dec == nil {
 		dec = decodeAny
 	}
-	v, err = dec(text)
-	if err == nil {
-		return v, false, nil
-	}
-	first := err
-	lines := strings.SplitAfter(text, "\n")
+	// The in-band notes of a fitted result start on a line of their own
+	// after the document. They are cut off first: a note such as
+	// "> [detail /items: …]" also reads as a TOON key and value, so
+	// decoding the whole text could succeed and hide that it was trimmed.
 	off := 0
-	for _, l := range lines {
+	for _, l := range strings.SplitAfter(text, "\n") {
 		if off > 0 && (strings.HasPrefix(l, "> [") || strings.HasPrefix(l, "[chunks]") || strings.HasPrefix(l, "[… ")) {
 			if v, err := dec(strings.TrimSuffix(text[:off], "\n")); err == nil {
 				return v, true, nil
@@ -73,7 +71,11 @@ func decodeText(text string, dec func(string) (tree.Value, error)) (v tree.Value
 		}
 		off += len(l)
 	}
-	return tree.Value{}, false, first
+	v, err = dec(text)
+	if err != nil {
+		return tree.Value{}, false, err
+	}
+	return v, false, nil
 }
 
 // cutMarker matches a string shortened by fitting: "…[+N chars]".

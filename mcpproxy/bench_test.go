@@ -2,12 +2,15 @@ package mcpproxy
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
 	"strconv"
 
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
 )
 
@@ -27,7 +31,7 @@ func rows64K() int {
 	return n
 }
 
-func directFake(b *testing.B) *mcp.ClientSession {
+func directFake(b testing.TB) *mcp.ClientSession {
 	up := fakeUpstream(b)
 	cmd := exec.Command(up.Path)
 	cmd.Env = up.Env
@@ -60,18 +64,22 @@ func timedCall(b *testing.B, cs *mcp.ClientSession, args map[string]any) time.Du
 // BenchmarkRelay64KiB measures one 64 KiB pretty-JSON tools/call, in the
 // same loop: straight to the server (direct), through the proxy with
 // _output_mode raw (the relay alone), and through the proxy transforming
-// the result (compact) with the built-in transformer or the terse pipeline
+// the result (compact) with the terse pipeline in json or auto format
 // (o200k_base). pipeline-* is the transformer's own time.
 //
 //	go test -run '^$' -bench Relay -benchtime 300x ./mcpproxy
 func BenchmarkRelay64KiB(b *testing.B) {
-	b.Run("builtin", func(b *testing.B) { benchRelay(b, nil) })
-	b.Run("pipeline", func(b *testing.B) {
-		benchRelay(b, &Pipeline{Options: terse.Options{Store: &store.Mem{}}, NoDedup: true})
+	b.Run("json", func(b *testing.B) { benchRelay(b, nil) })
+	b.Run("auto", func(b *testing.B) {
+		p, err := terse.New(&terse.Options{Format: "auto", Store: &store.Mem{}, Fetch: FetchTemplate})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchRelay(b, p)
 	})
 }
 
-func benchRelay(b *testing.B, t Transformer) {
+func benchRelay(b *testing.B, pl *terse.Pipeline) {
 	n := rows64K()
 	d := directFake(b)
 	var mu sync.Mutex
@@ -83,7 +91,7 @@ func benchRelay(b *testing.B, t Transformer) {
 			mu.Unlock()
 		}
 	}}
-	h := connect(b, fakeUpstream(b), &Options{Stats: stats, Transformer: t}, "bench")
+	h := connect(b, fakeUpstream(b), &Options{Stats: stats, Pipeline: pl}, "bench")
 	var direct, raw, compact []time.Duration
 	b.SetBytes(int64(len(rowsText(n))))
 	b.ReportAllocs()
@@ -98,6 +106,10 @@ func benchRelay(b *testing.B, t Transformer) {
 	b.ReportMetric(pct(direct, .99), "direct-p99-µs")
 	b.ReportMetric(pct(raw, .5), "relay-p50-µs")
 	b.ReportMetric(pct(raw, .99), "relay-p99-µs")
+	// The relay's own cost: through the proxy in raw mode (no pipeline)
+	// less direct, at the same percentile of the same run.
+	b.ReportMetric(pct(raw, .5)-pct(direct, .5), "overhead-p50-µs")
+	b.ReportMetric(pct(raw, .99)-pct(direct, .99), "overhead-p99-µs")
 	b.ReportMetric(pct(compact, .5), "compact-p50-µs")
 	b.ReportMetric(pct(compact, .99), "compact-p99-µs")
 	mu.Lock()
@@ -204,7 +216,7 @@ func (s *memServer) answer(msg []byte) []byte {
 // in-memory pipes to an in-memory server answering with a 64 KiB
 // pretty-JSON result. "direct" is the same exchange without the proxy;
 // "raw" goes through the proxy with _output_mode raw (relay only);
-// "compact" runs the built-in transformer too (pipeline-* is its time).
+// "compact" runs the default pipeline too (pipeline-* is its time).
 //
 //	go test -run '^$' -bench RelayOverhead -benchtime 2000x ./mcpproxy
 func BenchmarkRelayOverhead(b *testing.B) {
@@ -262,6 +274,10 @@ func BenchmarkRelayOverhead(b *testing.B) {
 	b.ReportMetric(pct(direct, .99), "direct-p99-µs")
 	b.ReportMetric(pct(raw, .5), "relay-p50-µs")
 	b.ReportMetric(pct(raw, .99), "relay-p99-µs")
+	// The relay's own cost: through the proxy in raw mode (no pipeline)
+	// less direct, at the same percentile of the same run.
+	b.ReportMetric(pct(raw, .5)-pct(direct, .5), "overhead-p50-µs")
+	b.ReportMetric(pct(raw, .99)-pct(direct, .99), "overhead-p99-µs")
 	b.ReportMetric(pct(compact, .5), "compact-p50-µs")
 	b.ReportMetric(pct(compact, .99), "compact-p99-µs")
 	mu.Lock()
@@ -274,4 +290,54 @@ func BenchmarkRelayOverhead(b *testing.B) {
 	b.ReportMetric(pct(pl, .5), "pipeline-p50-µs")
 	b.ReportMetric(pct(pl, .99), "pipeline-p99-µs")
 	mu.Unlock()
+}
+
+// BenchmarkCorpusLatency reads the 20 largest corpus JSON files through
+// server-filesystem (read_text_file), directly and through the proxy with
+// the CLI's defaults (auto, o200k_base, dedup, a Claude-Code-like client),
+// in the same loop, and reports p95 per-call latency of each and their
+// ratio (target ≤ 1.5).
+//
+//	go test -run '^$' -bench CorpusLatency -benchtime 3x ./mcpproxy
+func BenchmarkCorpusLatency(b *testing.B) {
+	files := corpus.Files(b, ".json")
+	slices.SortFunc(files, func(x, y string) int {
+		a, _ := os.Stat(x)
+		c, _ := os.Stat(y)
+		return cmp.Compare(c.Size(), a.Size())
+	})
+	files = files[:min(20, len(files))]
+	dir := b.TempDir()
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files[i] = filepath.Join(dir, strconv.Itoa(i)+".json")
+		os.WriteFile(files[i], data, 0o644)
+	}
+	up := npmUpstream(b, "mcp-server-filesystem", nil, dir)
+	d := direct(b, up)
+	h := connect(b, up, viewOptions(), "claude-code")
+	var dd, pd []time.Duration
+	for i := 0; b.Loop(); i++ {
+		for _, f := range files {
+			// A fresh conversation each round: no dedup references.
+			for _, s := range []struct {
+				cs  *mcp.ClientSession
+				out *[]time.Duration
+			}{{d, &dd}, {h.cs, &pd}} {
+				p := &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": f}}
+				p.Meta = mcp.Meta{MetaConversation: strconv.Itoa(i)}
+				start := time.Now()
+				if _, err := s.cs.CallTool(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+				*s.out = append(*s.out, time.Since(start))
+			}
+		}
+	}
+	b.ReportMetric(pct(dd, .95)/1000, "direct-p95-ms")
+	b.ReportMetric(pct(pd, .95)/1000, "proxy-p95-ms")
+	b.ReportMetric(pct(pd, .95)/pct(dd, .95), "x-direct-p95")
 }

@@ -14,21 +14,34 @@
 //
 // # What changes on the wire
 //
-// tools/list: every selected tool's inputSchema gains three optional
-// reserved parameters, [ParamOutputMode] ("raw" returns exactly what the
-// upstream returned), [ParamBudget] (tokens) and [ParamChunk] (fetch chunk
-// N of an earlier result without calling the tool); the [CompactTool] tool
-// is added. For clients that show the model structuredContent (see
-// [Reads]) outputSchema is dropped together with structuredContent.
+// tools/list: schemas are compacted where the meaning is kept (a "$schema"
+// dialect URL, an empty "properties", "additionalProperties": false go),
+// and for clients that show the model structuredContent (see [Reads])
+// outputSchema is dropped together with structuredContent. The reserved
+// parameters are declared once, not on every tool: the [CompactTool]
+// tool's description names them, and it is listed only when the
+// compaction paid for it, so the catalogue through terse is never more
+// tokens than direct. Every tool accepts them, declared or not:
+// [ParamOutputMode] ("raw" returns exactly what the upstream returned,
+// byte for byte), [ParamBudget] (tokens) and [ParamChunk] (fetch chunk N
+// of an earlier result without calling the tool; the chunk index of a
+// fitted result says how).
 //
 // tools/call: reserved parameters are removed before forwarding; _chunk
-// requests are answered from the [ChunkStore]; text blocks of the result
-// go through the [Transformer] and converted blocks carry their format
-// name in _meta under [MetaFormat].
+// requests are answered from the pipeline's store; the text blocks the
+// model reads go through the terse pipeline ([Options.Pipeline], one per
+// tool rule with [Options.ForTool], each built once), and converted blocks
+// carry their format name in _meta under [MetaFormat]. A block is never
+// replaced by one that costs the model more tokens than the block as sent.
+//
+// The budget of a result is the smallest of the call's _budget, the
+// client's budget and the tool rule's budget; the result's text blocks
+// share it by size, so their sum never exceeds it.
 //
 //	client ──stdio──▶ Proxy ──stdio / HTTP──▶ upstream server
 //	                   │
-//	                   └─ Transformer (terse pipeline), ChunkStore, Stats
+//	                   └─ engine: reserved parameters, policy, budget,
+//	                      terse pipelines, chunks, dedup partitions, Stats
 //
 // # Sessions
 //
@@ -58,9 +71,15 @@
 // A crashed upstream fails the requests in flight with a JSON-RPC error
 // ([CodeUpstreamUnavailable]) and is restarted, with the client's
 // initialize replayed, on the next request (at most MaxRestarts a minute).
-// Malformed or oversized client messages get a JSON-RPC error and the relay
-// goes on. A Transformer error passes the original result (skip_on_error)
-// unless [Options.FailOnError] is set.
+// Malformed or oversized client messages get a JSON-RPC error, with the
+// request's id whenever it is readable, and the relay goes on. A line from
+// an upstream that does not parse, or is over [Options.MaxMessageBytes]
+// (both modes), is dropped and counted; when its id is readable its
+// request is answered with an error. Results are transformed off the
+// reader, at most [Options.MaxConcurrent] at once, so one large result
+// never delays another call's answer. Idle gateway sessions end after
+// [Options.IdleTimeout]. A pipeline error passes the original result
+// (skip_on_error) unless [Options.FailOnError] is set.
 //
 // Logs go to [Options.Logger] (stderr in the CLI): stdout is the MCP
 // channel.

@@ -21,7 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/internal/corpus"
-	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
@@ -84,11 +83,8 @@ func TestE2EEverything(t *testing.T) {
 	up := npmUpstream(t, "mcp-server-everything", nil, "stdio")
 	h := connect(t, up, nil, "generic-client")
 	tools := h.tools(t)
-	if tools["echo"] == nil || tools[CompactTool] == nil {
-		t.Fatalf("tools/list lacks echo or %s", CompactTool)
-	}
-	if got := reservedIn(tools["echo"]); len(got) != 3 {
-		t.Errorf("echo reserved params = %v, want all three", got)
+	if tools["echo"] == nil {
+		t.Fatal("tools/list lacks echo")
 	}
 
 	t.Run("progress", func(t *testing.T) {
@@ -229,29 +225,6 @@ func TestE2EFilesystem(t *testing.T) {
 		})
 	}
 
-	t.Run("chunks", func(t *testing.T) {
-		want, _ := os.ReadFile(files[0])
-		h.call(t, CompactTool, nil) // else the repeat read is answered with a ref hint
-		text := textOf(t, h.call(t, "read_text_file", map[string]any{"path": files[0], ParamBudget: 1000}))
-		var all strings.Builder
-		for i := 0; i < 200; i++ {
-			body, hint, ok := strings.Cut(text, "\n> [chunk ")
-			if !ok {
-				t.Fatalf("chunk %d lacks its hint", i+1)
-			}
-			all.WriteString(body)
-			if strings.HasSuffix(hint, ": end]") {
-				break
-			}
-			_, next, _ := strings.Cut(hint, `_chunk "`)
-			next, _, _ = strings.Cut(next, `"`)
-			text = textOf(t, h.call(t, "read_text_file", map[string]any{ParamChunk: next}))
-		}
-		if !sameJSON(t, all.String(), string(want)) {
-			t.Error("the declared chunks joined do not decode to the file's JSON")
-		}
-	})
-
 	t.Run("write invalidates reads of the same path", func(t *testing.T) {
 		if len(files) < 2 {
 			t.Skip("needs two corpus files")
@@ -310,7 +283,7 @@ func TestE2EMemory(t *testing.T) {
 func TestE2EFilesystemPipeline(t *testing.T) {
 	dir, files := copyCorpus(t, 3)
 	up := npmUpstream(t, "mcp-server-filesystem", nil, dir)
-	opts := &Options{Transformer: &Pipeline{Options: terse.Options{Store: &store.Mem{}}}}
+	opts := testOptions(func(o *terse.Options) { o.Tokenizer = nil })
 	h := connect(t, up, opts, "claude-code")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

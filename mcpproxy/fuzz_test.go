@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -71,21 +72,32 @@ func FuzzClientMessages(f *testing.F) {
 		if bytes.ContainsAny(data, "\n\r") {
 			return // one message per line
 		}
+		// The input stays open until the answer to "last" was read, so
+		// the proxy never waits out a grace period on real time: requests
+		// still unanswered then are abandoned (ShutdownGrace < 0).
+		pr, pw := io.Pipe()
+		outR, outW := io.Pipe()
+		p := NewProxy(echoUpstream{}, &Options{ShutdownGrace: -1})
+		served := make(chan error, 1)
+		go func() { served <- p.Serve(context.Background(), pr, outW); outW.Close() }()
+		go func() {
+			io.WriteString(pw, string(data)+"\n"+`{"jsonrpc":"2.0","id":"last","method":"ping"}`+"\n")
+		}()
 		var out bytes.Buffer
-		p := NewProxy(echoUpstream{}, nil)
-		in := string(data) + "\n" + `{"jsonrpc":"2.0","id":"last","method":"ping"}` + "\n"
-		if err := p.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(&out)
+		sc := bufio.NewScanner(io.TeeReader(outR, &out))
 		sc.Buffer(nil, 1<<20)
 		last := false
-		for sc.Scan() {
+		for !last && sc.Scan() {
 			var m map[string]any
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 				t.Fatalf("invalid JSON to the client: %q", sc.Text())
 			}
-			last = last || m["id"] == "last"
+			last = m["id"] == "last"
+		}
+		pw.Close()
+		go io.Copy(io.Discard, outR)
+		if err := <-served; err != nil {
+			t.Fatal(err)
 		}
 		if !last {
 			t.Fatalf("no answer to the message after %q:\n%s", data, out.String())
@@ -122,6 +134,31 @@ func FuzzEnvelope(f *testing.F) {
 				t.Fatalf("%s: scan gave %q (%v), want %s", key, raw, err, want)
 			}
 			_ = got
+		}
+	})
+}
+
+// FuzzReadableID: the id of any line is found without panicking, and for
+// a message that parses it is the message's own id.
+func FuzzReadableID(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\ud800"}],}}`,
+		`{"jsonrpc":"2.0","id":"a\"b","method":"x"}`, `{"id":`, `not JSON`, `{"x":{"id":3},"id":4}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id := readableID(data)
+		if !id.IsNull() && !validID(id) {
+			t.Fatalf("readableID(%q) = %s, not a valid id", data, id)
+		}
+		v, err := tree.Parse(data)
+		if err != nil || v.Kind() != tree.KindObject {
+			return
+		}
+		want, ok := v.Get("id")
+		if ok && validID(want) && string(tree.AppendJSON(nil, want)) != string(tree.AppendJSON(nil, id)) {
+			t.Fatalf("readableID(%q) = %s, want %s", data, id, want)
 		}
 	})
 }

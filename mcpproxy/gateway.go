@@ -9,16 +9,15 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
-	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/terse-dev/terse/tree"
@@ -33,6 +32,9 @@ type ServerSpec struct {
 	Args    []string
 	Env     []string // extra "KEY=VALUE" entries
 	URL     string
+
+	// upstream, when set (tests), replaces Command and URL.
+	upstream Upstream
 }
 
 // Gateway is a Streamable-HTTP MCP server that aggregates several upstream
@@ -49,39 +51,38 @@ type Gateway struct {
 	ups     []*gwUpstream
 	reg     *prometheus.Registry
 	metrics *gwMetrics
-	nextTok atomic.Int64
 	watched sync.Map // session id -> struct{}: sessions whose end is awaited
 }
 
 // gwUpstream is one upstream server of a gateway.
 type gwUpstream struct {
-	g      *Gateway
-	spec   ServerSpec
-	routes sync.Map // upstream progress token -> func(*mcp.ProgressNotificationParams)
+	g       *Gateway
+	spec    ServerSpec
+	routes  sync.Map // upstream progress token -> *progressRoute
+	limiter restartLimiter
 
-	mu       sync.Mutex
-	cs       *mcp.ClientSession
-	restarts []time.Time
-	tools    map[string]toolInfo // by upstream name
-	exposed  []string            // names registered on the gateway server
+	mu      sync.Mutex
+	cs      *mcp.ClientSession
+	dialing chan struct{} // closed when the dial under way ends
+	dialErr error         // of the last dial
+	started bool
+	tools   map[string]toolInfo // by upstream name
+	raw     []tree.Value        // the catalogue as sent, names prefixed
+	exposed []string            // names registered on the gateway server
 }
 
 // NewGateway returns a gateway over the given upstreams. opts may be nil.
 func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 	g := &Gateway{eng: newEngine(opts), reg: prometheus.NewRegistry()}
 	g.metrics = newGWMetrics(g.reg)
-	prev := g.eng.opts.Stats.OnCall
-	g.eng.opts.Stats.OnCall = func(r CallRecord) {
-		g.metrics.observe(r)
-		if prev != nil {
-			prev(r)
-		}
+	if g.eng.opts.Stats.Metrics == nil {
+		g.eng.opts.Stats.Metrics = g.metrics
 	}
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "terse-gateway", Version: "1"}, &mcp.ServerOptions{
 		HasTools: true,
 		Logger:   g.eng.opts.Logger,
 	})
-	g.srv.AddReceivingMiddleware(g.watchSessions, g.toolsListPolicy)
+	g.srv.AddReceivingMiddleware(g.watchSessions, g.serveTools)
 	g.srv.AddTool(&mcp.Tool{
 		Name:        CompactTool,
 		Description: compactToolDescription,
@@ -99,11 +100,13 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 			return nil, errors.New("gateway: a server has no name")
 		case seen[s.Name]:
 			return nil, fmt.Errorf("gateway: server name %q used twice", s.Name)
-		case (s.Command == "") == (s.URL == ""):
+		case (s.Command == "") == (s.URL == "") && s.upstream == nil:
 			return nil, fmt.Errorf("gateway: server %q needs exactly one of command and url", s.Name)
 		}
 		seen[s.Name] = true
-		g.ups = append(g.ups, &gwUpstream{g: g, spec: s, tools: map[string]toolInfo{}})
+		g.ups = append(g.ups, &gwUpstream{g: g, spec: s, tools: map[string]toolInfo{},
+			limiter: restartLimiter{max: g.eng.opts.maxRestarts()}})
+		g.metrics.server(s.Name)
 	}
 	return g, nil
 }
@@ -147,7 +150,8 @@ func (g *Gateway) Close() error {
 // partition of the session named by its Mcp-Session-Id header.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv }, nil)
+	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
+		&mcp.StreamableHTTPOptions{SessionTimeout: g.eng.opts.idleTimeout()})
 	mux.Handle("/mcp", g.compactNotifications(mcpH))
 	mux.HandleFunc("/healthz", g.healthz)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.reg, promhttp.HandlerOpts{}))
@@ -293,250 +297,54 @@ func (g *Gateway) watchSessions(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// toolsListPolicy reconnects upstreams that are down and drops the
-// outputSchema of transformed tools for clients that read
-// structuredContent, as the stdio proxy does.
-func (g *Gateway) toolsListPolicy(next mcp.MethodHandler) mcp.MethodHandler {
+// serveTools answers tools/list and the tools/call of upstream tools
+// through the engine, with raw JSON: upstream results keep their bytes.
+// Everything else (the compact tool, other methods) goes to next.
+func (g *Gateway) serveTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/list" {
-			// Upstreams that are down get a (bounded) reconnect, so their
-			// tools come back.
+		switch method {
+		case "tools/list":
+			return g.listTools(ctx, req)
+		case "tools/call":
+			cr, ok := req.(*mcp.CallToolRequest)
+			if !ok {
+				break
+			}
+			server, tool, ok := strings.Cut(cr.Params.Name, "__")
 			for _, u := range g.ups {
-				u.mu.Lock()
-				down := u.cs == nil
-				u.mu.Unlock()
-				if down {
-					u.session(ctx)
+				if ok && u.spec.Name == server {
+					return u.call(ctx, cr, tool)
 				}
 			}
-		}
-		res, err := next(ctx, method, req)
-		lt, ok := res.(*mcp.ListToolsResult)
-		if err != nil || !ok || g.eng.opts.policy(clientName(req)).Reads != ReadsStructured {
-			return res, err
-		}
-		out := *lt
-		out.Tools = make([]*mcp.Tool, len(lt.Tools))
-		for i, t := range lt.Tools {
-			if t.OutputSchema != nil && g.eng.opts.selected(t.Name) {
-				c := *t
-				c.OutputSchema = nil
-				t = &c
+			if cr.Params.Name != CompactTool {
+				g.eng.opts.Stats.unknownTool(cr.Params.Name)
 			}
-			out.Tools[i] = t
 		}
-		return &out, nil
+		return next(ctx, method, req)
 	}
 }
 
-// session returns the upstream's client session, connecting (bounded)
-// when there is none.
-func (u *gwUpstream) session(ctx context.Context) (*mcp.ClientSession, error) {
-	u.mu.Lock()
-	if u.cs != nil {
-		defer u.mu.Unlock()
-		return u.cs, nil
-	}
-	now := time.Now()
-	u.restarts = slices.DeleteFunc(u.restarts, func(t time.Time) bool { return now.Sub(t) >= time.Minute })
-	if len(u.restarts) > u.g.eng.opts.maxRestarts() {
-		u.mu.Unlock()
-		return nil, fmt.Errorf("upstream %s failed %d times in the last minute; not reconnecting before %s", u.spec.Name, len(u.restarts), u.restarts[0].Add(time.Minute).Format(time.TimeOnly))
-	}
-	u.restarts = append(u.restarts, now)
-	u.mu.Unlock()
-
-	var t mcp.Transport
-	if u.spec.URL != "" {
-		t = &mcp.StreamableClientTransport{Endpoint: u.spec.URL}
-	} else {
-		cmd := exec.Command(u.spec.Command, u.spec.Args...)
-		cmd.Env = append(os.Environ(), u.spec.Env...)
-		cmd.Stderr = os.Stderr
-		t = &mcp.CommandTransport{Command: cmd}
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "terse-gateway", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) { go u.resync(context.Background()) },
-	})
-	cs, err := c.Connect(ctx, progressTap{t, &u.routes}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", u.spec.Name, err)
-	}
-	u.mu.Lock()
-	u.cs = cs
-	u.mu.Unlock()
-	go func() {
-		cs.Wait()
-		u.drop(cs)
-	}()
-	if err := u.resync(ctx); err != nil {
-		return nil, err
-	}
-	return cs, nil
-}
-
-// drop forgets a dead session so that the next call reconnects.
-func (u *gwUpstream) drop(cs *mcp.ClientSession) {
-	u.mu.Lock()
-	if u.cs == cs {
-		u.cs = nil
-	}
-	u.mu.Unlock()
-	cs.Close()
-}
-
-// resync registers the upstream's tools on the gateway server under
-// prefixed names and removes the ones that vanished.
-func (u *gwUpstream) resync(ctx context.Context) error {
-	u.mu.Lock()
-	cs := u.cs
-	u.mu.Unlock()
-	if cs == nil {
-		return nil
-	}
-	var names []string
-	tools := map[string]toolInfo{}
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("listing tools of %s: %w", u.spec.Name, err)
-		}
-		raw, err := json.Marshal(t)
-		if err != nil {
-			return err
-		}
-		v, err := tree.Parse(raw)
-		if err != nil {
-			return err
-		}
-		name := u.spec.Name + "__" + t.Name
-		nv, _, info := rewriteTool(setMember(v, "name", tree.String(name)), Policy{}, &u.g.eng.opts)
-		tools[t.Name] = info
-		var nt mcp.Tool
-		if err := json.Unmarshal(rawJSON(nv), &nt); err != nil {
-			return err
-		}
-		if nt.InputSchema == nil {
-			nt.InputSchema = json.RawMessage(`{"type":"object"}`)
-		}
-		u.g.srv.AddTool(&nt, u.forward(t.Name, name))
-		names = append(names, name)
-	}
-	u.mu.Lock()
-	var gone []string
-	for _, n := range u.exposed {
-		if !slices.Contains(names, n) {
-			gone = append(gone, n)
-		}
-	}
-	u.exposed, u.tools = names, tools
-	u.mu.Unlock()
-	if len(gone) > 0 {
-		u.g.srv.RemoveTools(gone...)
-	}
-	return nil
-}
-
-// forward returns the handler of one exposed tool.
-func (u *gwUpstream) forward(tool, exposed string) mcp.ToolHandler {
-	g := u.g
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := time.Now()
-		rec := CallRecord{Server: u.spec.Name, Tool: tool}
-		defer func() {
-			rec.Duration = time.Since(start)
-			g.eng.opts.Stats.Add(rec)
-			if g.eng.opts.Verbose != nil {
-				writeVerbose(g.eng.opts.Verbose, rec)
-			}
-		}()
+// listTools answers tools/list with every upstream's catalogue, names
+// prefixed, rewritten for the client's policy (rewriteToolList). Upstreams
+// that are down get a (bounded) reconnect first, so their tools come back.
+func (g *Gateway) listTools(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+	var all []tree.Value
+	for _, u := range g.ups {
 		u.mu.Lock()
-		info, ok := u.tools[tool]
+		down := u.cs == nil
 		u.mu.Unlock()
-		if !ok {
-			info = toolInfo{mutating: isMutating(tool, tree.Null())}
+		if down {
+			u.session(ctx)
 		}
-		args := tree.Object()
-		if len(req.Params.Arguments) > 0 {
-			v, err := tree.Parse(req.Params.Arguments)
-			if err != nil {
-				rec.Outcome = "error"
-				return nil, &jsonrpc.Error{Code: codeInvalidRequest, Message: "terse: arguments are not JSON: " + err.Error()}
-			}
-			args = v
-		}
-		rest, ra, err := splitArgs(args, info)
-		conv, _ := req.Params.Meta[MetaConversation].(string)
-		pol := g.eng.opts.policy(clientName(req))
-		call := Call{Session: g.eng.partition(sessionID(req.Session), conv), Client: clientName(req), Tool: tool, Arguments: rawJSON(rest)}
-		if err != nil {
-			rec.Outcome = "error"
-			return toResult(errorResult("terse: " + err.Error()))
-		}
-		if ra.chunk != "" {
-			rec.Outcome = "chunk"
-			res, err := g.eng.chunk(ctx, &call, ra.chunk)
-			if err != nil {
-				res = errorResult(fmt.Sprintf("terse: %v. Call %s without _chunk to get a fresh result.", err, exposed))
-			}
-			return toResult(res)
-		}
-		if info.mutating || matchAny(g.eng.opts.MutatingTools, tool) {
-			g.eng.invalidate(&call)
-		}
-		cs, err := u.session(ctx)
-		if err != nil {
-			rec.Outcome = "error"
-			return nil, &jsonrpc.Error{Code: CodeUpstreamUnavailable, Message: "terse: " + err.Error()}
-		}
-		params := &mcp.CallToolParams{Meta: req.Params.Meta, Name: tool, Arguments: json.RawMessage(call.Arguments),
-			InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
-		if tok := req.Params.GetProgressToken(); tok != nil {
-			// Clients choose tokens, so two clients may both send 1: mint a
-			// unique upstream token and map it back.
-			up := "terse-g" + strconv.FormatInt(g.nextTok.Add(1), 10)
-			params.Meta = cloneMeta(req.Params.Meta)
-			params.Meta["progressToken"] = up
-			u.routes.Store(up, func(p *mcp.ProgressNotificationParams) {
-				p.ProgressToken = tok
-				req.Session.NotifyProgress(ctx, p) // the downstream request's ctx: see DEPS.md
-			})
-			defer u.routes.Delete(up)
-		}
-		res, err := cs.CallTool(ctx, params)
-		if err != nil {
-			rec.Outcome = "error"
-			if _, ok := errors.AsType[*jsonrpc.Error](err); ok || ctx.Err() != nil {
-				return nil, err
-			}
-			// A transport failure: the upstream is gone.
-			u.drop(cs)
-			return nil, &jsonrpc.Error{Code: CodeUpstreamUnavailable, Message: fmt.Sprintf("terse: upstream %s died while handling %s (%v); it is reconnected on the next call", u.spec.Name, tool, err)}
-		}
-		if ra.raw {
-			rec.Outcome = "raw"
-			return res, nil
-		}
-		raw, err := json.Marshal(res)
-		if err != nil {
-			return nil, err
-		}
-		v, err := tree.Parse(raw)
-		if err != nil {
-			return nil, err
-		}
-		budget := ra.budget
-		if budget == 0 {
-			budget = pol.Budget
-		}
-		out, err := g.eng.transformResult(ctx, call, pol, budget, v, &rec)
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("terse: transforming the result of %s failed: %v", exposed, err)}
-		}
-		if rec.Outcome != "transformed" {
-			return res, nil
-		}
-		return toResult(out)
+		u.mu.Lock()
+		all = append(all, u.raw...)
+		u.mu.Unlock()
 	}
+	pol := g.eng.opts.policy(clientName(req))
+	res, before, after := rewriteToolList(tree.Object(tree.Member{Key: "tools", Value: tree.Array(all...)}),
+		pol, &g.eng.opts, true, map[string]toolInfo{}, g.eng.counter())
+	g.eng.opts.Stats.catalog("", before, after)
+	return &rawListResult{ListToolsResult: &mcp.ListToolsResult{}, raw: tree.AppendJSON(nil, res)}, nil
 }
 
 func cloneMeta(m mcp.Meta) mcp.Meta {
@@ -547,58 +355,451 @@ func cloneMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-func toResult(v tree.Value) (*mcp.CallToolResult, error) {
-	var r mcp.CallToolResult
-	if err := json.Unmarshal(rawJSON(v), &r); err != nil {
-		return nil, err
+// session returns the upstream's client session, connecting when there
+// is none. One dial at a time: concurrent callers wait for it (and share
+// its error). Reconnections are bounded by the restart limiter.
+func (u *gwUpstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	for u.cs == nil && u.dialing != nil {
+		ch := u.dialing
+		u.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		u.mu.Lock()
+		if u.cs == nil && u.dialErr != nil {
+			err := u.dialErr
+			u.mu.Unlock()
+			return nil, err
+		}
 	}
-	return &r, nil
-}
+	if u.cs != nil {
+		defer u.mu.Unlock()
+		return u.cs, nil
+	}
+	restart := u.started
+	if restart {
+		if ok, until := u.limiter.allow(); !ok {
+			u.mu.Unlock()
+			return nil, fmt.Errorf("upstream %s failed %d times in the last minute; not reconnecting before %s", u.spec.Name, u.limiter.max, until.Format(time.TimeOnly))
+		}
+	}
+	u.started = true
+	ch := make(chan struct{})
+	u.dialing, u.dialErr = ch, nil
+	u.mu.Unlock()
 
-// progressTap relays upstream progress synchronously from the SDK's read
-// loop, so a call's progress cannot be overtaken by its own response (the
-// SDK queues notifications but hands responses straight to the caller).
-type progressTap struct {
-	mcp.Transport
-	routes *sync.Map
-}
-
-func (t progressTap) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
+	o := &u.g.eng.opts
+	if restart {
+		o.Stats.restarted(u.spec.Name)
+		o.Logger.Info("reconnecting upstream", "server", u.spec.Name)
+	}
+	cs, err := u.dial(ctx)
+	u.mu.Lock()
+	u.dialing, u.dialErr = nil, err
+	if err == nil {
+		u.cs = cs
+	}
+	u.mu.Unlock()
+	close(ch)
 	if err != nil {
 		return nil, err
 	}
-	return tapConn{c, t.routes}, nil
+	o.Stats.upstream(u.spec.Name, true)
+	go func() {
+		err := cs.Wait()
+		if u.drop(cs) {
+			o.Logger.Warn("upstream died", "server", u.spec.Name, "err", err)
+		}
+	}()
+	if err := u.resync(ctx); err != nil {
+		return nil, err
+	}
+	return cs, nil
 }
 
-type tapConn struct {
-	mcp.Connection
-	routes *sync.Map
+// dial connects a client to the upstream over the relay's own framing
+// (message limit, malformed lines dropped and counted).
+func (u *gwUpstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
+	up := u.spec.upstream
+	o := &u.g.eng.opts
+	switch {
+	case up != nil:
+	case u.spec.URL != "":
+		up = &HTTP{URL: u.spec.URL}
+	default:
+		up = &Command{Path: u.spec.Command, Args: u.spec.Args, Env: append(os.Environ(), u.spec.Env...),
+			Stderr: os.Stderr, MaxMessageBytes: o.maxMessage()}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "terse-gateway", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) { go u.resync(context.Background()) },
+	})
+	cs, err := c.Connect(ctx, &rawTransport{up: up, u: u}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", u.spec.Name, err)
+	}
+	return cs, nil
 }
 
-func (c tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && !r.ID.IsValid() && r.Method == "notifications/progress" {
-		var p mcp.ProgressNotificationParams
-		if json.Unmarshal(r.Params, &p) == nil {
-			if f, ok := c.routes.Load(p.ProgressToken); ok {
-				f.(func(*mcp.ProgressNotificationParams))(&p)
-			}
+// drop forgets a dead session so that the next call reconnects. It
+// reports whether cs was the live session.
+func (u *gwUpstream) drop(cs *mcp.ClientSession) bool {
+	u.mu.Lock()
+	live := u.cs == cs
+	if live {
+		u.cs = nil
+	}
+	u.mu.Unlock()
+	cs.Close()
+	if live {
+		u.g.eng.opts.Stats.upstream(u.spec.Name, false)
+	}
+	return live
+}
+
+// resync reads the upstream's tool catalogue, as raw JSON, and registers
+// its tools on the gateway server under prefixed names (so that clients
+// are told when the list changes); the gateway answers tools/list itself
+// from the raw catalogue.
+func (u *gwUpstream) resync(ctx context.Context) error {
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs == nil {
+		return nil
+	}
+	var raw []tree.Value
+	tools := map[string]toolInfo{}
+	cursor := ""
+	for {
+		slot := &rawSlot{}
+		res, err := cs.ListTools(withSlot(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return fmt.Errorf("listing tools of %s: %w", u.spec.Name, err)
+		}
+		v, err := tree.Parse(slot.raw)
+		if err != nil {
+			return fmt.Errorf("listing tools of %s: %w", u.spec.Name, err)
+		}
+		list, _ := v.Get("tools")
+		for _, t := range list.Items() {
+			_, name, info := rewriteTool(t, Policy{}, &Options{IncludeTools: []string{}})
+			tools[name] = info
+			raw = append(raw, setMember(t, "name", tree.String(u.spec.Name+"__"+name)))
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
 		}
 	}
-	return m, err
+	var names []string
+	for _, t := range raw {
+		n, _ := t.Get("name")
+		names = append(names, n.Str())
+		u.g.srv.AddTool(&mcp.Tool{Name: n.Str(), InputSchema: json.RawMessage(`{"type":"object"}`)}, notServed)
+	}
+	u.mu.Lock()
+	var gone []string
+	for _, n := range u.exposed {
+		if !slices.Contains(names, n) {
+			gone = append(gone, n)
+		}
+	}
+	u.exposed, u.tools, u.raw = names, tools, raw
+	u.mu.Unlock()
+	if len(gone) > 0 {
+		u.g.srv.RemoveTools(gone...)
+	}
+	return nil
 }
 
-// gwMetrics are the gateway's Prometheus metrics.
-type gwMetrics struct {
-	calls     *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
-	tokensIn  *prometheus.CounterVec
-	tokensOut *prometheus.CounterVec
-	saved     *prometheus.CounterVec
-	cost      *prometheus.CounterVec
-	errors    *prometheus.CounterVec
+// notServed is the handler of the registered upstream tools: the
+// gateway's middleware answers their calls before it is reached.
+func notServed(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, &jsonrpc.Error{Code: codeInternalError, Message: "terse: tool not served"}
 }
+
+// call relays one tools/call of an upstream tool through the engine and
+// returns the result as raw JSON.
+func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool string) (mcp.Result, error) {
+	g := u.g
+	e := g.eng
+	params := req.Params
+	rec := CallRecord{Server: u.spec.Name, Tool: tool}
+	start := time.Now()
+	defer func() {
+		rec.Duration = time.Since(start)
+		e.record(rec)
+	}()
+	u.mu.Lock()
+	info, known := u.tools[tool]
+	u.mu.Unlock()
+	if !known {
+		info = toolInfo{mutating: isMutating(tool, tree.Null())}
+	}
+	args := tree.Object()
+	if len(params.Arguments) > 0 {
+		v, err := tree.Parse(params.Arguments)
+		if err != nil {
+			rec.Outcome = "error"
+			return nil, &jsonrpc.Error{Code: codeInvalidRequest, Message: "terse: arguments are not JSON: " + err.Error()}
+		}
+		args = v
+	}
+	conv, _ := params.Meta[MetaConversation].(string)
+	client := clientName(req)
+	pol := e.opts.policy(client)
+	c, changed, answer, brec := e.begin(ctx, u.spec.Name, tool, params.Name, client, sessionID(req.Session), conv, args, info, true)
+	if answer != nil {
+		rec = brec
+		return rawCallResult(tree.AppendJSON(nil, *answer)), nil
+	}
+	cs, err := u.session(ctx)
+	if err != nil {
+		rec.Outcome = "error"
+		return nil, &jsonrpc.Error{Code: CodeUpstreamUnavailable, Message: "terse: " + err.Error()}
+	}
+	fwd := &mcp.CallToolParams{Meta: params.Meta, Name: tool, Arguments: params.Arguments}
+	if changed {
+		fwd.Arguments = json.RawMessage(rawJSON(c.args))
+	}
+	if tok := params.GetProgressToken(); tok != nil {
+		up := e.progressToken()
+		fwd.Meta = cloneMeta(params.Meta)
+		fwd.Meta["progressToken"] = up
+		r := newProgressRoute(ctx, req.Session, tok)
+		u.routes.Store(up, r)
+		defer func() {
+			u.routes.Delete(up)
+			r.close() // progress queued before the result goes first
+		}()
+	}
+	slot := &rawSlot{}
+	_, err = cs.CallTool(withSlot(ctx, slot), fwd)
+	if err != nil {
+		rec.Outcome = "error"
+		if _, ok := errors.AsType[*jsonrpc.Error](err); ok || ctx.Err() != nil {
+			return nil, err
+		}
+		// A transport failure: the upstream is gone.
+		if u.drop(cs) {
+			e.opts.Logger.Warn("upstream died", "server", u.spec.Name, "err", err)
+		}
+		return nil, &jsonrpc.Error{Code: CodeUpstreamUnavailable, Message: fmt.Sprintf("terse: upstream %s died while handling %s (%v); it is reconnected on the next call", u.spec.Name, tool, err)}
+	}
+	out, err := e.finish(ctx, c, pol, slot.raw, &rec)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: codeInternalError, Message: fmt.Sprintf("terse: transforming the result of %s failed: %v", params.Name, err)}
+	}
+	if out == nil {
+		out = slot.raw
+	}
+	return rawCallResult(out), nil
+}
+
+// rawSlot receives the raw JSON of the result of the request written with
+// a context carrying it (see withSlot).
+type rawSlot struct{ raw []byte }
+
+type slotKey struct{}
+
+func withSlot(ctx context.Context, s *rawSlot) context.Context {
+	return context.WithValue(ctx, slotKey{}, s)
+}
+
+// rawTransport is an mcp.Transport over an [Upstream]: the relay's own
+// framing (message limit, malformed lines), with the raw result of calls
+// kept (rawSlot) and progress relayed to its route.
+type rawTransport struct {
+	up Upstream
+	u  *gwUpstream
+}
+
+func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.up.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &rawConn{c: c, u: t.u}, nil
+}
+
+type rawConn struct {
+	c     Conn
+	u     *gwUpstream
+	slots sync.Map // request id -> *rawSlot
+}
+
+func (c *rawConn) SessionID() string { return "" }
+func (c *rawConn) Close() error      { return c.c.Close() }
+
+func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Request); ok && r.ID.IsValid() {
+		if s, ok := ctx.Value(slotKey{}).(*rawSlot); ok {
+			c.slots.Store(r.ID.Raw(), s)
+		}
+	}
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return c.c.Write(b)
+}
+
+// Read returns the next message. An oversized message, or one that does
+// not parse, is dropped and counted; when its id is readable, its request
+// gets an error response in its place, so no call waits for an answer
+// that will not come.
+func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	o := &c.u.g.eng.opts
+	for {
+		frame, err := c.c.Read()
+		if err == nil && len(frame) > o.maxMessage() {
+			// Upstreams that frame their own messages (HTTP) meet the
+			// same limit.
+			err = &MessageTooLargeError{Limit: o.maxMessage(), Prefix: frame[:min(len(frame), 4096)]}
+		}
+		var fail string
+		var id tree.Value
+		if tl, ok := errors.AsType[*MessageTooLargeError](err); ok {
+			id, fail = idFromPrefix(tl.Prefix), fmt.Sprintf("terse: the upstream's response was larger than %d bytes and was dropped", tl.Limit)
+		} else if err != nil {
+			return nil, err
+		}
+		var m jsonrpc.Message
+		if fail == "" {
+			if m, err = jsonrpc.DecodeMessage(frame); err != nil {
+				id, fail = readableID(frame), "terse: the upstream's response was not valid JSON-RPC and was dropped"
+			}
+		}
+		if fail != "" {
+			o.Stats.rejected("upstream")
+			o.Logger.Warn("dropped a message from upstream", "server", c.u.spec.Name, "reason", fail)
+			if !validID(id) {
+				continue
+			}
+			var raw any = id.Str()
+			if id.Kind() == tree.KindNumber {
+				n, err := id.Int()
+				if err != nil {
+					continue
+				}
+				raw = float64(n) // as decoded JSON numbers are
+
+			}
+			jid, err := jsonrpc.MakeID(raw)
+			if err != nil {
+				continue
+			}
+			return &jsonrpc.Response{ID: jid, Error: &jsonrpc.Error{Code: CodeUpstreamUnavailable, Message: fail}}, nil
+		}
+		switch r := m.(type) {
+		case *jsonrpc.Response:
+			if s, ok := c.slots.LoadAndDelete(r.ID.Raw()); ok {
+				s.(*rawSlot).raw = r.Result
+			}
+		case *jsonrpc.Request:
+			if !r.ID.IsValid() && r.Method == "notifications/progress" {
+				var p mcp.ProgressNotificationParams
+				if json.Unmarshal(r.Params, &p) == nil {
+					if route, ok := c.u.routes.Load(p.ProgressToken); ok {
+						route.(*progressRoute).send(&p)
+					}
+				}
+			}
+		}
+		return m, nil
+	}
+}
+
+// progressRoute relays one call's progress to its client off the
+// upstream's read loop, through a bounded queue: a slow client drops its
+// own progress, never stalls the upstream.
+type progressRoute struct {
+	ch   chan *mcp.ProgressNotificationParams
+	done chan struct{}
+	mu   sync.Mutex
+	shut bool
+}
+
+const progressQueue = 64
+
+func newProgressRoute(ctx context.Context, ss *mcp.ServerSession, tok any) *progressRoute {
+	r := &progressRoute{ch: make(chan *mcp.ProgressNotificationParams, progressQueue), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for p := range r.ch {
+			p.ProgressToken = tok
+			ss.NotifyProgress(ctx, p) // the downstream request's ctx: see DEPS.md
+		}
+	}()
+	return r
+}
+
+func (r *progressRoute) send(p *mcp.ProgressNotificationParams) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shut {
+		return
+	}
+	select {
+	case r.ch <- p:
+	default: // the client is behind: drop this update
+	}
+}
+
+// close ends the route once what is queued was delivered.
+func (r *progressRoute) close() {
+	r.mu.Lock()
+	r.shut = true
+	close(r.ch)
+	r.mu.Unlock()
+	<-r.done
+}
+
+// rawCallResult is a tools/call result sent as the raw JSON it holds.
+func rawCallResult(raw []byte) mcp.Result {
+	return &rawResult{CallToolResult: &mcp.CallToolResult{}, raw: raw}
+}
+
+// rawResult sends raw JSON as a result: the gateway keeps the upstream's
+// bytes (key order included) instead of re-marshalling typed values.
+type rawResult struct {
+	*mcp.CallToolResult
+	raw json.RawMessage
+}
+
+func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+// rawListResult is a tools/list result sent as raw JSON.
+type rawListResult struct {
+	*mcp.ListToolsResult
+	raw json.RawMessage
+}
+
+func (r *rawListResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+
+// gwMetrics are the gateway's Prometheus metrics (with the Go and process
+// collectors). Every series of a known label set exists from the start, at
+// zero.
+type gwMetrics struct {
+	calls      *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	tokensIn   *prometheus.CounterVec
+	tokensOut  *prometheus.CounterVec
+	saved      *prometheus.CounterVec
+	cost       *prometheus.CounterVec
+	errors     *prometheus.CounterVec
+	up         *prometheus.GaugeVec
+	restarts   *prometheus.CounterVec
+	rejected   *prometheus.CounterVec
+	unknown    prometheus.Counter
+	catalogIn  prometheus.Counter
+	catalogOut prometheus.Counter
+}
+
+// savingSources are the sources of Saved in a CallRecord.
+var savingSources = []string{"filter", "dedup", "encoding", "fit"}
 
 func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 	m := &gwMetrics{
@@ -607,35 +808,88 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "terse_gateway_call_duration_seconds",
 			Help: "Tool call latency through the gateway, by server.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"server"}),
 		tokensIn: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_in_total",
-			Help: "Tokens of transformed text before the pipeline."}, []string{"server"}),
+			Help: "Tokens of results as the model would read them directly, by server and tool."}, []string{"server", "tool"}),
 		tokensOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_out_total",
-			Help: "Tokens of transformed text after the pipeline."}, []string{"server"}),
+			Help: "Tokens of results as the model reads them through terse, by server and tool."}, []string{"server", "tool"}),
 		saved: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_saved_total",
-			Help: "Tokens saved, by source (filter, dedup, encoding, fit)."}, []string{"source"}),
+			Help: "Tokens saved, by server, tool and source (filter, dedup, encoding, fit)."}, []string{"server", "tool", "source"}),
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_cost_total",
-			Help: "Tokens a stage added where it saved none (an id line, a filter note), by source; saved minus cost is the net saving."}, []string{"source"}),
+			Help: "Tokens a stage added where it saved none (an id line, a filter note), by server, tool and source; saved minus cost is the net saving."}, []string{"server", "tool", "source"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_errors_total",
 			Help: "Failed calls and pipeline errors, by server and outcome."}, []string{"server", "outcome"}),
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "terse_gateway_upstream_up",
+			Help: "1 when the upstream server is connected, else 0."}, []string{"server"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_upstream_restarts_total",
+			Help: "Reconnections of an upstream server after it died."}, []string{"server"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_rejected_messages_total",
+			Help: "Malformed or oversized messages dropped, by where they came from (client, upstream)."}, []string{"from"}),
+		unknown: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_unknown_tool_calls_total",
+			Help: "Calls of tools no upstream has."}),
+		catalogIn: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_catalog_tokens_in_total",
+			Help: "Tokens of tools/list answers as the upstreams sent them."}),
+		catalogOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_catalog_tokens_out_total",
+			Help: "Tokens of tools/list answers as the clients got them."}),
 	}
-	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors)
+	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors, m.up, m.restarts,
+		m.rejected, m.unknown, m.catalogIn, m.catalogOut,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, from := range []string{"client", "upstream"} {
+		m.rejected.WithLabelValues(from)
+	}
 	return m
 }
 
-func (m *gwMetrics) observe(r CallRecord) {
+// server creates the series of one upstream at zero.
+func (m *gwMetrics) server(name string) {
+	m.up.WithLabelValues(name)
+	m.restarts.WithLabelValues(name)
+	m.latency.WithLabelValues(name)
+	for _, o := range []string{"error", "skipped_error"} {
+		m.errors.WithLabelValues(name, o)
+	}
+}
+
+// Call implements [Metrics].
+func (m *gwMetrics) Call(r CallRecord) {
 	m.calls.WithLabelValues(r.Server, r.Tool, r.Outcome).Inc()
 	m.latency.WithLabelValues(r.Server).Observe(r.Duration.Seconds())
-	m.tokensIn.WithLabelValues(r.Server).Add(float64(r.TokensBefore))
-	m.tokensOut.WithLabelValues(r.Server).Add(float64(r.TokensAfter))
+	m.tokensIn.WithLabelValues(r.Server, r.Tool).Add(float64(r.TokensBefore))
+	m.tokensOut.WithLabelValues(r.Server, r.Tool).Add(float64(r.TokensAfter))
 	// Counters only go up: a stage's negative saving is counted as cost.
-	for k, v := range r.Saved {
-		switch {
+	for _, k := range savingSources {
+		saved, cost := m.saved.WithLabelValues(r.Server, r.Tool, k), m.cost.WithLabelValues(r.Server, r.Tool, k)
+		switch v := r.Saved[k]; {
 		case v > 0:
-			m.saved.WithLabelValues(k).Add(float64(v))
+			saved.Add(float64(v))
 		case v < 0:
-			m.cost.WithLabelValues(k).Add(float64(-v))
+			cost.Add(float64(-v))
 		}
 	}
 	if r.Outcome == "error" || r.Outcome == "skipped_error" {
 		m.errors.WithLabelValues(r.Server, r.Outcome).Inc()
 	}
+}
+
+// Upstream implements [Metrics].
+func (m *gwMetrics) Upstream(server string, up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.up.WithLabelValues(server).Set(v)
+}
+
+// Restarted implements [Metrics].
+func (m *gwMetrics) Restarted(server string) { m.restarts.WithLabelValues(server).Inc() }
+
+// Rejected implements [Metrics].
+func (m *gwMetrics) Rejected(from string) { m.rejected.WithLabelValues(from).Inc() }
+
+// UnknownTool implements [Metrics].
+func (m *gwMetrics) UnknownTool(string) { m.unknown.Inc() }
+
+// Catalog implements [Metrics].
+func (m *gwMetrics) Catalog(_ string, before, after int) {
+	m.catalogIn.Add(float64(before))
+	m.catalogOut.Add(float64(after))
 }

@@ -67,13 +67,13 @@ func TestGateway(t *testing.T) {
 	for _, tl := range lt.Tools {
 		tools[tl.Name] = tl
 	}
-	for _, n := range []string{"a__rows", "b__rows", "a__slow", CompactTool} {
+	for _, n := range []string{"a__rows", "b__rows", "a__slow"} {
 		if tools[n] == nil {
 			t.Fatalf("gateway tools/list lacks %s", n)
 		}
 	}
-	if got := reservedIn(tools["b__rows"]); len(got) != 3 {
-		t.Errorf("b__rows reserved params = %v", got)
+	if got := reservedIn(tools["b__rows"]); len(got) != 0 {
+		t.Errorf("b__rows declares reserved params %v", got)
 	}
 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__rows", Arguments: map[string]any{"n": 40}})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
@@ -35,32 +34,23 @@ func TestGolden(t *testing.T) {
 	for _, pol := range []Policy{{Reads: ReadsContent}, {Reads: ReadsStructured}} {
 		o := (&Options{}).withDefaults()
 		tools := map[string]toolInfo{}
-		got["tools."+pol.Reads.String()+".json"] = indent(rewriteToolList(in["tools.json"], pol, &o, true, tools))
+		list, _, _ := rewriteToolList(in["tools.json"], pol, &o, true, tools, o.Counter)
+		got["tools."+pol.Reads.String()+".json"] = indent(list)
 		e := newEngine(nil)
 		var rec CallRecord
-		res, err := e.transformResult(context.Background(), Call{Tool: "list_rows"}, pol, 0, in["result.json"], &rec)
+		res, err := e.finish(context.Background(), &call{tool: "list_rows"}, pol, tree.AppendJSON(nil, in["result.json"]), &rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rec.Outcome != "transformed" {
 			t.Errorf("%s: outcome %s, want transformed", pol.Reads, rec.Outcome)
 		}
-		got["result."+pol.Reads.String()+".json"] = indent(res)
-	}
-	c := &Compact{}
-	out, err := c.Transform(context.Background(), &Call{Session: "s/0", Tool: "logs", Budget: 64}, strings.Repeat("line of a log file\n", 40))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks := []string{out.Text}
-	for i := 2; ; i++ {
-		ch, err := c.Chunk(context.Background(), "s/0", "logs", "r1."+string(rune('0'+i)))
+		v, err := tree.Parse(res)
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
-		chunks = append(chunks, ch)
+		got["result."+pol.Reads.String()+".json"] = indent(v)
 	}
-	got["chunks.txt"] = strings.Join(chunks, "\n-----\n") + "\n"
 
 	if *update {
 		var files []txtar.File
@@ -69,7 +59,7 @@ func TestGolden(t *testing.T) {
 				files = append(files, f)
 			}
 		}
-		for _, name := range []string{"tools.content.json", "tools.structured.json", "result.content.json", "result.structured.json", "chunks.txt"} {
+		for _, name := range []string{"tools.content.json", "tools.structured.json", "result.content.json", "result.structured.json"} {
 			files = append(files, txtar.File{Name: name, Data: []byte(got[name])})
 		}
 		ar.Files = files

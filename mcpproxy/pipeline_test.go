@@ -11,14 +11,27 @@ import (
 	"github.com/terse-dev/terse/tokens"
 )
 
-func pipelineOptions() *Options {
-	return &Options{Transformer: &Pipeline{Options: terse.Options{Store: &store.Mem{}, Tokenizer: tokens.Estimate()}}}
+// testOptions run the terse pipeline as the CLI does: a store for chunks
+// and the dedup stage, with o(terse options) adjusting the pipeline.
+func testOptions(adjust ...func(*terse.Options)) *Options {
+	cache := dedup.New(dedup.Options{})
+	o := terse.Options{Store: &store.Mem{}, Tokenizer: tokens.Estimate(), Fetch: FetchTemplate, Dedup: cache}
+	for _, f := range adjust {
+		f(&o)
+	}
+	p, err := terse.New(&o)
+	if err != nil {
+		panic(err)
+	}
+	return &Options{Pipeline: p, Dedup: cache}
 }
+
+func pipelineOptions() *Options { return testOptions() }
 
 // TestPipelineTransformer runs the terse pipeline in the proxy: a result
 // under budget comes back as compact JSON; an over-budget one carries a
 // chunk index whose declared chunks _chunk returns.
-func TestPipelineTransformer(t *testing.T) {
+func TestPipelineInProxy(t *testing.T) {
 	h := connect(t, fakeUpstream(t), pipelineOptions(), "generic-client")
 	got := textOf(t, h.call(t, "rows", map[string]any{"n": 50}))
 	if len(got) >= len(rowsText(50)) || !sameJSON(t, got, rowsText(50)) {
@@ -51,8 +64,7 @@ func TestPipelineTransformer(t *testing.T) {
 // carries its id line, a repeat becomes a ref to it, and compaction or a
 // write of the same path ends that.
 func TestPipelineDedupCache(t *testing.T) {
-	opts := &Options{Transformer: &Pipeline{Options: terse.Options{Store: &store.Mem{}, Tokenizer: tokens.Estimate()}, Dedup: dedup.New(dedup.Options{})}}
-	h := connect(t, fakeUpstream(t), opts, "generic-client")
+	h := connect(t, fakeUpstream(t), testOptions(), "generic-client")
 	first := textOf(t, h.call(t, "rows", map[string]any{"n": 30}))
 	id, body, ok := strings.Cut(first, "\n")
 	if !ok || !strings.HasPrefix(id, "> [id: ") || !sameJSON(t, body, rowsText(30)) {

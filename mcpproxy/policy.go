@@ -1,12 +1,15 @@
 package mcpproxy
 
 import (
-	"io"
 	"log/slog"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -76,17 +79,35 @@ func PolicyFor(client string, rules []ClientRule) Policy {
 	return Policy{}
 }
 
-// Options configures a [Proxy] or a [Gateway]. The zero value works: the
-// built-in [Compact] transformer, the IBM plugin's size limits, every tool
-// selected, pipeline errors passed through.
+// Options configures a [Proxy] or a [Gateway]. The zero value works:
+// compact JSON by the terse pipeline, no dedup, nothing stored, the IBM
+// plugin's size limits, every tool selected, pipeline errors passed
+// through.
 type Options struct {
-	// Transformer rewrites result text; nil means a new [Compact].
-	Transformer Transformer
-	// Chunks answers _chunk requests; nil means the Transformer when it
-	// implements [ChunkStore] (else _chunk requests get an error).
-	Chunks ChunkStore
-	// Counter counts tokens for stats; nil means tokens.Estimate().
+	// Pipeline transforms results of tools without a rule of their own.
+	// Build it once (terse.New) with Fetch set to [FetchTemplate]; nil
+	// means compact JSON, no store, no dedup.
+	Pipeline *terse.Pipeline
+	// ForTool, when set, returns the pipeline of a tool's rule (nil: use
+	// Pipeline). Return the same *terse.Pipeline for every call of a
+	// rule, so that its caches serve every call.
+	ForTool func(tool string) *terse.Pipeline
+	// Dedup is the dedup cache the pipelines share (terse.Options.Dedup),
+	// if any: the proxy invalidates and compacts its partitions.
+	Dedup *dedup.Cache
+	// Counter counts the tokens of tool catalogues for stats; nil means
+	// o200k_base.
 	Counter tokens.Counter
+	// MaxConcurrent bounds how many results are transformed at once; 0
+	// means GOMAXPROCS.
+	MaxConcurrent int
+	// ShutdownGrace bounds how long the stdio proxy waits for requests in
+	// flight once its client closed its input; 0 means 10 s, negative
+	// means not at all.
+	ShutdownGrace time.Duration
+	// IdleTimeout ends a gateway session no request used for this long;
+	// 0 means 30 minutes, negative means never.
+	IdleTimeout time.Duration
 
 	// MinSizeBytes: text blocks smaller than this are left alone.
 	// 0 means 100; negative means no minimum.
@@ -104,7 +125,7 @@ type Options struct {
 	// dedup memory, in addition to tools annotated as writing
 	// (readOnlyHint false, destructiveHint true) or named like writers.
 	MutatingTools []string
-	// FailOnError turns a Transformer error into a JSON-RPC error for the
+	// FailOnError turns a pipeline error into a JSON-RPC error for the
 	// call. The default (false) is skip_on_error: the original result is
 	// passed and the error counted.
 	FailOnError bool
@@ -121,10 +142,9 @@ type Options struct {
 	// within a minute; 0 means 3, negative means never.
 	MaxRestarts int
 
-	// Logger receives diagnostics; nil discards them. Never stdout.
+	// Logger receives diagnostics, and one DEBUG record per tools/call;
+	// nil discards them. Never stdout.
 	Logger *slog.Logger
-	// Verbose, when set, receives one line per tools/call.
-	Verbose io.Writer
 	// Stats accumulates totals; nil means a private one.
 	Stats *Stats
 }
@@ -154,6 +174,33 @@ func (o *Options) maxMessage() int {
 		return 64 << 20
 	}
 	return o.MaxMessageBytes
+}
+
+func (o *Options) shutdownGrace() time.Duration {
+	switch {
+	case o.ShutdownGrace == 0:
+		return defaultShutdownGrace
+	case o.ShutdownGrace < 0:
+		return 0
+	}
+	return o.ShutdownGrace
+}
+
+func (o *Options) maxConcurrent() int {
+	if o.MaxConcurrent <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.MaxConcurrent
+}
+
+func (o *Options) idleTimeout() time.Duration {
+	switch {
+	case o.IdleTimeout == 0:
+		return 30 * time.Minute
+	case o.IdleTimeout < 0:
+		return 0
+	}
+	return o.IdleTimeout
 }
 
 func (o *Options) maxRestarts() int {
@@ -212,13 +259,7 @@ func (o *Options) withDefaults() Options {
 		c = *o
 	}
 	if c.Counter == nil {
-		c.Counter = tokens.Estimate()
-	}
-	if c.Transformer == nil {
-		c.Transformer = &Compact{Counter: c.Counter}
-	}
-	if c.Chunks == nil {
-		c.Chunks, _ = c.Transformer.(ChunkStore)
+		c.Counter = tokens.O200kBase()
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

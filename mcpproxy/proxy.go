@@ -43,21 +43,27 @@ type Proxy struct {
 	ctx context.Context
 	wg  sync.WaitGroup
 
-	mu          sync.Mutex
-	conn        Conn
-	gen         int
-	dialed      bool
-	restarts    []time.Time
-	pending     map[string]*pending
-	own         map[string]chan tree.Value
-	progress    map[string]tree.Value // upstream token -> client token
-	nextID      int
-	initParams  tree.Value
-	hasInit     bool
-	initialized bool
-	client      string
-	pol         Policy
-	tools       map[string]toolInfo
+	limiter restartLimiter
+
+	mu      sync.Mutex
+	conn    Conn
+	gen     int
+	dialed  bool
+	closing bool          // Serve is past its drain: no new work
+	drained chan struct{} // closed when pending empties, while draining
+	pending map[string]*pending
+	own     map[string]chan tree.Value
+	// beforeTransform, when set (tests), runs before a result is
+	// transformed, off the upstream reader.
+	beforeTransform func(tool string)
+	progress        map[string]tree.Value // upstream token -> client token
+	nextID          int
+	initParams      tree.Value
+	hasInit         bool
+	initialized     bool
+	client          string
+	pol             Policy
+	tools           map[string]toolInfo
 }
 
 // pending is a request forwarded upstream and not yet answered.
@@ -69,9 +75,7 @@ type pending struct {
 	start  time.Time
 
 	// tools/call
-	call   *Call
-	raw    bool
-	budget int
+	call *call
 	// tools/list
 	firstPage bool
 }
@@ -83,9 +87,9 @@ const metaClientInfo = "io.modelcontextprotocol/clientInfo"
 // session is the dedup session name of the stdio proxy's one client.
 const stdioSession = "stdio"
 
-// shutdownGrace bounds how long Serve waits for requests in flight after
-// the client closed its input.
-const shutdownGrace = 10 * time.Second
+// defaultShutdownGrace bounds how long Serve waits for requests in flight
+// after the client closed its input (Options.ShutdownGrace).
+const defaultShutdownGrace = 10 * time.Second
 
 // NewProxy returns a proxy for the given upstream. opts may be nil.
 func NewProxy(up Upstream, opts *Options) *Proxy {
@@ -99,6 +103,7 @@ func NewProxy(up Upstream, opts *Options) *Proxy {
 		up:       up,
 		eng:      e,
 		o:        &e.opts,
+		limiter:  restartLimiter{max: e.opts.maxRestarts()},
 		pending:  map[string]*pending{},
 		own:      map[string]chan tree.Value{},
 		progress: map[string]tree.Value{},
@@ -127,7 +132,7 @@ func (p *Proxy) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		for {
 			f, err := readFrame(br, p.o.maxMessage())
 			if tl, ok := errors.AsType[*MessageTooLargeError](err); ok {
-				p.o.Stats.rejected()
+				p.o.Stats.rejected("client")
 				p.reply(idFromPrefix(tl.Prefix), nil, codeInvalidRequest, fmt.Sprintf("terse: message rejected: larger than %d bytes", tl.Limit))
 				continue
 			}
@@ -159,15 +164,27 @@ loop:
 	}
 	// The client closed its side: let requests in flight finish (bounded),
 	// as a server would before exiting.
-	for deadline := time.Now().Add(shutdownGrace); ctx.Err() == nil && time.Now().Before(deadline); {
-		p.mu.Lock()
-		n := len(p.pending)
-		p.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	p.mu.Lock()
+	var drained chan struct{}
+	if len(p.pending) > 0 {
+		p.drained = make(chan struct{})
+		drained = p.drained
 	}
+	p.mu.Unlock()
+	if grace := p.o.shutdownGrace(); drained != nil && grace > 0 {
+		t := time.NewTimer(grace)
+		select {
+		case <-drained:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	// From here on no answer starts a new transform; those under way
+	// finish and are written.
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
 	p.wg.Wait()
 	p.mu.Lock()
 	c := p.conn
@@ -177,6 +194,17 @@ loop:
 		c.Close()
 	}
 	return err
+}
+
+// unpend removes a pending request (p.mu held) and reports the drain's
+// end when it was the last.
+func (p *Proxy) unpend(key string, pd *pending) {
+	delete(p.pending, key)
+	delete(p.progress, pd.token)
+	if len(p.pending) == 0 && p.drained != nil {
+		close(p.drained)
+		p.drained = nil
+	}
 }
 
 // write sends one message to the client.
@@ -217,13 +245,15 @@ func validID(id tree.Value) bool {
 func (p *Proxy) fromClient(frame []byte) {
 	v, err := tree.Parse(frame)
 	if err != nil {
-		p.o.Stats.rejected()
+		p.o.Stats.rejected("client")
 		p.o.Logger.Warn("rejected malformed message from client", "err", err)
-		p.reply(tree.Null(), nil, codeParseError, "terse: parse error: "+err.Error())
+		// A request whose id is readable is answered with that id (a
+		// lone surrogate in a string, say, does not hide the id).
+		p.reply(readableID(frame), nil, codeParseError, "terse: parse error: "+err.Error())
 		return
 	}
 	if v.Kind() != tree.KindObject {
-		p.o.Stats.rejected()
+		p.o.Stats.rejected("client")
 		p.reply(tree.Null(), nil, codeInvalidRequest, "terse: a message must be a JSON-RPC object (batches are not supported)")
 		return
 	}
@@ -232,7 +262,7 @@ func (p *Proxy) fromClient(frame []byte) {
 	switch {
 	case hasMethod && method.Kind() == tree.KindString && hasID && !id.IsNull():
 		if !validID(id) {
-			p.o.Stats.rejected()
+			p.o.Stats.rejected("client")
 			p.reply(tree.Null(), nil, codeInvalidRequest, "terse: request id must be a string or a number")
 			return
 		}
@@ -248,7 +278,7 @@ func (p *Proxy) fromClient(frame []byte) {
 			c.Write(frame)
 		}
 	default:
-		p.o.Stats.rejected()
+		p.o.Stats.rejected("client")
 		if !validID(id) {
 			id = tree.Null()
 		}
@@ -315,42 +345,17 @@ func (p *Proxy) prepareCall(v, id, params tree.Value, pd *pending) (tree.Value, 
 	if !known {
 		info = toolInfo{mutating: isMutating(name, tree.Null())}
 	}
-	if name == CompactTool && !known {
-		p.eng.compact(stdioSession, conv.Str())
-		res := tree.Object(tree.Member{Key: "content", Value: tree.Array(tree.Object(
-			tree.Member{Key: "type", Value: tree.String("text")},
-			tree.Member{Key: "text", Value: tree.String("ok: later results will not refer to earlier ones")},
-		))})
-		p.reply(id, &res, 0, "")
-		return v, true
-	}
 	args, _ := params.Get("arguments")
-	rest, ra, err := splitArgs(args, info)
-	call := &Call{Session: p.eng.partition(stdioSession, conv.Str()), Client: client, Tool: name}
-	if rest.Kind() == tree.KindObject {
-		call.Arguments = rawJSON(rest)
-	}
-	if err != nil {
-		res := errorResult("terse: " + err.Error())
-		p.reply(id, &res, 0, "")
-		p.record(CallRecord{Tool: name, Outcome: "error", Duration: time.Since(pd.start)})
+	c, changed, answer, rec := p.eng.begin(p.ctx, "", name, name, client, stdioSession, conv.Str(), args, info, known)
+	if answer != nil {
+		p.reply(id, answer, 0, "")
+		rec.Duration = time.Since(pd.start)
+		p.eng.record(rec)
 		return v, true
 	}
-	if ra.chunk != "" {
-		res, err := p.eng.chunk(p.ctx, call, ra.chunk)
-		if err != nil {
-			res = errorResult(fmt.Sprintf("terse: %v. Call %s without _chunk to get a fresh result.", err, name))
-		}
-		p.reply(id, &res, 0, "")
-		p.record(CallRecord{Tool: name, Outcome: "chunk", Duration: time.Since(pd.start)})
-		return v, true
-	}
-	if info.mutating || matchAny(p.o.MutatingTools, name) {
-		p.eng.invalidate(call)
-	}
-	pd.call, pd.raw, pd.budget = call, ra.raw, ra.budget
-	if args.Kind() == tree.KindObject && rest.Len() != args.Len() {
-		v = setMember(v, "params", setMember(params, "arguments", rest))
+	pd.call = c
+	if changed {
+		v = setMember(v, "params", setMember(params, "arguments", c.args))
 	}
 	return v, false
 }
@@ -363,9 +368,8 @@ func (p *Proxy) mintProgress(v tree.Value, pd *pending) (tree.Value, bool) {
 	if !ok {
 		return v, false
 	}
+	pd.token = p.eng.progressToken()
 	p.mu.Lock()
-	p.nextID++
-	pd.token = "terse-p" + strconv.Itoa(p.nextID)
 	p.progress[pd.token] = tok
 	p.mu.Unlock()
 	meta = setMember(meta, "progressToken", tree.String(pd.token))
@@ -400,7 +404,7 @@ func (p *Proxy) send(pd *pending, frame []byte) {
 		err = c.Write(frame)
 		if err != nil {
 			p.mu.Lock()
-			delete(p.pending, idKey(pd.id))
+			p.unpend(idKey(pd.id), pd)
 			p.mu.Unlock()
 		}
 	}
@@ -408,7 +412,7 @@ func (p *Proxy) send(pd *pending, frame []byte) {
 		p.dropToken(pd)
 		p.reply(pd.id, nil, CodeUpstreamUnavailable, fmt.Sprintf("terse: upstream %s unavailable: %v", p.up, err))
 		if pd.call != nil {
-			p.record(CallRecord{Tool: pd.call.Tool, Outcome: "error", Duration: time.Since(pd.start)})
+			p.eng.record(CallRecord{Tool: pd.call.tool, Outcome: "error", Duration: time.Since(pd.start)})
 		}
 	}
 }
@@ -439,12 +443,11 @@ func (p *Proxy) notification(v tree.Value, method string, frame []byte) {
 		p.mu.Lock()
 		pd := p.pending[idKey(rid)]
 		if pd != nil {
-			delete(p.pending, idKey(rid))
-			delete(p.progress, pd.token)
+			p.unpend(idKey(rid), pd)
 		}
 		p.mu.Unlock()
 		if pd != nil && pd.call != nil {
-			p.record(CallRecord{Tool: pd.call.Tool, Outcome: "cancelled", Duration: time.Since(pd.start)})
+			p.eng.record(CallRecord{Tool: pd.call.tool, Outcome: "cancelled", Duration: time.Since(pd.start)})
 		}
 	}
 	p.mu.Lock()
@@ -465,26 +468,17 @@ func (p *Proxy) upstream() (Conn, int, error) {
 	}
 	restart := p.dialed
 	if restart {
-		now := time.Now()
-		kept := p.restarts[:0]
-		for _, t := range p.restarts {
-			if now.Sub(t) < time.Minute {
-				kept = append(kept, t)
-			}
-		}
-		p.restarts = kept
-		if len(kept) >= p.o.maxRestarts() {
+		if ok, until := p.limiter.allow(); !ok {
 			p.mu.Unlock()
-			return nil, 0, fmt.Errorf("it exited %d times in the last minute; not restarting it before %s", len(kept), kept[0].Add(time.Minute).Format(time.TimeOnly))
+			return nil, 0, fmt.Errorf("it exited %d times in the last minute; not restarting it before %s", p.limiter.max, until.Format(time.TimeOnly))
 		}
-		p.restarts = append(p.restarts, now)
 	}
 	p.dialed = true
 	initParams, hasInit, initialized := p.initParams, p.hasInit, p.initialized
 	p.mu.Unlock()
 
 	if restart {
-		p.o.Stats.restarted()
+		p.o.Stats.restarted("")
 		p.o.Logger.Info("restarting upstream", "upstream", p.up.String())
 	}
 	c, err := p.up.Dial(p.ctx)
@@ -496,6 +490,7 @@ func (p *Proxy) upstream() (Conn, int, error) {
 	gen := p.gen
 	p.conn = c
 	p.mu.Unlock()
+	p.o.Stats.upstream("", true)
 	go p.readUpstream(c, gen)
 	if restart && hasInit {
 		if err := p.replayInit(c, initParams, initialized); err != nil {
@@ -546,6 +541,11 @@ func (p *Proxy) replayInit(c Conn, params tree.Value, initialized bool) error {
 func (p *Proxy) readUpstream(c Conn, gen int) {
 	for {
 		frame, err := c.Read()
+		if err == nil && len(frame) > p.o.maxMessage() {
+			// Upstreams that frame their own messages (HTTP) meet the
+			// same limit.
+			err = &MessageTooLargeError{Limit: p.o.maxMessage(), Prefix: frame[:min(len(frame), 4096)]}
+		}
 		if tl, ok := errors.AsType[*MessageTooLargeError](err); ok {
 			p.tooLarge(gen, tl)
 			continue
@@ -560,13 +560,14 @@ func (p *Proxy) readUpstream(c Conn, gen int) {
 
 // tooLarge answers the request whose response exceeded the limit.
 func (p *Proxy) tooLarge(gen int, tl *MessageTooLargeError) {
-	p.o.Stats.rejected()
+	p.o.Stats.rejected("upstream")
 	id := idFromPrefix(tl.Prefix)
 	p.mu.Lock()
 	pd := p.pending[idKey(id)]
 	if pd != nil && pd.gen == gen {
-		delete(p.pending, idKey(id))
-		delete(p.progress, pd.token)
+		p.unpend(idKey(id), pd)
+	} else {
+		pd = nil
 	}
 	p.mu.Unlock()
 	p.o.Logger.Warn("dropped oversized message from upstream", "limit", tl.Limit)
@@ -628,8 +629,7 @@ func (p *Proxy) gone(gen int, cause error) {
 	for k, pd := range p.pending {
 		if pd.gen == gen {
 			failed = append(failed, pd)
-			delete(p.pending, k)
-			delete(p.progress, pd.token)
+			p.unpend(k, pd)
 		}
 	}
 	for k, ch := range p.own {
@@ -638,6 +638,7 @@ func (p *Proxy) gone(gen int, cause error) {
 	}
 	p.mu.Unlock()
 	c.Close()
+	p.o.Stats.upstream("", false)
 	if p.ctx.Err() != nil {
 		return
 	}
@@ -645,7 +646,7 @@ func (p *Proxy) gone(gen int, cause error) {
 	for _, pd := range failed {
 		p.reply(pd.id, nil, CodeUpstreamUnavailable, fmt.Sprintf("terse: upstream %s died while handling %s (%v); it is restarted on the next request", p.up, pd.method, cause))
 		if pd.call != nil {
-			p.record(CallRecord{Tool: pd.call.Tool, Outcome: "error", Duration: time.Since(pd.start)})
+			p.eng.record(CallRecord{Tool: pd.call.tool, Outcome: "error", Duration: time.Since(pd.start)})
 		}
 	}
 }
@@ -656,8 +657,25 @@ func (p *Proxy) gone(gen int, cause error) {
 func (p *Proxy) fromUpstream(gen int, frame []byte) {
 	env, ok := scanEnvelope(frame)
 	if !ok {
-		p.o.Stats.rejected()
+		p.o.Stats.rejected("upstream")
 		p.o.Logger.Warn("dropped malformed message from upstream", "prefix", string(frame[:min(len(frame), 80)]))
+		// When it was the answer to a request, that request is answered
+		// with an error rather than left waiting.
+		id := readableID(frame)
+		p.mu.Lock()
+		pd := p.pending[idKey(id)]
+		if pd != nil && pd.gen == gen && !id.IsNull() {
+			p.unpend(idKey(id), pd)
+		} else {
+			pd = nil
+		}
+		p.mu.Unlock()
+		if pd != nil {
+			p.reply(pd.id, nil, CodeUpstreamUnavailable, "terse: the upstream's response was not valid JSON and was dropped")
+			if pd.call != nil {
+				p.eng.record(CallRecord{Tool: pd.call.tool, Outcome: "error", Duration: time.Since(pd.start)})
+			}
+		}
 		return
 	}
 	if env.method != nil {
@@ -689,17 +707,28 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 		return
 	}
 	pd := p.pending[key]
+	async := false
 	if pd != nil {
-		delete(p.pending, key)
-		delete(p.progress, pd.token)
-		// Serve waits for this answer to be written before it returns.
-		p.wg.Add(1)
-		defer p.wg.Done()
+		p.unpend(key, pd)
+		// A result is transformed off this reader, so that one large
+		// result never delays the answers behind it. Serve waits for it
+		// to be written, unless it is already past its drain.
+		if pd.method == "tools/call" && !p.closing {
+			p.wg.Add(1)
+			async = true
+		}
 	}
 	pol := p.pol
 	p.mu.Unlock()
 	if pd == nil {
 		p.write(frame) // a late answer to a cancelled request: the client ignores it
+		return
+	}
+	if async {
+		go func() {
+			defer p.wg.Done()
+			p.finishCall(pd, pol, id, env.result, frame)
+		}()
 		return
 	}
 	switch {
@@ -710,13 +739,11 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 			return
 		}
 		p.mu.Lock()
-		res = rewriteToolList(res, pol, p.o, pd.firstPage, p.tools)
+		res, before, after := rewriteToolList(res, pol, p.o, pd.firstPage, p.tools, p.eng.counter())
 		p.mu.Unlock()
+		p.o.Stats.catalog("", before, after)
 		p.reply(id, &res, 0, "")
 	case pd.method == "tools/call":
-		// Inline, not in a goroutine: the client gets messages in the
-		// upstream's order, and dedup sees results in that order too
-		// (so which of two identical results carries the id is fixed).
 		p.finishCall(pd, pol, id, env.result, frame)
 	default:
 		p.write(frame)
@@ -740,45 +767,55 @@ func (p *Proxy) unmapProgress(v tree.Value) (tree.Value, bool) {
 // finishCall transforms a tools/call response and sends it to the client.
 // result is the raw "result" member, nil for an error response.
 func (p *Proxy) finishCall(pd *pending, pol Policy, id tree.Value, result, frame []byte) {
-	rec := CallRecord{Tool: pd.call.Tool}
+	rec := CallRecord{Tool: pd.call.tool}
 	defer func() {
 		rec.Duration = time.Since(pd.start)
-		p.record(rec)
+		p.eng.record(rec)
 	}()
-	switch {
-	case result == nil:
+	if result == nil {
 		rec.Outcome = "error"
 		p.write(frame)
 		return
-	case pd.raw:
-		rec.Outcome = "raw"
-		p.write(frame)
-		return
 	}
-	res, err := tree.Parse(result)
-	if err != nil {
-		rec.Outcome = "passed"
-		p.write(frame)
-		return
+	if p.beforeTransform != nil {
+		p.beforeTransform(pd.call.tool)
 	}
-	budget := pd.budget
-	if budget == 0 {
-		budget = pol.Budget
-	}
-	out, err := p.eng.transformResult(p.ctx, *pd.call, pol, budget, res, &rec)
+	out, err := p.eng.finish(p.ctx, pd.call, pol, result, &rec)
 	switch {
+	case errors.Is(err, errInvalidResult):
+		// The envelope held, the result does not parse: the client gets
+		// an error for its call rather than a line it cannot read.
+		p.o.Stats.rejected("upstream")
+		p.o.Logger.Warn("dropped malformed result from upstream", "tool", pd.call.tool)
+		rec.Outcome = "error"
+		p.reply(id, nil, CodeUpstreamUnavailable, "terse: the upstream's response was not valid JSON and was dropped")
 	case err != nil:
-		p.reply(id, nil, codeInternalError, fmt.Sprintf("terse: transforming the result of %s failed: %v", pd.call.Tool, err))
-	case rec.Outcome == "transformed":
-		p.reply(id, &out, 0, "")
+		p.reply(id, nil, codeInternalError, fmt.Sprintf("terse: transforming the result of %s failed: %v", pd.call.tool, err))
+	case out != nil:
+		p.write(responseRaw(id, out))
 	default:
 		p.write(frame)
 	}
 }
 
-func (p *Proxy) record(r CallRecord) {
-	p.o.Stats.Add(r)
-	if p.o.Verbose != nil {
-		writeVerbose(p.o.Verbose, r)
+// responseRaw is a JSON-RPC response carrying a result already encoded.
+func responseRaw(id tree.Value, result []byte) []byte {
+	b := make([]byte, 0, len(result)+64)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = tree.AppendJSON(b, id)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// readableID finds the id of a message that does not parse: from its
+// envelope when its structure holds, else from its first bytes. Null when
+// there is none.
+func readableID(frame []byte) tree.Value {
+	if env, ok := scanEnvelope(frame); ok && env.id != nil {
+		if id, err := tree.Parse(env.id); err == nil && validID(id) {
+			return id
+		}
 	}
+	return idFromPrefix(frame[:min(len(frame), 4096)])
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -31,6 +36,9 @@ type harness struct {
 // client to it.
 func connect(t testing.TB, up Upstream, opts *Options, client string) *harness {
 	t.Helper()
+	if opts == nil {
+		opts = testOptions()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cr, pw := io.Pipe()
 	pr, cw := io.Pipe()
@@ -136,6 +144,7 @@ func textOf(t testing.TB, res *mcp.CallToolResult) string {
 // sameJSON reports whether two texts are JSON with equal trees.
 func sameJSON(t testing.TB, a, b string) bool {
 	t.Helper()
+	a = stripIDLine(a)
 	va, err := tree.ParseString(a)
 	if err != nil {
 		t.Fatalf("not JSON: %v: %.200s", err, a)
@@ -145,6 +154,16 @@ func sameJSON(t testing.TB, a, b string) bool {
 		t.Fatalf("not JSON: %v: %.200s", err, b)
 	}
 	return tree.Equal(va, vb)
+}
+
+// stripIDLine removes the dedup stage's leading "> [id: ...]" line.
+func stripIDLine(s string) string {
+	if strings.HasPrefix(s, "> [id: ") {
+		if _, rest, ok := strings.Cut(s, "\n"); ok {
+			return rest
+		}
+	}
+	return s
 }
 
 func reservedIn(tl *mcp.Tool) []string {
@@ -160,23 +179,101 @@ func reservedIn(tl *mcp.Tool) []string {
 	return got
 }
 
+// toolsTokens counts a tools/list answer (the tools array as JSON) in
+// o200k_base tokens: what the model is sent on every turn.
+func toolsTokens(t testing.TB, cs *mcp.ClientSession) (int, map[string]*mcp.Tool) {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	b, err := json.Marshal(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		m[tl.Name] = tl
+	}
+	return tokens.O200kBase().Count(string(b)), m
+}
+
+// TestToolsListReserved: the catalogue through terse costs no more tokens
+// than direct; the reserved parameters are declared on no tool, yet work
+// on every one.
 func TestToolsListReserved(t *testing.T) {
 	h := connect(t, fakeUpstream(t), nil, "generic-client")
-	tools := h.tools(t)
+	got, tools := toolsTokens(t, h.cs)
+	want, _ := toolsTokens(t, directFake(t))
+	if got > want {
+		t.Errorf("tools/list through terse = %d tokens, direct %d", got, want)
+	}
 	for _, name := range []string{"rows", "slow", "crash", "fail", "write_note"} {
 		tl := tools[name]
 		if tl == nil {
 			t.Fatalf("tool %s missing from tools/list", name)
 		}
-		if got, want := reservedIn(tl), []string{ParamOutputMode, ParamBudget, ParamChunk}; !cmp.Equal(got, want) {
-			t.Errorf("%s reserved params = %v, want %v", name, got, want)
+		if got := reservedIn(tl); len(got) > 0 {
+			t.Errorf("%s declares reserved params %v", name, got)
 		}
-	}
-	if tools[CompactTool] == nil {
-		t.Errorf("tools/list lacks %s", CompactTool)
 	}
 	if tools["rows"].OutputSchema == nil {
 		t.Error("generic client: rows lost its outputSchema")
+	}
+	if n := tokens.Estimate().Count(textOf(t, h.call(t, "rows", map[string]any{"n": 400, ParamBudget: 500}))); n > 500 {
+		t.Errorf("undeclared _budget 500: result is %d tokens", n)
+	}
+	if tc := h.p.o.Stats.Totals(); tc.CatalogTokensBefore == 0 || tc.CatalogTokensAfter > tc.CatalogTokensBefore {
+		t.Errorf("stats catalogue tokens before %d after %d", tc.CatalogTokensBefore, tc.CatalogTokensAfter)
+	}
+}
+
+// TestToolsListCatalogues: for each catalogue of the corpus, the
+// rewritten catalogue is never more tokens than the original, for either
+// client policy, and its tools keep their names, descriptions and
+// parameters.
+func TestToolsListCatalogues(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpus.Dir(t, "corpus"), "mcp", "*tools-list*.json"))
+	if len(files) != 6 {
+		t.Fatalf("want the six catalogues of corpus/mcp, found %d", len(files))
+	}
+	o := (&Options{}).withDefaults()
+	c := tokens.O200kBase()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tree.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pol := range []Policy{{}, {Reads: ReadsStructured}} {
+			res, before, after := rewriteToolList(v, pol, &o, true, map[string]toolInfo{}, c)
+			list, _ := res.Get("tools")
+			orig, _ := v.Get("tools")
+			if n := c.Count(string(tree.AppendJSON(nil, list))); n != after || after > before {
+				t.Errorf("%s %s: %d tokens through terse (reported %d), direct %d", filepath.Base(f), pol.Reads, n, after, before)
+			}
+			for i, tl := range orig.Items() {
+				got := list.Index(i)
+				for _, k := range []string{"name", "description"} {
+					a, _ := tl.Get(k)
+					b, _ := got.Get(k)
+					if !tree.Equal(a, b) {
+						t.Errorf("%s: tool %d %s changed", filepath.Base(f), i, k)
+					}
+				}
+				a, _ := tl.Get("inputSchema")
+				b, _ := got.Get("inputSchema")
+				pa, _ := a.Get("properties")
+				pb, _ := b.Get("properties")
+				if pa.Len() != pb.Len() {
+					t.Errorf("%s: tool %d parameters %d → %d", filepath.Base(f), i, pa.Len(), pb.Len())
+				}
+			}
+			t.Logf("%s %s: %d → %d tokens, %d tools", filepath.Base(f), pol.Reads, before, after, list.Len())
+		}
 	}
 }
 
@@ -219,9 +316,13 @@ func TestPolicyClaudeCode(t *testing.T) {
 			if res.StructuredContent != nil {
 				t.Error("structuredContent still present")
 			}
-			got := textOf(t, res)
-			if !sameJSON(t, got, rowsText(50)) || len(got) >= len(rowsText(50)) {
-				t.Errorf("content text is not the compact form of the result: %.100s", got)
+			// One copy, never more tokens than the structuredContent the
+			// client would have shown (the fake's is in sorted key order).
+			got := stripIDLine(textOf(t, res))
+			v, err := tree.ParseString(got)
+			want, _ := tree.ParseString(rowsText(50))
+			if err != nil || !sameValue(v, want) || len(got) >= len(rowsText(50)) || len(res.Content) != 1 {
+				t.Errorf("content is not one compact form of the result: %.100s", got)
 			}
 		})
 	}
@@ -257,47 +358,14 @@ func TestRawMode(t *testing.T) {
 	}
 }
 
-func TestChunks(t *testing.T) {
-	h := connect(t, fakeUpstream(t), nil, "generic-client")
-	res := h.call(t, "rows", map[string]any{"n": 200, ParamBudget: 1000})
-	var all strings.Builder
-	text := textOf(t, res)
-	for i := 0; ; i++ {
-		body, hint, ok := strings.Cut(text, "\n> [chunk ")
-		if !ok {
-			t.Fatalf("chunk %d has no chunk hint: %.200s", i+1, text)
-		}
-		if n := (&Compact{}).counter().Count(text); n > 1000 {
-			t.Errorf("chunk %d is %d tokens, budget 1000", i+1, n)
-		}
-		all.WriteString(body)
-		if strings.HasSuffix(hint, ": end]") {
-			break
-		}
-		_, next, _ := strings.Cut(hint, `_chunk "`)
-		next, _, _ = strings.Cut(next, `"`)
-		text = textOf(t, h.call(t, "rows", map[string]any{ParamChunk: next}))
-		if i > 100 {
-			t.Fatal("too many chunks")
-		}
-	}
-	if !sameJSON(t, all.String(), rowsText(200)) {
-		t.Error("chunks joined do not decode to the upstream JSON")
-	}
-	res = h.call(t, "rows", map[string]any{ParamChunk: "r999.1"})
-	if !res.IsError || !strings.Contains(textOf(t, res), "chunk not found") {
-		t.Errorf("unknown chunk: got %v %q, want an isError result", res.IsError, textOf(t, res))
-	}
-}
-
 func TestClaudeCodeBudget(t *testing.T) {
 	h := connect(t, fakeUpstream(t), nil, "claude-code")
 	res := h.call(t, "rows", map[string]any{"n": 2000})
 	got := textOf(t, res)
-	if n := (&Compact{}).counter().Count(got); n > ClaudeCodeBudget {
+	if n := tokens.Estimate().Count(got); n > ClaudeCodeBudget {
 		t.Errorf("result is %d tokens, want at most %d", n, ClaudeCodeBudget)
 	}
-	if !strings.Contains(got, "> [chunk 1/") {
+	if !strings.Contains(got, `_chunk "`) {
 		t.Error("over-budget result carries no chunk hint")
 	}
 }
@@ -465,9 +533,6 @@ func TestHTTPUpstream(t *testing.T) {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fakeServer() }, nil))
 	t.Cleanup(srv.Close)
 	h := connect(t, &HTTP{URL: srv.URL}, nil, "generic-client")
-	if got := reservedIn(h.tools(t)["rows"]); len(got) != 3 {
-		t.Errorf("rows reserved params = %v", got)
-	}
 	got := textOf(t, h.call(t, "rows", map[string]any{"n": 30}))
 	if len(got) >= len(rowsText(30)) || !sameJSON(t, got, rowsText(30)) {
 		t.Errorf("rows over HTTP = %.100q, want the compact JSON", got)
@@ -507,7 +572,7 @@ func TestOverlaps(t *testing.T) {
 		{"/x", "/a", false},
 	}
 	for _, tt := range tests {
-		if got := overlaps(tt.w, tt.r); got != tt.want {
+		if got := dedup.Overlaps(tt.w, tt.r); got != tt.want {
 			t.Errorf("overlaps(%q, %q) = %v, want %v", tt.w, tt.r, got, tt.want)
 		}
 	}

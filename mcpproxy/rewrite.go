@@ -1,16 +1,12 @@
 package mcpproxy
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -37,36 +33,16 @@ const (
 	MetaConversation = "terse/conversation"
 )
 
-// The descriptions below are read by models: treat their wording as API.
-var reservedProps = []tree.Member{
-	{Key: ParamOutputMode, Value: tree.Object(
-		tree.Member{Key: "type", Value: tree.String("string")},
-		tree.Member{Key: "enum", Value: tree.Array(tree.String("compact"), tree.String("raw"))},
-		tree.Member{Key: "description", Value: tree.String(`Optional. "raw" returns the result exactly as the tool produced it; default "compact".`)},
-	)},
-	{Key: ParamBudget, Value: tree.Object(
-		tree.Member{Key: "type", Value: tree.String("integer")},
-		tree.Member{Key: "minimum", Value: tree.Int(64)},
-		tree.Member{Key: "description", Value: tree.String("Optional. Token budget for the result; more is split into chunks fetched with _chunk.")},
-	)},
-	{Key: ParamChunk, Value: tree.Object(
-		tree.Member{Key: "type", Value: tree.String("string")},
-		tree.Member{Key: "description", Value: tree.String(`Optional. A chunk reference quoted by an earlier result of this tool (its chunk hint or index, e.g. "r1.2"): returns that chunk without running the tool.`)},
-	)},
-}
+// compactToolDescription is the one place the catalogue declares what
+// terse adds to every tool. Its wording is read by models: treat it as API.
+const compactToolDescription = `Every tool also takes _budget (max tokens of its result) and _output_mode "raw" (its result unchanged). Call this after the conversation was compacted.`
 
-const compactToolDescription = "Call after the conversation was compacted or summarized, so later results are not shortened by reference to results you can no longer see."
-
+// compactToolDef is the one tool terse adds to a catalogue, when the
+// catalogue's schema compaction paid for it (see rewriteToolList).
 var compactToolDef = tree.Object(
 	tree.Member{Key: "name", Value: tree.String(CompactTool)},
 	tree.Member{Key: "description", Value: tree.String(compactToolDescription)},
-	tree.Member{Key: "inputSchema", Value: tree.Object(
-		tree.Member{Key: "type", Value: tree.String("object")},
-		tree.Member{Key: "properties", Value: tree.Object()},
-	)},
-	tree.Member{Key: "annotations", Value: tree.Object(
-		tree.Member{Key: "readOnlyHint", Value: tree.Bool(true)},
-	)},
+	tree.Member{Key: "inputSchema", Value: tree.Object(tree.Member{Key: "type", Value: tree.String("object")})},
 )
 
 // toolInfo is what the proxy remembers about a tool from tools/list.
@@ -103,15 +79,33 @@ func isMutating(name string, ann tree.Value) bool {
 	return false
 }
 
-// rewriteTool adds the reserved parameters to a selected tool's input
-// schema and, for clients that read structuredContent, drops its
-// outputSchema (the proxy drops structuredContent from its results).
+// rewriteTool compacts a selected tool's schemas where the meaning is
+// kept (compactSchema) and, for clients that read structuredContent, drops
+// its outputSchema (the proxy gives such clients one compact text
+// instead). It declares nothing: the reserved parameters are declared once
+// for the catalogue, by the compact tool. own lists the reserved names the
+// tool declares itself: those are forwarded, not interpreted.
 func rewriteTool(t tree.Value, pol Policy, o *Options) (tree.Value, string, toolInfo) {
 	nameV, _ := t.Get("name")
 	name := nameV.Str()
 	ann, _ := t.Get("annotations")
 	info := toolInfo{mutating: isMutating(name, ann)}
-	if t.Kind() != tree.KindObject || !o.selected(name) {
+	if t.Kind() != tree.KindObject {
+		return t, name, info
+	}
+	if in, ok := t.Get("inputSchema"); ok {
+		if props, ok := in.Get("properties"); ok {
+			for _, k := range []string{ParamOutputMode, ParamBudget, ParamChunk} {
+				if props.Has(k) {
+					if info.own == nil {
+						info.own = map[string]bool{}
+					}
+					info.own[k] = true
+				}
+			}
+		}
+	}
+	if !o.selected(name) {
 		return t, name, info
 	}
 	mems := make([]tree.Member, 0, len(t.Members()))
@@ -121,65 +115,68 @@ func rewriteTool(t tree.Value, pol Policy, o *Options) (tree.Value, string, tool
 			if pol.Reads == ReadsStructured {
 				continue
 			}
+			m.Value = compactSchema(m.Value)
 		case "inputSchema":
-			m.Value, info.own = addReserved(m.Value)
+			m.Value = compactSchema(m.Value)
 		}
 		mems = append(mems, m)
 	}
 	return tree.Object(mems...), name, info
 }
 
-// addReserved appends the reserved properties not already declared.
-func addReserved(schema tree.Value) (tree.Value, map[string]bool) {
-	if schema.Kind() != tree.KindObject {
-		return schema, nil
+// compactSchema drops what a tool schema says without meaning for the
+// model or for terse: the "$schema" dialect URL, an empty "properties"
+// object, and "additionalProperties": false at the top (terse accepts
+// its reserved parameters beyond the schema, so it no longer holds).
+func compactSchema(s tree.Value) tree.Value {
+	if s.Kind() != tree.KindObject {
+		return s
 	}
-	own := map[string]bool{}
-	mems := make([]tree.Member, 0, len(schema.Members())+1)
-	found := false
-	for _, m := range schema.Members() {
-		if m.Key == "properties" && m.Value.Kind() == tree.KindObject {
-			found = true
-			props := append([]tree.Member(nil), m.Value.Members()...)
-			for _, r := range reservedProps {
-				if m.Value.Has(r.Key) {
-					own[r.Key] = true
-					continue
-				}
-				props = append(props, r)
-			}
-			m.Value = tree.Object(props...)
+	mems := make([]tree.Member, 0, len(s.Members()))
+	for _, m := range s.Members() {
+		switch {
+		case m.Key == "$schema":
+			continue
+		case m.Key == "properties" && m.Value.Kind() == tree.KindObject && m.Value.Len() == 0:
+			continue
+		case m.Key == "additionalProperties" && m.Value.Kind() == tree.KindBool && !m.Value.Bool():
+			continue
 		}
 		mems = append(mems, m)
 	}
-	if !found {
-		mems = append(mems, tree.Member{Key: "properties", Value: tree.Object(reservedProps...)})
-	}
-	return tree.Object(mems...), own
-}
-
-// rewriteToolList rewrites a tools/list result and records tool facts.
-func rewriteToolList(result tree.Value, pol Policy, o *Options, addCompact bool, tools map[string]toolInfo) tree.Value {
-	if result.Kind() != tree.KindObject {
-		return result
-	}
-	mems := make([]tree.Member, 0, len(result.Members()))
-	for _, m := range result.Members() {
-		if m.Key == "tools" && m.Value.Kind() == tree.KindArray {
-			items := make([]tree.Value, 0, m.Value.Len()+1)
-			for _, t := range m.Value.Items() {
-				nt, name, info := rewriteTool(t, pol, o)
-				tools[name] = info
-				items = append(items, nt)
-			}
-			if addCompact {
-				items = append(items, compactToolDef)
-			}
-			m.Value = tree.Array(items...)
-		}
-		mems = append(mems, m)
+	if len(mems) == len(s.Members()) {
+		return s
 	}
 	return tree.Object(mems...)
+}
+
+// rewriteToolList rewrites a tools/list result, records tool facts, and
+// returns the catalogue's tokens (by c) as the upstream sent it and as
+// rewritten. The compact tool is added to the first page only when the
+// schema compaction saved at least what it costs: the catalogue through
+// terse is never more tokens than direct. Without it, every capability
+// still works (the reserved parameters are accepted on every tool; chunk
+// hints say how to fetch; the notification compacts).
+func rewriteToolList(result tree.Value, pol Policy, o *Options, firstPage bool, tools map[string]toolInfo, c tokens.Counter) (tree.Value, int, int) {
+	list, ok := result.Get("tools")
+	if result.Kind() != tree.KindObject || !ok || list.Kind() != tree.KindArray {
+		return result, 0, 0
+	}
+	items := make([]tree.Value, 0, list.Len()+1)
+	for _, t := range list.Items() {
+		nt, name, info := rewriteTool(t, pol, o)
+		tools[name] = info
+		items = append(items, nt)
+	}
+	before := c.Count(string(tree.AppendJSON(nil, list)))
+	after := c.Count(string(tree.AppendJSON(nil, tree.Array(items...))))
+	if firstPage {
+		with := tree.Array(append(items, compactToolDef)...)
+		if n := c.Count(string(tree.AppendJSON(nil, with))); n <= before {
+			items, after = append(items, compactToolDef), n
+		}
+	}
+	return setMember(result, "tools", tree.Array(items...)), before, after
 }
 
 // reservedArgs are the reserved parameters of one call.
@@ -239,111 +236,6 @@ func splitArgs(args tree.Value, info toolInfo) (tree.Value, reservedArgs, error)
 	return tree.Object(mems...), r, nil
 }
 
-// engine holds what the stdio proxy and the gateway share: options,
-// per-session partitions and the result transform.
-type engine struct {
-	opts Options
-
-	mu sync.Mutex
-	// gens counts compactions: of a whole session (key "SESSION") and of
-	// one conversation in it (key "SESSION#CONVERSATION").
-	gens map[string]int
-	// convs lists the conversations a session named, so that a compaction
-	// of the whole session resets each conversation's partition.
-	convs map[string][]string
-}
-
-func newEngine(o *Options) *engine {
-	return &engine{opts: o.withDefaults(), gens: map[string]int{}, convs: map[string][]string{}}
-}
-
-// partition returns the dedup partition name of a session (and
-// conversation, when the client names one): "SESSION/N" where N counts
-// the session's compactions, or "SESSION#CONVERSATION/N" and
-// "SESSION#CONVERSATION/N.M" once the conversation itself was compacted M
-// times. A name is never reused after a compaction.
-func (e *engine) partition(session, conversation string) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if conversation != "" && !slices.Contains(e.convs[session], conversation) {
-		e.convs[session] = append(e.convs[session], conversation)
-	}
-	return e.partitionLocked(session, conversation)
-}
-
-func (e *engine) partitionLocked(session, conversation string) string {
-	n := strconv.Itoa(e.gens[session])
-	if conversation == "" {
-		return session + "/" + n
-	}
-	key := session + "#" + conversation
-	if m := e.gens[key]; m > 0 {
-		return key + "/" + n + "." + strconv.Itoa(m)
-	}
-	return key + "/" + n
-}
-
-// compact advances the partition of one conversation of a session, or,
-// when conversation is "", of the whole session and every conversation in
-// it, and resets the partitions left behind.
-func (e *engine) compact(session, conversation string) {
-	e.mu.Lock()
-	var old []string
-	if conversation != "" {
-		old = append(old, e.partitionLocked(session, conversation))
-		e.gens[session+"#"+conversation]++
-	} else {
-		old = append(old, e.partitionLocked(session, ""))
-		for _, c := range e.convs[session] {
-			old = append(old, e.partitionLocked(session, c))
-		}
-		e.gens[session]++
-	}
-	e.mu.Unlock()
-	if h, ok := e.opts.Transformer.(SessionHooks); ok {
-		for _, p := range old {
-			h.Reset(p)
-		}
-	}
-}
-
-// forget drops an ended session: its partitions and those of its
-// conversations are reset and its counters deleted.
-func (e *engine) forget(session string) {
-	e.mu.Lock()
-	old := []string{e.partitionLocked(session, "")}
-	for _, c := range e.convs[session] {
-		old = append(old, e.partitionLocked(session, c))
-		delete(e.gens, session+"#"+c)
-	}
-	delete(e.gens, session)
-	delete(e.convs, session)
-	e.mu.Unlock()
-	if h, ok := e.opts.Transformer.(SessionHooks); ok {
-		for _, p := range old {
-			h.Reset(p)
-		}
-	}
-}
-
-func (e *engine) invalidate(call *Call) {
-	if h, ok := e.opts.Transformer.(SessionHooks); ok {
-		h.Invalidate(call.Session, call)
-	}
-}
-
-// chunk answers a _chunk request with a tools/call result.
-func (e *engine) chunk(ctx context.Context, call *Call, ref string) (tree.Value, error) {
-	if e.opts.Chunks == nil {
-		return tree.Value{}, fmt.Errorf("%w: this proxy keeps no chunks", ErrChunkNotFound)
-	}
-	text, err := e.opts.Chunks.Chunk(ctx, call.Session, call.Tool, ref)
-	if err != nil {
-		return tree.Value{}, err
-	}
-	return tree.Object(tree.Member{Key: "content", Value: tree.Array(textBlock(text, "chunk"))}), nil
-}
-
 // errorResult is a tools/call result with isError and one text block: how
 // the proxy reports problems the model can act on.
 func errorResult(msg string) tree.Value {
@@ -362,153 +254,6 @@ func textBlock(text, format string) tree.Value {
 		tree.Member{Key: "text", Value: tree.String(text)},
 		tree.Member{Key: "_meta", Value: tree.Object(tree.Member{Key: MetaFormat, Value: tree.String(format)})},
 	)
-}
-
-// transformResult runs the Transformer over a tools/call result. It returns
-// the new result (or the input when nothing changed) and fills rec.
-func (e *engine) transformResult(ctx context.Context, call Call, pol Policy, budget int, result tree.Value, rec *CallRecord) (tree.Value, error) {
-	o := &e.opts
-	rec.Outcome = "passed"
-	if result.Kind() != tree.KindObject || !o.selected(call.Tool) {
-		return result, nil
-	}
-	if v, ok := result.Get("isError"); ok && v.Kind() == tree.KindBool && v.Bool() {
-		call.IsError, rec.IsError = true, true
-	}
-	content, _ := result.Get("content")
-	structured, hasStructured := result.Get("structuredContent")
-	dropStructured := hasStructured && pol.Reads == ReadsStructured
-
-	blocks := append([]tree.Value(nil), content.Items()...)
-	if dropStructured && !contentCarries(blocks, structured) {
-		// The client would have shown structuredContent; its compact form
-		// must reach the model through content instead.
-		blocks = append(blocks, tree.Object(
-			tree.Member{Key: "type", Value: tree.String("text")},
-			tree.Member{Key: "text", Value: tree.String(string(tree.AppendJSON(nil, structured)))},
-		))
-	}
-	var texts []int
-	for i, b := range blocks {
-		if t, ok := b.Get("type"); ok && t.Str() == "text" {
-			if s, ok := b.Get("text"); ok && s.Kind() == tree.KindString {
-				texts = append(texts, i)
-			}
-		}
-	}
-	changed := dropStructured
-	var pipeErr error
-	start := time.Now()
-	for _, i := range texts {
-		tv, _ := blocks[i].Get("text")
-		text := tv.Str()
-		if len(text) < o.minSize() {
-			continue
-		}
-		c := call
-		if budget > 0 {
-			c.Budget = max(budget/len(texts), 64)
-		}
-		var out Output
-		var err error
-		if len(text) > o.maxSize() {
-			// Too large to re-encode: only fit it, treating it as text.
-			out, err = fitOnly(ctx, o.Transformer, &c, text)
-		} else {
-			out, err = o.Transformer.Transform(ctx, &c, text)
-		}
-		if err != nil {
-			pipeErr = errors.Join(pipeErr, err)
-			continue
-		}
-		rec.TokensBefore += out.TokensBefore
-		rec.TokensAfter += out.TokensAfter
-		if out.Format == "" || out.Text == text {
-			continue
-		}
-		for k, v := range out.Saved {
-			if rec.Saved == nil {
-				rec.Saved = map[string]int{}
-			}
-			rec.Saved[k] += v
-		}
-		blocks[i] = replaceText(blocks[i], out.Text, out.Format)
-		changed = true
-	}
-	rec.Pipeline = time.Since(start)
-	if pipeErr != nil {
-		if o.FailOnError {
-			rec.Outcome = "error"
-			return result, pipeErr
-		}
-		o.Logger.Warn("transform failed; passing the original result", "tool", call.Tool, "err", pipeErr)
-		rec.Outcome = "skipped_error"
-		return result, nil
-	}
-	if !changed {
-		return result, nil
-	}
-	rec.Outcome = "transformed"
-	mems := make([]tree.Member, 0, len(result.Members()))
-	for _, m := range result.Members() {
-		switch m.Key {
-		case "content":
-			m.Value = tree.Array(blocks...)
-		case "structuredContent":
-			if dropStructured {
-				continue
-			}
-		}
-		mems = append(mems, m)
-	}
-	if !result.Has("content") {
-		mems = append(mems, tree.Member{Key: "content", Value: tree.Array(blocks...)})
-	}
-	return tree.Object(mems...), nil
-}
-
-// fitOnly runs the Transformer on text too large to re-encode by handing it
-// a form that will not parse as JSON: only the budget stage applies.
-func fitOnly(ctx context.Context, t Transformer, c *Call, text string) (Output, error) {
-	if c.Budget <= 0 {
-		return Output{Text: text}, nil
-	}
-	if f, ok := t.(interface {
-		Fit(ctx context.Context, call *Call, text string) (Output, error)
-	}); ok {
-		return f.Fit(ctx, c, text)
-	}
-	return t.Transform(ctx, c, text)
-}
-
-// contentCarries reports whether the text blocks already hold what
-// structured holds: one block is structured as JSON, or structured is an
-// object that only wraps block texts (as in {"content": "<file text>"}).
-func contentCarries(blocks []tree.Value, structured tree.Value) bool {
-	if structured.Kind() == tree.KindObject && structured.Len() > 0 {
-		wraps := true
-		for _, m := range structured.Members() {
-			found := false
-			for _, b := range blocks {
-				if s, ok := b.Get("text"); ok && m.Value.Kind() == tree.KindString && s.Str() == m.Value.Str() {
-					found = true
-					break
-				}
-			}
-			wraps = wraps && found
-		}
-		if wraps {
-			return true
-		}
-	}
-	for _, b := range blocks {
-		if s, ok := b.Get("text"); ok && s.Kind() == tree.KindString {
-			if v, err := tree.ParseString(s.Str()); err == nil && sameValue(v, structured) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // replaceText sets a block's text and marks its format in _meta, keeping
@@ -542,35 +287,3 @@ func replaceText(b tree.Value, text, format string) tree.Value {
 
 // rawJSON converts a tree to json.RawMessage.
 func rawJSON(v tree.Value) json.RawMessage { return tree.AppendJSON(nil, v) }
-
-// sameValue is tree.Equal except that object members may come in any
-// order: servers often serialize structuredContent from a map.
-func sameValue(a, b tree.Value) bool {
-	if a.Kind() != b.Kind() {
-		return false
-	}
-	switch a.Kind() {
-	case tree.KindArray:
-		if a.Len() != b.Len() {
-			return false
-		}
-		for i, x := range a.Items() {
-			if !sameValue(x, b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case tree.KindObject:
-		if a.Len() != b.Len() {
-			return false
-		}
-		for _, m := range a.Members() {
-			y, ok := b.Get(m.Key)
-			if !ok || !sameValue(m.Value, y) {
-				return false
-			}
-		}
-		return true
-	}
-	return tree.Equal(a, b)
-}

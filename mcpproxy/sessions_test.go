@@ -20,10 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/terse-dev/terse"
-	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/filter"
-	"github.com/terse-dev/terse/store"
-	"github.com/terse-dev/terse/tokens"
 )
 
 // connTap keeps the client's connection, so that a test can send what the
@@ -54,9 +51,7 @@ func notifyCompact(t testing.TB, conn mcp.Connection, conv string) {
 }
 
 // dedupOptions run the pipeline with its dedup stage, as the CLI does.
-func dedupOptions() *Options {
-	return &Options{Transformer: &Pipeline{Options: terse.Options{Store: &store.Mem{}, Tokenizer: tokens.Estimate()}, Dedup: dedup.New(dedup.Options{})}}
-}
+func dedupOptions() *Options { return testOptions() }
 
 // client is one MCP session, through the stdio proxy or the gateway.
 type client struct {
@@ -328,10 +323,7 @@ func TestGatewaySavingsMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := dedupOptions()
-	pl := opts.Transformer.(*Pipeline)
-	pl.Options.Format = "auto"
-	pl.ForTool = func(tool string, o *terse.Options) { o.Filter = rule }
+	opts := testOptions(func(o *terse.Options) { o.Format, o.Filter = "auto", rule })
 	g, srv := startGatewayWith(t, opts)
 	c := gatewaySession(t, srv.URL)
 	c.call(t, "", 30)
@@ -348,7 +340,7 @@ func TestGatewaySavingsMetrics(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	metric := func(name, source string) float64 {
-		m := regexp.MustCompile(`(?m)^` + name + `\{source="` + source + `"\} (\S+)$`).FindSubmatch(body)
+		m := regexp.MustCompile(`(?m)^` + name + `\{server="a",source="` + source + `",tool="rows"\} (\S+)$`).FindSubmatch(body)
 		if m == nil {
 			return 0
 		}
@@ -376,7 +368,8 @@ func TestGatewaySavingsMetrics(t *testing.T) {
 // conversation resets only that one. Partition names are never reused.
 func TestEngineCompactResets(t *testing.T) {
 	var hooks resetLog
-	e := newEngine(&Options{Transformer: &hooks})
+	e := newEngine(nil)
+	e.resetHook = hooks.Reset
 	seen := map[string]bool{}
 	use := func(conv string) string {
 		p := e.partition("s", conv)
@@ -408,9 +401,8 @@ func TestEngineCompactResets(t *testing.T) {
 	}
 }
 
-// resetLog is a Compact transformer that records its resets.
+// resetLog records the partitions an engine resets.
 type resetLog struct {
-	Compact
 	rmu    sync.Mutex
 	resets []string
 }
@@ -437,7 +429,8 @@ func equalStrings(a, b []string) bool {
 // gateway drops that session's partitions and counters.
 func TestGatewayForgetsEndedSessions(t *testing.T) {
 	var hooks resetLog
-	g, srv := startGatewayWith(t, &Options{Transformer: &hooks})
+	g, srv := startGatewayWith(t, testOptions())
+	g.eng.resetHook = hooks.Reset
 	c := gatewaySession(t, srv.URL)
 	id := c.cs.ID()
 	c.call(t, "x", 5)

@@ -1,13 +1,12 @@
 package mcpproxy
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
-	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -19,13 +18,13 @@ type CallRecord struct {
 	// Outcome is "transformed", "passed" (nothing to do, or not selected),
 	// "raw" (_output_mode raw), "chunk" (answered from the chunk store),
 	// "error" (JSON-RPC error or upstream failure) or "skipped_error" (the
-	// transformer failed and the original was passed).
+	// pipeline failed and the original was passed).
 	Outcome      string
 	TokensBefore int
 	TokensAfter  int
 	Saved        map[string]int
 	Duration     time.Duration // from request to response written
-	Pipeline     time.Duration // time spent in the Transformer
+	Pipeline     time.Duration // time spent in the terse pipeline
 	IsError      bool          // the result had isError
 }
 
@@ -33,6 +32,8 @@ type CallRecord struct {
 // for concurrent use. OnCall, when set before use, sees every record.
 type Stats struct {
 	OnCall func(CallRecord)
+	// Metrics, when set before use, sees every record and event.
+	Metrics Metrics
 
 	mu     sync.Mutex
 	totals StatsTotals
@@ -49,7 +50,14 @@ type StatsTotals struct {
 	Outcomes     map[string]int `json:"outcomes"`
 	Restarts     int            `json:"upstream_restarts"`
 	Rejected     int            `json:"rejected_messages"`
-	Tokenizer    string         `json:"tokenizer,omitempty"`
+	UnknownTools int            `json:"unknown_tool_calls"`
+	// CatalogTokensBefore and CatalogTokensAfter count the tool
+	// catalogues (tools/list) as the upstreams sent them and as the
+	// client got them; Saved["catalog"] is the difference. A catalogue is
+	// sent to the model on every turn: this counts each tools/list once.
+	CatalogTokensBefore int    `json:"catalog_tokens_before"`
+	CatalogTokensAfter  int    `json:"catalog_tokens_after"`
+	Tokenizer           string `json:"tokenizer,omitempty"`
 }
 
 // Add records one call.
@@ -77,18 +85,79 @@ func (s *Stats) Add(r CallRecord) {
 	if s.OnCall != nil {
 		s.OnCall(r)
 	}
+	if s.Metrics != nil {
+		s.Metrics.Call(r)
+	}
 }
 
-func (s *Stats) restarted() {
+// Metrics receives what the proxy and the gateway count, as it happens
+// (the gateway's Prometheus metrics implement it). Implementations must
+// be safe for concurrent use.
+type Metrics interface {
+	// Call is one finished tools/call.
+	Call(CallRecord)
+	// Upstream reports an upstream (by server name; "" for the stdio
+	// proxy's one) up or down.
+	Upstream(server string, up bool)
+	// Restarted counts a restart or reconnection of an upstream.
+	Restarted(server string)
+	// Rejected counts a malformed or oversized message, from "client"
+	// or "upstream".
+	Rejected(from string)
+	// UnknownTool counts a call of a tool no upstream has.
+	UnknownTool(name string)
+	// Catalog counts one tools/list answer, in tokens as the upstream
+	// sent it and as the client got it.
+	Catalog(server string, before, after int)
+}
+
+func (s *Stats) restarted(server string) {
 	s.mu.Lock()
 	s.totals.Restarts++
 	s.mu.Unlock()
+	if s.Metrics != nil {
+		s.Metrics.Restarted(server)
+	}
 }
 
-func (s *Stats) rejected() {
+func (s *Stats) upstream(server string, up bool) {
+	if s.Metrics != nil {
+		s.Metrics.Upstream(server, up)
+	}
+}
+
+func (s *Stats) unknownTool(name string) {
+	s.mu.Lock()
+	s.totals.UnknownTools++
+	s.mu.Unlock()
+	if s.Metrics != nil {
+		s.Metrics.UnknownTool(name)
+	}
+}
+
+func (s *Stats) catalog(server string, before, after int) {
+	if s.Metrics != nil {
+		s.Metrics.Catalog(server, before, after)
+	}
+	s.mu.Lock()
+	t := &s.totals
+	t.CatalogTokensBefore += before
+	t.CatalogTokensAfter += after
+	if t.Saved == nil {
+		t.Outcomes = map[string]int{}
+		t.Saved = map[string]int{}
+	}
+	t.Saved["catalog"] += before - after
+	s.mu.Unlock()
+}
+
+func (s *Stats) rejected(from string) {
 	s.mu.Lock()
 	s.totals.Rejected++
 	s.mu.Unlock()
+	if s.Metrics != nil {
+		s.Metrics.Rejected(from)
+	}
 }
 
 // Totals returns a copy of the totals so far.
@@ -120,21 +189,23 @@ func (s *Stats) WriteFile(path, tokenizer string) error {
 	return os.Rename(tmp, path)
 }
 
-// writeVerbose prints the per-call line of --verbose.
-func writeVerbose(w io.Writer, r CallRecord) {
-	var b strings.Builder
-	b.WriteString("terse: call ")
+// logCall logs one call at DEBUG (the CLI's --verbose): one slog record
+// per tools/call, beside the relay's other records.
+func logCall(l *slog.Logger, r CallRecord) {
+	if !l.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("tool", r.Tool), slog.String("outcome", r.Outcome),
+		slog.Int("tokens_before", r.TokensBefore), slog.Int("tokens_after", r.TokensAfter),
+		slog.Duration("took", r.Duration), slog.Duration("pipeline", r.Pipeline)}
 	if r.Server != "" {
-		b.WriteString(r.Server + "__")
+		attrs = append(attrs, slog.String("server", r.Server))
 	}
-	fmt.Fprintf(&b, "%s %s tokens %d->%d", r.Tool, r.Outcome, r.TokensBefore, r.TokensAfter)
 	for _, k := range slices.Sorted(maps.Keys(r.Saved)) {
-		fmt.Fprintf(&b, " %s=%d", k, r.Saved[k])
+		attrs = append(attrs, slog.Int("saved_"+k, r.Saved[k]))
 	}
-	fmt.Fprintf(&b, " took %s pipeline %s", r.Duration.Round(time.Microsecond), r.Pipeline.Round(time.Microsecond))
 	if r.IsError {
-		b.WriteString(" isError")
+		attrs = append(attrs, slog.Bool("is_error", true))
 	}
-	b.WriteByte('\n')
-	io.WriteString(w, b.String())
+	l.LogAttrs(context.Background(), slog.LevelDebug, "call", attrs...)
 }

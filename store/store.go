@@ -5,8 +5,10 @@
 // entry that nobody has read or written for the TTL is gone. [Dir] is the
 // embedded default, durable across processes (files under a directory);
 // [Mem] keeps entries in memory for tests and single-process servers;
-// [Redis] shares entries between processes and machines (gateway replicas
-// behind a load balancer: a chunk stored by one is fetched from another).
+// package store/redisstore shares entries between processes and machines
+// (gateway replicas behind a load balancer: a chunk stored by one is
+// fetched from another), in a package of its own so that a program that
+// does not use it does not link go-redis.
 //
 // Keys are chosen by the caller and must be [ValidKey]: 1 to 64 characters
 // from [a-z0-9_-]. Callers in this module derive them from a hash of the

@@ -34,12 +34,12 @@ func BenchmarkPipeline(b *testing.B) {
 			for b.Loop() {
 				// A new Pipeline each time: it remembers the encodings of
 				// the last results it saw.
-				p, err := terse.New(&terse.Options{Format: "auto", Tool: "github__list_issues"})
+				p, err := terse.New(&terse.Options{Format: "auto"})
 				if err != nil {
 					b.Fatal(err)
 				}
 				start := time.Now()
-				res, err := p.Process(ctx, data)
+				res, err := p.Process(ctx, data, &terse.Request{Tool: "github__list_issues"})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -129,8 +129,7 @@ func corpusTelemetry(t *testing.T) string {
 					caches[folder] = dedup.New(dedup.Options{})
 				}
 				tool := folder + "__get_resource"
-				p, err := terse.New(&terse.Options{Format: "auto", Tool: tool, Tokenizer: counter, DedupCache: caches[folder],
-					Session: dedup.Key{Session: folder, Partition: "0"}})
+				p, err := terse.New(&terse.Options{Format: "auto", Tokenizer: counter, Dedup: caches[folder]})
 				if err != nil {
 					corpusTelErr = err
 					return
@@ -139,7 +138,7 @@ func corpusTelemetry(t *testing.T) string {
 				ft := telemetry.Detect(data)
 				ev.Shape, ev.Inner, ev.Depth, ev.Cols = ft.Shape, ft.Inner, ft.Depth, ft.Cols
 				ev.Fingerprint = rec.Fingerprint(data)
-				res, err := p.Process(ctx, data)
+				res, err := p.Process(ctx, data, &terse.Request{Tool: tool, Session: dedup.Key{Session: folder, Partition: "0"}})
 				if err != nil {
 					ev.Err, ev.Untouched = "parse", telemetry.UntouchedError
 					ev.BytesIn, ev.BytesOut = len(data), len(data)

@@ -95,6 +95,10 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 		}
 		compactions += s.Compactions
 		cache := dedup.New(dedup.Options{})
+		p, err := terse.New(&terse.Options{Format: "auto", Tokenizer: counter, Dedup: cache})
+		if err != nil {
+			return nil, nil, err
+		}
 		seen := map[string]bool{}    // partition/tool/content hash
 		lastRead := map[string]int{} // path → tokens of its last read in the partition
 		for _, r := range s.Results {
@@ -152,14 +156,14 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 				}
 				continue
 			}
-			p, err := terse.New(&terse.Options{Format: "auto", Tool: r.Tool, Tokenizer: counter, DedupCache: cache,
-				Session: dedup.Key{Session: s.ID, Partition: strconv.Itoa(r.Partition)}, Path: r.Path,
-				Mutating: class == "file_mutate"})
-			if err != nil {
-				return nil, nil, err
+			var paths []string
+			if r.Path != "" {
+				paths = []string{r.Path}
 			}
 			start := time.Now()
-			res, err := p.Process(ctx, []byte(r.Text))
+			res, err := p.Process(ctx, []byte(r.Text), &terse.Request{Tool: r.Tool,
+				Session: dedup.Key{Session: s.ID, Partition: strconv.Itoa(r.Partition)}, Paths: paths,
+				Mutating: class == "file_mutate"})
 			lat := time.Since(start)
 			ev := telemetry.Event{Entry: telemetry.EntryReplay, Session: s.File + "#" + s.ID, Partition: r.Partition,
 				Sidechain: r.Sidechain, Tool: r.Tool}

@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/store/redisstore"
 )
 
 const chunkDoc = `
@@ -60,7 +61,7 @@ func chunkCommand(dir string, ttl time.Duration) string {
 // cache directory).
 func configStore(dir, redisURL string, ttl time.Duration) (store.Store, error) {
 	if redisURL != "" {
-		return store.NewRedis(redisURL, ttl)
+		return redisstore.New(redisURL, ttl)
 	}
 	if dir == "" {
 		dir = store.DefaultDir()
@@ -111,7 +112,7 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	fetch := "terse chunk --config " + shellQuote(*cfgPath) + " {handle} {n}"
-	if r, ok := st.(*store.Redis); ok {
+	if r, ok := st.(*redisstore.Redis); ok {
 		defer r.Close()
 	} else {
 		if dir == "" {

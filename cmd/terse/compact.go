@@ -13,6 +13,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -67,7 +68,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	opts := terse.Options{Tool: *tool, Budget: *budget, Format: *to, Pointer: *items, Strategy: *strategy}
+	opts := terse.Options{Budget: *budget, Format: *to, Pointer: *items, Strategy: *strategy}
 	tokName := *tokenizer
 	dir, ttl := *storeDir, store.DefaultTTL
 	redisURL := ""
@@ -117,7 +118,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if redisURL != "" {
 		// The fetch command names the config, not the URL: it may hold a
 		// password and the output goes to a model.
-		r, err := store.NewRedis(redisURL, ttl)
+		r, err := redisstore.New(redisURL, ttl)
 		if err != nil {
 			return err
 		}
@@ -139,7 +140,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	res, err := p.Process(ctx, data)
+	res, err := p.Process(ctx, data, &terse.Request{Tool: *tool})
 	if err != nil {
 		return inputError(stderr, name, err)
 	}

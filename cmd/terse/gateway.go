@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -26,11 +25,20 @@ terse_compact or by POSTing the notification notifications/terse/compact
 to /mcp with its Mcp-Session-Id header.
 
 Also served: /healthz (JSON, 503 when no upstream is up) and /metrics
-(Prometheus: terse_gateway_calls_total, terse_gateway_call_duration_seconds,
-terse_gateway_tokens_in_total, terse_gateway_tokens_out_total,
-terse_gateway_tokens_saved_total and terse_gateway_tokens_cost_total by
-source (filter, dedup, encoding, fit; saved minus cost is the net saving),
-terse_gateway_errors_total).
+(Prometheus, with the Go and process collectors:
+terse_gateway_calls_total, terse_gateway_call_duration_seconds,
+terse_gateway_tokens_in_total and terse_gateway_tokens_out_total by server
+and tool, terse_gateway_tokens_saved_total and
+terse_gateway_tokens_cost_total by server, tool and source (filter, dedup,
+encoding, fit; saved minus cost is the net saving),
+terse_gateway_errors_total, terse_gateway_upstream_up,
+terse_gateway_upstream_restarts_total,
+terse_gateway_rejected_messages_total,
+terse_gateway_unknown_tool_calls_total and
+terse_gateway_catalog_tokens_in_total/out_total).
+
+Idle sessions end after [gateway] idle_timeout (default 30m). SIGINT and
+SIGTERM drain the server and write --stats-file.
 
 A crashed upstream fails its calls in flight with a JSON-RPC error and is
 reconnected on its next call. Logs go to stderr.
@@ -59,8 +67,9 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := newFlagSet("gateway", "--config FILE [--listen ADDR] [--verbose] [--stats-file F]", gatewayDoc, stdout, stderr)
 	configPath := fs.String("config", "", "terse config `FILE` with [[servers]] (required)")
 	listen := fs.String("listen", "", "address to serve on (default [gateway] listen, else "+defaultListen+")")
-	verbose := fs.Bool("verbose", false, "print one line per tool call to stderr")
-	statsFile := fs.String("stats-file", "", "write JSON totals to `F` on exit")
+	verbose := fs.Bool("verbose", false, "log at DEBUG: one record per tool call")
+	statsFile := fs.String("stats-file", "", "write JSON totals to `F` on exit (SIGINT or SIGTERM)")
+	logFormat := fs.String("log-format", "text", "log `FORMAT` on stderr: text or json")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -81,13 +90,13 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
-		opts.Verbose = stderr
+	logger, err := newLogger(stderr, *logFormat, *verbose)
+	if err != nil {
+		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opts.Logger = logger
+	ctx, stop := withTerm(ctx)
+	defer stop()
 	var specs []mcpproxy.ServerSpec
 	for _, s := range cfg.Servers {
 		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL})
@@ -111,7 +120,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	logger.Warn("terse gateway serving", "addr", "http://"+ln.Addr().String()+"/mcp", "servers", len(specs))
+	logger.Info("terse gateway serving", "addr", "http://"+ln.Addr().String()+"/mcp", "servers", len(specs))
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

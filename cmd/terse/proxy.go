@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
@@ -19,19 +22,22 @@ and stdout, so the model gets compact, budgeted results. Put it in front of
 the server's command in your MCP client's config.
 
 Everything passes through unchanged, in order, except:
-  tools/list   each tool gains three optional parameters:
+  tools/list   schemas are compacted where the meaning is kept ($schema
+               and the like go); the catalogue is never more tokens than
+               the server's own. Every tool also accepts, declared once in
+               the description of the tool terse_compact (listed when the
+               compaction paid for it):
                  _output_mode  "raw" returns exactly what the server returned
                  _budget       token budget for this result
-                 _chunk        handle such as "r1.2": fetch a chunk of an
-                               earlier result without calling the tool
-               and a tool terse_compact is added (call it after the
-               conversation was compacted; the notification
-               notifications/terse/compact does the same).
-  tools/call   text results are re-encoded (never larger than compact JSON,
-               lossless or with declared, recoverable elision). Clients that
-               show the model structuredContent (Claude Code, Copilot CLI)
-               get the compact text instead of it; Claude Code results stay
-               under its 25,000-token limit.
+                 _chunk        "HANDLE.N": fetch a chunk of an earlier
+                               result without calling the tool
+               Calling terse_compact after the conversation was compacted
+               (or sending notifications/terse/compact) resets dedup.
+  tools/call   text results are re-encoded (never more tokens than the
+               server's text, lossless or with declared, recoverable
+               elision). Clients that show the model structuredContent
+               (Claude Code, Copilot CLI) get one compact copy instead of
+               it; Claude Code results stay under its 25,000-token limit.
 
 A repeated result the model has already seen becomes a one-line reference
 to it. After terse_compact or notifications/terse/compact the next repeat
@@ -41,7 +47,9 @@ tools/call (and of the compaction, to compact only that conversation); a
 result is never a reference to one from another conversation.
 
 If the server crashes, calls in flight get a JSON-RPC error and the server
-is restarted on the next request. Logs go to stderr; stdout carries only MCP.
+is restarted on the next request. SIGINT and SIGTERM drain the calls in
+flight and write --stats-file. Logs go to stderr (--log-format text|json);
+stdout carries only MCP.
 
 Examples:
   terse proxy -- npx -y @modelcontextprotocol/server-filesystem /repo
@@ -56,9 +64,10 @@ Claude Code config (.mcp.json):
 func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("proxy", "[--config FILE] [--verbose] [--stats-file F] [--upstream URL] -- COMMAND [ARGS...]", proxyDoc, stdout, stderr)
 	configPath := fs.String("config", "", "terse config `FILE` ([proxy] section and per-tool rules)")
-	verbose := fs.Bool("verbose", false, "print one line per tool call (and restarts) to stderr")
+	verbose := fs.Bool("verbose", false, "log at DEBUG: one record per tool call")
 	statsFile := fs.String("stats-file", "", "write JSON totals (calls, tokens before/after, saved by source) to `F` on exit")
 	upstreamURL := fs.String("upstream", "", "relay to a Streamable-HTTP MCP server at `URL` instead of running COMMAND")
+	logFormat := fs.String("log-format", "text", "log `FORMAT` on stderr: text or json")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -75,10 +84,12 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		up = &mcpproxy.Command{Path: rest[0], Args: rest[1:], Stderr: stderr}
 	}
 
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
+	logger, err := newLogger(stderr, *logFormat, *verbose)
+	if err != nil {
+		return err
 	}
+	ctx, stop := withTerm(ctx)
+	defer stop()
 	cfg, err := loadConfig(*configPath)
 	if err != nil {
 		return err
@@ -87,11 +98,9 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if *verbose {
-		opts.Verbose = stderr
-	}
+	opts.Logger = logger
 	p := mcpproxy.NewProxy(up, opts)
+	logger.Info("terse proxy started", "upstream", up.String(), "tokenizer", tokenizer)
 	err = p.Serve(ctx, stdin, stdout)
 	if *statsFile != "" {
 		if werr := p.Stats().WriteFile(*statsFile, tokenizer); werr != nil && err == nil {
@@ -99,7 +108,8 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	if ctx.Err() != nil {
-		return nil // interrupted: a normal way to stop a proxy
+		logger.Info("terse proxy stopped", "calls", p.Stats().Totals().Calls)
+		return nil // interrupted or terminated: a normal way to stop a proxy
 	}
 	return err
 }
@@ -112,8 +122,10 @@ func loadConfig(path string) (*config.Config, error) {
 	return config.Load(path)
 }
 
-// mcpOptions turns the config into proxy options running the terse
-// pipeline, and names the tokenizer for the stats file.
+// mcpOptions turns the config into proxy options: one terse pipeline per
+// tool rule (and one for the other tools), built once and sharing the
+// store and the dedup cache, so that their caches serve every call. It
+// names the tokenizer for the stats file.
 func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 	counter, err := tokens.Get(cfg.Tokenizer)
 	if err != nil {
@@ -123,33 +135,37 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	pl := &mcpproxy.Pipeline{
-		Options: terse.Options{Tokenizer: counter, Format: cfg.Format, Budget: cfg.Budget,
-			Store: st},
-		NoDedup: !cfg.Dedup.Enabled,
-		Dedup: dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
-			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools}),
-		ForTool: func(tool string, o *terse.Options) {
-			t := cfg.Tool(tool)
-			if t == nil {
-				return
-			}
-			if t.Budget > 0 {
-				o.Budget = t.Budget
-			}
-			o.Filter = t.Rule()
-			o.Strategy = t.Strategy
-			o.Pointer = t.Items
-			o.DropFields, o.KeepFields = t.DropFields, t.KeepFields
-			o.Template = t.Template
-			o.Mutating = t.Mutating
-		},
+	var cache *dedup.Cache
+	if cfg.Dedup.Enabled {
+		cache = dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
+			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools})
 	}
-	if _, err := terse.New(&pl.Options); err != nil {
+	base := terse.Options{Tokenizer: counter, Format: cfg.Format, Budget: cfg.Budget, Store: st,
+		Fetch: mcpproxy.FetchTemplate, Dedup: cache}
+	def, err := terse.New(&base)
+	if err != nil {
 		return nil, "", err
 	}
+	rules := make(map[*config.Tool]*terse.Pipeline, len(cfg.Tools))
+	for i := range cfg.Tools {
+		t := &cfg.Tools[i]
+		o := base
+		if t.Budget > 0 {
+			o.Budget = t.Budget
+		}
+		o.Filter = t.Rule()
+		o.Strategy = t.Strategy
+		o.Pointer = t.Items
+		o.DropFields, o.KeepFields = t.DropFields, t.KeepFields
+		o.Template = t.Template
+		if rules[t], err = terse.New(&o); err != nil {
+			return nil, "", fmt.Errorf("tool %s: %w", t.Match, err)
+		}
+	}
 	opts := &mcpproxy.Options{
-		Transformer:   pl,
+		Pipeline:      def,
+		ForTool:       func(tool string) *terse.Pipeline { return rules[cfg.Tool(tool)] },
+		Dedup:         cache,
 		Counter:       counter,
 		MinSizeBytes:  cfg.Proxy.MinSizeBytes,
 		MaxSizeBytes:  cfg.Proxy.MaxSizeBytes,
@@ -157,6 +173,7 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		FailOnError:   !cfg.Proxy.SkipOnError,
 		DefaultBudget: cfg.Budget,
 		MutatingTools: cfg.Dedup.MutatingTools,
+		IdleTimeout:   cfg.Gateway.IdleTimeout.Duration,
 	}
 	if len(cfg.Proxy.IncludeTools) > 0 {
 		opts.IncludeTools = cfg.Proxy.IncludeTools
@@ -174,4 +191,26 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		opts.Clients = append(opts.Clients, r)
 	}
 	return opts, counter.Name(), nil
+}
+
+// newLogger is the one logger of proxy and gateway: slog to stderr, as
+// text or JSON, at INFO (DEBUG with --verbose).
+func newLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
+	ho := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if verbose {
+		ho.Level = slog.LevelDebug
+	}
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, &usageError{fmt.Sprintf("--log-format must be text or json, not %q", format)}
+}
+
+// withTerm extends ctx (which the interrupt signal ends) to SIGTERM, the
+// signal service managers stop with: both drain and write the stats.
+func withTerm(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 }

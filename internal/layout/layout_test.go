@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,26 +22,28 @@ const module = "github.com/terse-dev/terse"
 // files may import. A package missing from the map fails the test, so a new
 // package must take its place in the layering on purpose.
 var allowed = map[string][]string{
-	"tree":            {},
-	"tokens":          {},
-	"toon":            {"tree"},
-	"filter":          {"tree", "tokens"},
-	"render":          {"tree", "tokens", "toon"},
-	"dedup":           {"tree"},
-	"store":           {},
-	"fit":             {"tree", "tokens", "toon", "render", "store"},
-	"fit/readtest":    {"tree"},
-	"history":         {"tree", "tokens"},
-	"":                {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},
-	"config":          {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history"},
-	"telemetry":       {"", "tokens"},
-	"profile":         {"config"},
-	"tune":            {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
-	"mcpproxy":        {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry"},
-	"eval":            {"", "tree", "tokens", "toon", "render", "fit", "store"},
-	"cmd/terse":       {"*"},
-	"internal/corpus": {},
-	"internal/layout": {},
+	"tree":             {},
+	"tokens":           {},
+	"toon":             {"tree"},
+	"filter":           {"tree", "tokens"},
+	"render":           {"tree", "tokens", "toon"},
+	"dedup":            {"tree"},
+	"store":            {},
+	"store/redisstore": {"store"},
+	"store/storetest":  {"store", "internal/corpus"},
+	"fit":              {"tree", "tokens", "toon", "render", "store"},
+	"history":          {"tree", "tokens"},
+	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},
+	"config":           {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "store/redisstore", "fit", "history"},
+	"telemetry":        {"", "tokens"},
+	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry"},
+	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store"},
+	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
+	"profile":          {"config"},
+	"fit/readtest":     {"tree"},
+	"cmd/terse":        {"*"},
+	"internal/corpus":  {},
+	"internal/layout":  {},
 }
 
 func moduleRoot(t *testing.T) string {
@@ -128,6 +131,33 @@ func TestLayering(t *testing.T) {
 		for imp := range p.imports {
 			if !slices.Contains(allow, imp) {
 				t.Errorf("package %q imports %q, which the layering does not allow", "./"+name, "./"+imp)
+			}
+		}
+	}
+}
+
+// heavyDeps are modules a program that imports only the root package (the
+// library) must not link: metrics and Redis live behind their own
+// packages (mcpproxy, store/redisstore).
+var heavyDeps = []string{"github.com/prometheus/", "github.com/redis/"}
+
+// TestRootDependencies checks the root package's whole dependency graph
+// (go list -deps) for heavyDeps.
+func TestRootDependencies(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	cmd := exec.Command(goCmd, "list", "-deps", ".")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, h := range heavyDeps {
+			if strings.HasPrefix(dep, h) {
+				t.Errorf("the root package depends on %s", dep)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package store
+package redisstore
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/store/storetest"
 )
 
 // redisTestTTL is the idle TTL of the Redis contract tests: real time, so
@@ -60,9 +63,9 @@ func newTestRedis(tb testing.TB, ttl time.Duration) *Redis {
 
 func TestContractRedis(t *testing.T) {
 	redisURL(t)
-	runContract(t, func(t *testing.T) harness {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		t.Parallel() // each case has a prefix of its own; the TTL cases sleep
-		return harness{newTestRedis(t, redisTestTTL), redisTestTTL, time.Sleep}
+		return storetest.Harness{S: newTestRedis(t, redisTestTTL), TTL: redisTestTTL, Wait: time.Sleep}
 	})
 }
 
@@ -71,7 +74,7 @@ func TestContractRedis(t *testing.T) {
 func TestRedisNamespace(t *testing.T) {
 	raw := rawRedis(t)
 	ctx := context.Background()
-	r, err := NewRedis(redisURL(t), 10*time.Second)
+	r, err := New(redisURL(t), 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,7 @@ func TestRedisClose(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Get(ctx, "k"); err == nil || errors.Is(err, ErrNotFound) {
+	if _, err := r.Get(ctx, "k"); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get after Close err = %v, want a closed-client error", err)
 	}
 	if err := (&Redis{URL: r.URL}).Close(); err != nil {
@@ -140,14 +143,14 @@ func TestRedisClose(t *testing.T) {
 }
 
 // TestRedisDown checks that a server that does not answer is an error,
-// not ErrNotFound (which would tell the agent its data expired).
+// not store.ErrNotFound (which would tell the agent its data expired).
 func TestRedisDown(t *testing.T) {
 	r := &Redis{URL: "redis://127.0.0.1:1/0"}
 	defer r.Close()
 	// The client retries with backoff; a short deadline ends that.
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	if _, err := r.Get(ctx, "k"); err == nil || errors.Is(err, ErrNotFound) {
+	if _, err := r.Get(ctx, "k"); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get on a closed port err = %v, want a connection error", err)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -165,8 +168,8 @@ func TestRedisURL(t *testing.T) {
 		"redis://127.0.0.1",
 		"unix:///run/redis.sock?db=1",
 	} {
-		if err := CheckRedisURL(u); err != nil {
-			t.Errorf("CheckRedisURL(%q) = %v, want nil", u, err)
+		if err := CheckURL(u); err != nil {
+			t.Errorf("CheckURL(%q) = %v, want nil", u, err)
 		}
 	}
 	for _, u := range []string{
@@ -178,16 +181,16 @@ func TestRedisURL(t *testing.T) {
 		"redis://:s3cret@host:bad port/0",
 		"unix://",
 	} {
-		err := CheckRedisURL(u)
+		err := CheckURL(u)
 		if err == nil {
-			t.Errorf("CheckRedisURL(%q) = nil, want an error", u)
+			t.Errorf("CheckURL(%q) = nil, want an error", u)
 			continue
 		}
 		if strings.Contains(err.Error(), "s3cret") {
-			t.Errorf("CheckRedisURL(%q) = %q, which shows the password", u, err)
+			t.Errorf("CheckURL(%q) = %q, which shows the password", u, err)
 		}
-		if _, err := NewRedis(u, 0); err == nil {
-			t.Errorf("NewRedis(%q) succeeded, want an error", u)
+		if _, err := New(u, 0); err == nil {
+			t.Errorf("New(%q) succeeded, want an error", u)
 		}
 		if err := (&Redis{URL: u}).Put(context.Background(), "k", nil); err == nil {
 			t.Errorf("Redis{URL: %q}.Put succeeded, want an error", u)
@@ -196,17 +199,16 @@ func TestRedisURL(t *testing.T) {
 }
 
 // BenchmarkPutGet64K stores and reads back a 64 KiB payload (real corpus
-// JSON when the corpus is there) in each store, in one run so they can be
-// compared: Mem is the floor, Dir the embedded default.
+// JSON when the corpus is there) in Redis, beside store.Mem (the floor) in
+// the same run.
 func BenchmarkPutGet64K(b *testing.B) {
-	payload := benchPayload(b, 64<<10)
+	payload := storetest.Payload(b, 64<<10)
 	stores := []struct {
 		name string
-		mk   func(b *testing.B) Store
+		mk   func(b *testing.B) store.Store
 	}{
-		{"mem", func(b *testing.B) Store { return &Mem{} }},
-		{"dir", func(b *testing.B) Store { return &Dir{Path: b.TempDir()} }},
-		{"redis", func(b *testing.B) Store { return newTestRedis(b, time.Minute) }},
+		{"mem", func(b *testing.B) store.Store { return &store.Mem{} }},
+		{"redis", func(b *testing.B) store.Store { return newTestRedis(b, time.Minute) }},
 	}
 	for _, s := range stores {
 		b.Run(s.name, func(b *testing.B) {

@@ -1,4 +1,6 @@
-package store
+// Package redisstore is a store.Store shared through a Redis server, in a
+// package of its own so that programs without it do not link go-redis.
+package redisstore
 
 import (
 	"context"
@@ -10,24 +12,26 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/terse-dev/terse/store"
 )
 
-// DefaultRedisPrefix is the namespace of [Redis] keys when Prefix is
+// DefaultPrefix is the namespace of [Redis] keys when Prefix is
 // empty: a chunk stored under key k lives at "terse:chunk:k".
-const DefaultRedisPrefix = "terse:chunk:"
+const DefaultPrefix = "terse:chunk:"
 
-// Redis is a [Store] shared through a Redis server (6.2 or later), for
+// Redis is a [store.Store] shared through a Redis server (6.2 or later), for
 // several processes or gateway replicas behind a load balancer: an entry
 // put by one is found by all. Each entry is one string key with an expiry
 // of TTL; Put sets it and Get reads and re-arms it in one GETEX command, so
-// the TTL is idle, as in [Dir], and Redis itself removes expired entries.
+// the TTL is idle, as in [store.Dir], and Redis itself removes expired entries.
 //
 // The zero value is not usable: URL must be set, in the form
 // redis://[user:password@]host:port/db, rediss://… (TLS) or
-// unix:///path/to/socket ([CheckRedisURL] accepts exactly these). TTL zero
-// means [DefaultTTL], and Prefix "" means [DefaultRedisPrefix]. The
+// unix:///path/to/socket ([CheckURL] accepts exactly these). TTL zero
+// means [store.DefaultTTL], and Prefix "" means [DefaultPrefix]. The
 // connection pool is opened on first use; release it with Close. Fields
-// must not change after first use. [NewRedis] checks the URL up front.
+// must not change after first use. [New] checks the URL up front.
 type Redis struct {
 	URL    string
 	TTL    time.Duration
@@ -39,9 +43,9 @@ type Redis struct {
 }
 
 // NewRedis returns a Redis store on url with the given idle TTL (0 means
-// [DefaultTTL]), or an error if url is not one [CheckRedisURL] accepts. It
+// [store.DefaultTTL]), or an error if url is not one [CheckURL] accepts. It
 // does not connect: the first Put or Get does.
-func NewRedis(url string, ttl time.Duration) (*Redis, error) {
+func New(url string, ttl time.Duration) (*Redis, error) {
 	r := &Redis{URL: url, TTL: ttl}
 	if _, err := r.open(); err != nil {
 		return nil, err
@@ -49,14 +53,14 @@ func NewRedis(url string, ttl time.Duration) (*Redis, error) {
 	return r, nil
 }
 
-// CheckRedisURL reports whether s is a Redis URL that [Redis] can use. The
+// CheckURL reports whether s is a Redis URL that [Redis] can use. The
 // error never repeats s, which may hold a password.
-func CheckRedisURL(s string) error {
-	_, err := parseRedisURL(s)
+func CheckURL(s string) error {
+	_, err := parseURL(s)
 	return err
 }
 
-func parseRedisURL(s string) (*redis.Options, error) {
+func parseURL(s string) (*redis.Options, error) {
 	if s == "" {
 		return nil, errors.New("store: Redis URL is empty")
 	}
@@ -75,7 +79,7 @@ func parseRedisURL(s string) (*redis.Options, error) {
 
 func (r *Redis) open() (*redis.Client, error) {
 	r.once.Do(func() {
-		opt, err := parseRedisURL(r.URL)
+		opt, err := parseURL(r.URL)
 		if err != nil {
 			r.err = err
 			return
@@ -93,21 +97,21 @@ func (r *Redis) ttl() time.Duration {
 	if r.TTL > 0 {
 		return r.TTL
 	}
-	return DefaultTTL
+	return store.DefaultTTL
 }
 
 func (r *Redis) key(k string) string {
 	if r.Prefix != "" {
 		return r.Prefix + k
 	}
-	return DefaultRedisPrefix + k
+	return DefaultPrefix + k
 }
 
 // Put stores data under key with a fresh idle timer, replacing any
 // existing entry.
 func (r *Redis) Put(ctx context.Context, key string, data []byte) error {
-	if !ValidKey(key) {
-		return &KeyError{key}
+	if !store.ValidKey(key) {
+		return &store.KeyError{Key: key}
 	}
 	c, err := r.open()
 	if err != nil {
@@ -124,8 +128,8 @@ func (r *Redis) Put(ctx context.Context, key string, data []byte) error {
 
 // Get returns the data under key and restarts its idle timer.
 func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
-	if !ValidKey(key) {
-		return nil, &KeyError{key}
+	if !store.ValidKey(key) {
+		return nil, &store.KeyError{Key: key}
 	}
 	c, err := r.open()
 	if err != nil {
@@ -136,7 +140,7 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	data, err := c.GetEx(ctx, r.key(key), r.ttl()).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, ErrNotFound
+		return nil, store.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: redis get: %w", err)

@@ -1,0 +1,661 @@
+package mcpproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// FetchTemplate is how chunk indexes tell the model to fetch a chunk
+// through the proxy: the same tool, called with _chunk (accepted on every
+// tool, declared or not). Pipelines given to the proxy should use it as
+// their terse.Options.Fetch. Its wording is read by models.
+const FetchTemplate = `this tool with _chunk "{handle}.{n}"`
+
+// errInvalidResult is finish's error for a result that does not parse.
+var errInvalidResult = errors.New("the result is not valid JSON")
+
+// ErrChunkNotFound is the error of an unknown or expired chunk reference.
+var ErrChunkNotFound = errors.New("chunk not found")
+
+// engine is what the stdio proxy and the gateway share: the reserved
+// parameters, raw mode, chunk answers, the client policy, the budget
+// rule, invalidation, partitions and stats. Each front end only moves
+// bytes: it hands a call's arguments to begin and its raw result to
+// finish, and sends what they return.
+type engine struct {
+	opts Options
+	pipe *terse.Pipeline // for tools without a rule of their own
+	// sem bounds how many results are transformed at once.
+	sem chan struct{}
+
+	mu sync.Mutex
+	// gens counts compactions: of a whole session (key "SESSION") and of
+	// one conversation in it (key "SESSION#CONVERSATION").
+	gens map[string]int
+	// convs lists the conversations a session named, so that a compaction
+	// of the whole session resets each conversation's partition.
+	convs map[string][]string
+	// resetHook, when set (tests), sees every partition reset.
+	resetHook func(partition string)
+	// tokens numbers the progress tokens minted for upstreams.
+	tokens atomic.Int64
+}
+
+// progressToken mints a progress token for a request sent upstream:
+// clients choose their tokens, so two clients (or sessions) may both send
+// 1; the front end maps the minted token back to the client's for the
+// request's notifications, and forgets it with the request.
+func (e *engine) progressToken() string {
+	return "terse-p" + strconv.FormatInt(e.tokens.Add(1), 10)
+}
+
+func newEngine(o *Options) *engine {
+	e := &engine{opts: o.withDefaults(), gens: map[string]int{}, convs: map[string][]string{}}
+	e.pipe = e.opts.Pipeline
+	if e.pipe == nil {
+		// Compact JSON, no store, no dedup: cannot fail.
+		e.pipe, _ = terse.New(&terse.Options{Tokenizer: e.opts.Counter, Fetch: FetchTemplate})
+	}
+	e.sem = make(chan struct{}, e.opts.maxConcurrent())
+	return e
+}
+
+// pipeline returns the pipeline of a tool's rule, or the default one.
+func (e *engine) pipeline(tool string) *terse.Pipeline {
+	if e.opts.ForTool != nil {
+		if p := e.opts.ForTool(tool); p != nil {
+			return p
+		}
+	}
+	return e.pipe
+}
+
+// call is one tools/call between begin and finish.
+type call struct {
+	server, tool string
+	client       string
+	session      string // partition, see engine.partition
+	args         tree.Value
+	raw          bool
+	budget       int // _budget, 0 when absent
+	paths        []string
+	mutating     bool
+	start        time.Time
+}
+
+// begin reads the reserved parameters of a tools/call of tool (the
+// upstream's name; exposed is the name the client called) with arguments
+// args. It returns the call to forward, its arguments changed only when
+// reserved parameters were removed (argsChanged), or, when the call is
+// answered here (a chunk, the compact tool, a bad reserved parameter),
+// the result to answer with.
+func (e *engine) begin(ctx context.Context, server, tool, exposed, client, session, conv string, args tree.Value, info toolInfo, known bool) (c *call, argsChanged bool, answer *tree.Value, rec CallRecord) {
+	rec = CallRecord{Server: server, Tool: tool}
+	if tool == CompactTool && !known {
+		e.compact(session, conv)
+		res := tree.Object(tree.Member{Key: "content", Value: tree.Array(tree.Object(
+			tree.Member{Key: "type", Value: tree.String("text")},
+			tree.Member{Key: "text", Value: tree.String("ok: later results will not refer to earlier ones")},
+		))})
+		rec.Outcome = "compact"
+		return nil, false, &res, rec
+	}
+	rest, ra, err := splitArgs(args, info)
+	c = &call{server: server, tool: tool, client: client, session: e.partition(session, conv), args: rest,
+		raw: ra.raw, budget: ra.budget, start: time.Now()}
+	if err != nil {
+		res := errorResult("terse: " + err.Error())
+		rec.Outcome = "error"
+		return nil, false, &res, rec
+	}
+	if ra.chunk != "" {
+		res, err := e.chunk(ctx, c, ra.chunk)
+		if err != nil {
+			res = errorResult(fmt.Sprintf("terse: %v. Call %s without _chunk to get a fresh result.", err, exposed))
+		}
+		rec.Outcome = "chunk"
+		return nil, false, &res, rec
+	}
+	c.paths = argPaths(rest)
+	c.mutating = info.mutating || matchAny(e.opts.MutatingTools, tool)
+	if c.mutating && e.opts.Dedup != nil {
+		// Before forwarding: a read answered after this call must not be
+		// a reference to what the write changed.
+		e.opts.Dedup.Invalidate(dedupKey(c.session), c.paths...)
+	}
+	return c, args.Kind() == tree.KindObject && rest.Len() != args.Len(), nil, rec
+}
+
+// chunk answers a _chunk request ("HANDLE.N", as the chunk index quotes
+// it; "HANDLE N" and "HANDLE#N" are accepted too) with a tools/call
+// result. It is the one place chunks are answered.
+func (e *engine) chunk(ctx context.Context, c *call, ref string) (tree.Value, error) {
+	i := strings.LastIndexAny(ref, ". #:/")
+	if i <= 0 {
+		return tree.Value{}, fmt.Errorf("%w: %q is not a chunk handle like \"c_0123456789abcdef.2\"", ErrChunkNotFound, ref)
+	}
+	n, err := strconv.Atoi(ref[i+1:])
+	if err != nil {
+		return tree.Value{}, fmt.Errorf("%w: %q does not end in a chunk number", ErrChunkNotFound, ref)
+	}
+	text, err := e.pipeline(c.tool).Chunk(ctx, ref[:i], n)
+	if err != nil {
+		if _, ok := errors.AsType[*fit.ExpiredError](err); ok {
+			return tree.Value{}, fmt.Errorf("%w: %v", ErrChunkNotFound, err)
+		}
+		return tree.Value{}, err
+	}
+	return tree.Object(tree.Member{Key: "content", Value: tree.Array(textBlock(text, "chunk"))}), nil
+}
+
+// Budget is the one budget rule. The effective budget of a call's result
+// is the smallest positive one of: the call's _budget, the client's
+// budget (its policy's, else Options.DefaultBudget), and the budget of
+// the tool's pipeline (its rule, else the configuration's). The result's
+// text blocks share it by size (see split): their sum never exceeds it.
+func effectiveBudget(callBudget, clientBudget, pipelineBudget int) int {
+	b := pipelineBudget
+	for _, x := range []int{callBudget, clientBudget} {
+		if x > 0 && (b <= 0 || x < b) {
+			b = x
+		}
+	}
+	return b
+}
+
+// split shares budget between blocks of the given sizes (bytes) after
+// reserving fixed tokens for the text blocks left as they are, so that
+// the shares and fixed sum to at most budget. A share is at least 1.
+func split(budget, fixed int, sizes []int) []int {
+	room := budget - fixed
+	total := 0
+	for _, s := range sizes {
+		total += s
+	}
+	out := make([]int, len(sizes))
+	for i, s := range sizes {
+		if total > 0 {
+			out[i] = int(int64(room) * int64(s) / int64(total))
+		}
+		out[i] = max(out[i], 1)
+	}
+	return out
+}
+
+// finish transforms a tools/call result: raw is the JSON of the
+// upstream's "result" member. It returns the result to send, or nil when
+// the upstream's bytes go out unchanged (raw mode, nothing to do, or a
+// transform that would not make what the model reads smaller).
+func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) ([]byte, error) {
+	rec.Outcome = "passed"
+	if c.raw || !e.opts.selected(c.tool) {
+		// Relayed as sent: the front end checked the envelope's
+		// structure, and the bytes are the upstream's.
+		if c.raw {
+			rec.Outcome = "raw"
+		}
+		return nil, nil
+	}
+	res, err := tree.Parse(raw)
+	if err != nil {
+		return nil, errInvalidResult
+	}
+	if res.Kind() != tree.KindObject {
+		return nil, nil
+	}
+	select {
+	case e.sem <- struct{}{}:
+		defer func() { <-e.sem }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	start := time.Now()
+	out, changed, err := e.transform(ctx, c, pol, res, rec)
+	rec.Pipeline = time.Since(start)
+	if err != nil {
+		if e.opts.FailOnError {
+			rec.Outcome = "error"
+			return nil, err
+		}
+		e.opts.Logger.Warn("transform failed; passing the original result", "tool", c.tool, "err", err)
+		rec.Outcome = "skipped_error"
+		return nil, nil
+	}
+	if !changed {
+		return nil, nil
+	}
+	rec.Outcome = "transformed"
+	return tree.AppendJSON(nil, out), nil
+}
+
+// transform rewrites what the model reads of a result. A client that shows
+// structuredContent (ReadsStructured) reads one copy: when the result has
+// structuredContent, structuredContent is dropped (as is the tool's
+// outputSchema in tools/list) and the model reads the content's text
+// blocks when they carry the same (one is its JSON, or it only wraps their
+// texts, as {"content": "<file text>"} does), else one compact text block
+// of structuredContent in place of the content's text blocks. Other clients read the content's
+// text blocks, each transformed; structuredContent stays for programs. A
+// block whose transform would cost the model more tokens than the block
+// as the upstream sent it is left as it was.
+func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree.Value, rec *CallRecord) (tree.Value, bool, error) {
+	o := &e.opts
+	pl := e.pipeline(c.tool)
+	counter := pl.Counter()
+	content, _ := result.Get("content")
+	blocks := append([]tree.Value(nil), content.Items()...)
+	structured, hasStructured := result.Get("structuredContent")
+	one := hasStructured && pol.Reads == ReadsStructured
+	changed := one
+	// When one copy is shown and the content carries structuredContent,
+	// what the model reads directly is structuredContent: the content
+	// through terse must not cost more (checkLimit). When structured only
+	// wraps the block texts, its JSON (the texts escaped, with keys) is
+	// never fewer tokens than the texts, so the blocks' own guard holds.
+	carries, wraps := false, false
+	if one {
+		carries, wraps = contentCarries(blocks, structured)
+	}
+	checkLimit := one && carries && !wraps
+	if one && !carries {
+		// The model would have read structuredContent: that, once.
+		kept := blocks[:0]
+		for _, b := range blocks {
+			if !isText(b) {
+				kept = append(kept, b)
+			}
+		}
+		blocks = append(kept, tree.Object(
+			tree.Member{Key: "type", Value: tree.String("text")},
+			tree.Member{Key: "text", Value: tree.String(string(tree.AppendJSON(nil, structured)))},
+		))
+	}
+	var jobs, sizes []int
+	fixed := 0
+	for i, b := range blocks {
+		if !isText(b) {
+			continue
+		}
+		tv, _ := b.Get("text")
+		if len(tv.Str()) < o.minSize() {
+			fixed += counter.Count(tv.Str())
+			continue
+		}
+		jobs = append(jobs, i)
+		sizes = append(sizes, len(tv.Str()))
+	}
+	budget := effectiveBudget(c.budget, pol.Budget, pl.Budget())
+	shares := split(budget, fixed, sizes)
+	if v, ok := result.Get("isError"); ok && v.Kind() == tree.KindBool && v.Bool() {
+		rec.IsError = true
+	}
+	key := dedupKey(c.session)
+	var errs error
+	// shown are the blocks whose text carries an id line, so that the
+	// line can be taken out again.
+	type shownID struct {
+		block  int
+		id     string
+		text   string
+		format string
+		tokens int
+	}
+	var shown []shownID
+	total := fixed // tokens of the text blocks the model reads
+	for k, i := range jobs {
+		tv, _ := blocks[i].Get("text")
+		text := tv.Str()
+		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating}
+		var r terse.Result
+		var err error
+		if len(text) > o.maxSize() {
+			// Too large to re-encode: only fitted, as text.
+			r, err = pl.ProcessText(ctx, text, req)
+		} else {
+			r, err = pl.Process(ctx, []byte(text), req)
+		}
+		if err != nil {
+			errs = errors.Join(errs, err)
+			continue
+		}
+		rep := r.Report
+		if r.Text == text {
+			n := counter.Count(text)
+			rec.TokensBefore += n
+			rec.TokensAfter += n
+			total += n
+			continue
+		}
+		// RawTokens counts compact JSON of the input, never more than the
+		// text as sent; only a result that grew is counted as sent.
+		direct := rep.RawTokens
+		if rep.OutputTokens > direct {
+			direct = counter.Count(text)
+		}
+		if rep.OutputTokens > direct {
+			// More than the model reads directly (an id line on a short
+			// text): leave the block, and forget the id the model will
+			// not see.
+			if rep.DedupID != "" && !rep.Dedup && o.Dedup != nil {
+				o.Dedup.Forget(key, rep.DedupID)
+			}
+			rec.TokensBefore += direct
+			rec.TokensAfter += direct
+			total += direct
+			continue
+		}
+		if rep.DedupID != "" && !rep.Dedup {
+			shown = append(shown, shownID{i, rep.DedupID, r.Text, rep.Format, rep.OutputTokens})
+		}
+		total += rep.OutputTokens
+		rec.TokensBefore += direct
+		rec.TokensAfter += rep.OutputTokens
+		if rec.Saved == nil {
+			rec.Saved = map[string]int{}
+		}
+		// The parts sum to RawTokens − OutputTokens; what compacting the
+		// text as sent saved beyond that is the encoding's.
+		rec.Saved["filter"] += rep.Saved.Filter
+		rec.Saved["dedup"] += rep.Saved.Dedup
+		rec.Saved["encoding"] += rep.Saved.Encoding + direct - rep.RawTokens
+		rec.Saved["fit"] += rep.Saved.Fitting
+		format := rep.Format
+		if rep.Dedup {
+			format = "ref"
+		}
+		blocks[i] = replaceText(blocks[i], r.Text, format)
+		changed = true
+	}
+	if errs != nil {
+		return result, false, errs
+	}
+	limit := -1
+	if checkLimit {
+		limit = counter.Count(string(tree.AppendJSON(nil, structured)))
+	}
+	if limit >= 0 && total > limit && len(shown) > 0 {
+		// Over what the model would have read only by the id lines: the
+		// blocks without them (and the results forgotten again).
+		for _, x := range shown {
+			body := strings.TrimPrefix(x.text, dedup.IDLine(x.id)+"\n")
+			n := counter.Count(body)
+			total += n - x.tokens
+			rec.TokensAfter += n - x.tokens
+			if rec.Saved != nil {
+				rec.Saved["dedup"] -= n - x.tokens
+			}
+			blocks[x.block] = replaceText(blocks[x.block], body, x.format)
+			if o.Dedup != nil {
+				o.Dedup.Forget(key, x.id)
+			}
+		}
+		shown = nil
+	}
+	if limit >= 0 && total > limit {
+		// The content's blocks cost more than the structuredContent the
+		// model would have read: that, once, as it is.
+		for _, x := range shown {
+			if o.Dedup != nil {
+				o.Dedup.Forget(key, x.id)
+			}
+		}
+		kept := blocks[:0]
+		for _, b := range blocks {
+			if !isText(b) {
+				kept = append(kept, b)
+			}
+		}
+		blocks = append(kept, textBlock(string(tree.AppendJSON(nil, structured)), "json"))
+		rec.TokensBefore, rec.TokensAfter, rec.Saved = limit, limit, nil
+	}
+	if !changed {
+		return result, false, nil
+	}
+	mems := make([]tree.Member, 0, len(result.Members())+1)
+	for _, m := range result.Members() {
+		switch m.Key {
+		case "content":
+			m.Value = tree.Array(blocks...)
+		case "structuredContent":
+			if one {
+				continue
+			}
+		}
+		mems = append(mems, m)
+	}
+	if !result.Has("content") {
+		mems = append(mems, tree.Member{Key: "content", Value: tree.Array(blocks...)})
+	}
+	return tree.Object(mems...), true, nil
+}
+
+func isText(b tree.Value) bool {
+	t, _ := b.Get("type")
+	s, ok := b.Get("text")
+	return t.Str() == "text" && ok && s.Kind() == tree.KindString
+}
+
+// record counts a finished call once: stats, metrics, the DEBUG log.
+func (e *engine) record(r CallRecord) {
+	e.opts.Stats.Add(r)
+	logCall(e.opts.Logger, r)
+}
+
+// dedupKey maps a partition name to a dedup key: the session (without
+// its compaction generation) and the partition.
+func dedupKey(partition string) dedup.Key {
+	s := partition
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	return dedup.Key{Session: s, Partition: partition}
+}
+
+// pathKeys are argument names that name what a call reads or writes.
+var pathKeys = []string{"path", "paths", "file", "files", "filename", "source", "destination", "uri", "url", "key", "name", "names", "entityname", "id"}
+
+// argPaths returns the string values of path-like top-level arguments
+// (and of arrays of strings under such keys).
+func argPaths(v tree.Value) []string {
+	if v.Kind() != tree.KindObject {
+		return nil
+	}
+	var out []string
+	for _, m := range v.Members() {
+		k := strings.ToLower(m.Key)
+		if !slices.Contains(pathKeys, k) && !strings.HasSuffix(k, "path") {
+			continue
+		}
+		switch m.Value.Kind() {
+		case tree.KindString:
+			out = append(out, m.Value.Str())
+		case tree.KindArray:
+			for _, it := range m.Value.Items() {
+				if it.Kind() == tree.KindString {
+					out = append(out, it.Str())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// restartLimiter bounds how often an upstream is started again: at most
+// max starts within a minute after the first. One limiter per upstream,
+// for the stdio proxy and the gateway alike.
+type restartLimiter struct {
+	max int
+	now func() time.Time
+
+	mu    sync.Mutex
+	times []time.Time
+}
+
+// allow records a restart and reports whether it may happen; when not, it
+// says until when.
+func (l *restartLimiter) allow() (bool, time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.now != nil {
+		now = l.now()
+	}
+	l.times = slices.DeleteFunc(l.times, func(t time.Time) bool { return now.Sub(t) >= time.Minute })
+	if len(l.times) >= l.max {
+		return false, l.times[0].Add(time.Minute)
+	}
+	l.times = append(l.times, now)
+	return true, time.Time{}
+}
+
+// partition returns the dedup partition name of a session (and
+// conversation, when the client names one): "SESSION/N" where N counts
+// the session's compactions, or "SESSION#CONVERSATION/N" and
+// "SESSION#CONVERSATION/N.M" once the conversation itself was compacted M
+// times. A name is never reused after a compaction.
+func (e *engine) partition(session, conversation string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if conversation != "" && !slices.Contains(e.convs[session], conversation) {
+		e.convs[session] = append(e.convs[session], conversation)
+	}
+	return e.partitionLocked(session, conversation)
+}
+
+func (e *engine) partitionLocked(session, conversation string) string {
+	n := strconv.Itoa(e.gens[session])
+	if conversation == "" {
+		return session + "/" + n
+	}
+	key := session + "#" + conversation
+	if m := e.gens[key]; m > 0 {
+		return key + "/" + n + "." + strconv.Itoa(m)
+	}
+	return key + "/" + n
+}
+
+// compact advances the partition of one conversation of a session, or,
+// when conversation is "", of the whole session and every conversation in
+// it, and drops the dedup state of the partitions left behind.
+func (e *engine) compact(session, conversation string) {
+	e.mu.Lock()
+	var old []string
+	if conversation != "" {
+		old = append(old, e.partitionLocked(session, conversation))
+		e.gens[session+"#"+conversation]++
+	} else {
+		old = append(old, e.partitionLocked(session, ""))
+		for _, c := range e.convs[session] {
+			old = append(old, e.partitionLocked(session, c))
+		}
+		e.gens[session]++
+	}
+	e.mu.Unlock()
+	e.reset(old)
+}
+
+// forget drops an ended session: its partitions and those of its
+// conversations are reset and its counters deleted.
+func (e *engine) forget(session string) {
+	e.mu.Lock()
+	old := []string{e.partitionLocked(session, "")}
+	for _, c := range e.convs[session] {
+		old = append(old, e.partitionLocked(session, c))
+		delete(e.gens, session+"#"+c)
+	}
+	delete(e.gens, session)
+	delete(e.convs, session)
+	e.mu.Unlock()
+	e.reset(old)
+}
+
+func (e *engine) reset(partitions []string) {
+	for _, p := range partitions {
+		if e.resetHook != nil {
+			e.resetHook(p)
+		}
+		if e.opts.Dedup != nil {
+			e.opts.Dedup.Compact(dedupKey(p))
+		}
+	}
+}
+
+// counter is the tokenizer of the stats and of the catalogue.
+func (e *engine) counter() tokens.Counter { return e.opts.Counter }
+
+// contentCarries reports whether the content blocks already hold what
+// structured holds: one block is structured as JSON, or structured is an
+// object that only wraps block texts or the blocks themselves (as in
+// {"content": "<file text>"} or {"content": [<the blocks>]}); wraps says
+// it is the latter.
+func contentCarries(blocks []tree.Value, structured tree.Value) (carries, wraps bool) {
+	if structured.Kind() == tree.KindObject && structured.Len() > 0 {
+		wraps := true
+		for _, m := range structured.Members() {
+			found := m.Value.Kind() == tree.KindArray && sameValue(m.Value, tree.Array(blocks...))
+			for _, b := range blocks {
+				if s, ok := b.Get("text"); ok && m.Value.Kind() == tree.KindString && s.Str() == m.Value.Str() {
+					found = true
+					break
+				}
+			}
+			wraps = wraps && found
+		}
+		if wraps {
+			return true, true
+		}
+	}
+	for _, b := range blocks {
+		if s, ok := b.Get("text"); ok && s.Kind() == tree.KindString {
+			if v, err := tree.ParseString(s.Str()); err == nil && sameValue(v, structured) {
+				return true, false
+			}
+		}
+	}
+	return false, false
+}
+
+// sameValue is tree.Equal except that object members may come in any
+// order: servers often serialize structuredContent from a map.
+func sameValue(a, b tree.Value) bool {
+	if a.Kind() != b.Kind() {
+		return false
+	}
+	switch a.Kind() {
+	case tree.KindArray:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i, x := range a.Items() {
+			if !sameValue(x, b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case tree.KindObject:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for _, m := range a.Members() {
+			y, ok := b.Get(m.Key)
+			if !ok || !sameValue(m.Value, y) {
+				return false
+			}
+		}
+		return true
+	}
+	return tree.Equal(a, b)
+}
