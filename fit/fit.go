@@ -203,12 +203,22 @@ type engine struct {
 	exact *exactTable // the exact solver's table, built by solveAt
 	// lastCap is the capacity solveAt solved last.
 	lastCap int
+	// estimated: costs were estimated from a counted sample (large
+	// inputs); then the knapsack is solved in coarser units and the
+	// capacity grows more boldly, since the final text is what is counted.
+	estimated bool
+	quantum   int      // the unit of the estimated knapsack's weights
+	qprob     *problem // the knapsack in those units
 }
 
 // exactBytes is the total rendering size up to which every option is
 // counted exactly; above it, costs are estimated from an exactly counted
 // sample and the final output is still counted exactly.
 const exactBytes = 96 << 10
+
+// sampleBytes is about how much of a level's renderings is counted when
+// its costs are estimated.
+const sampleBytes = 24 << 10
 
 func (e *engine) measure() {
 	e.costs = make([][]int, e.n)
@@ -228,19 +238,29 @@ func (e *engine) measure() {
 		}
 		return
 	}
+	e.estimated = true
 	// Per level: count up to 32 evenly spread items exactly, estimate the
 	// rest from the sample's tokens per byte, rounded up with a 10 % margin.
+	// Large items are sampled by size: about sampleBytes of renderings (at
+	// least 3 items) give a steady ratio, and counting more costs more
+	// than the final text's exact count.
 	for l := Full; l < Skip; l++ {
 		var idx []int
+		size := 0
 		for i := range e.n {
 			if k := levelIndex(e.levels[i], l); k >= 0 {
 				idx = append(idx, i)
+				size += e.bytes[i][k]
 			}
 		}
 		if len(idx) == 0 {
 			continue
 		}
-		step := max(1, len(idx)/32)
+		want := 32
+		if size > 0 {
+			want = min(32, max(3, int(int64(sampleBytes)*int64(len(idx))/int64(size))))
+		}
+		step := max(1, len(idx)/want)
 		tok, byt := 0, 0
 		for j := 0; j < len(idx); j += step {
 			i := idx[j]
@@ -403,8 +423,9 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	var sel []Level
 	var best []Level
 	bestText, bestN, bestValue, grows := "", 0, 0.0, 0
-	lo, hi := 0, 0      // capacities known to fit / to overshoot
-	var lastSel []Level // the previous round's selection, text and count
+	lo, hi := 0, 0       // capacities known to fit / to overshoot
+	fitCap, fitN := 0, 0 // the last fitting round's capacity and count
+	var lastSel []Level  // the previous round's selection, text and count
 	lastText, lastN := "", 0
 	for iter := 1; iter <= 10 && capacity > 0; iter++ {
 		*iters++
@@ -463,6 +484,23 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 			capacity = (lo + hi) / 2
 			continue
 		}
+		if e.estimated {
+			// Costs are estimates: aim just under the budget, by the
+			// slope between the last two fitting rounds (what more
+			// capacity adds, as items change level), or the average
+			// one at first. The count of the result decides anyway.
+			target := budget - budget/25
+			slope := float64(content) / float64(used)
+			if fitCap > 0 && capacity > fitCap && n > fitN {
+				slope = float64(n-fitN) / float64(capacity-fitCap)
+			}
+			fitCap, fitN = capacity, n
+			if n >= budget-budget/12 {
+				break
+			}
+			capacity += max(1, int(float64(target-n)/slope))
+			continue
+		}
 		capacity += int(float64(budget-n) * float64(used) / float64(content) * 0.5)
 	}
 	if best != nil {
@@ -513,6 +551,37 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 		e.prob = p
 	}
 	p.capacity = capacity
+	if e.estimated && !e.linear {
+		// Estimated costs are within 10 % or so: solving them to the
+		// token costs far more than it tells. Weights are rounded to a
+		// unit of about 1/2048 of the budget (the final count keeps
+		// the budget).
+		q := e.qprob
+		if q == nil {
+			e.quantum = max(1, e.o.Budget/2048)
+			q = &problem{items: make([][]option, e.n)}
+			for i, opts := range p.items {
+				qo := make([]option, len(opts))
+				for k, op := range opts {
+					qo[k] = option{(op.w + e.quantum/2) / e.quantum, op.v}
+				}
+				q.items[i] = qo
+			}
+			e.qprob = q
+		}
+		qc := capacity / e.quantum
+		q.capacity = qc
+		if qc > 0 && exactFits(e.n, qc) {
+			if e.exact == nil || e.exact.capacity < qc {
+				// One table for every capacity up to twice this one
+				// (estimates of tables' rows can be twice their cost).
+				e.exact = newExactTable(q, min(max(2*qc, e.o.Budget/e.quantum), exactCells/e.n-1))
+			}
+			return e.exact.solution(q, qc), p, SolverExact
+		}
+		s, name := solve(q, false)
+		return s, p, name
+	}
 	switch {
 	case e.linear:
 		return solveLinear(p, e.head), p, SolverHeadTail
