@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unsafe"
 
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/filter"
@@ -348,6 +349,11 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if note != "" {
 		prefix = note + "\n"
 		fo.Budget -= c.Count(prefix)
+	}
+	if isJSON {
+		// The compact JSON of v: the fitter need not encode it again
+		// (strings are never written, so it can be kept).
+		fo.Compact = unsafe.Slice(unsafe.StringData(content), len(content))
 	}
 	var res fit.Result
 	var body string

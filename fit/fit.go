@@ -105,6 +105,11 @@ type Options struct {
 	// RawHint says how to get a whole result when its chunks cannot be
 	// stored (the store failed). Empty means DefaultRawHint.
 	RawHint string
+	// Compact is the compact JSON (tree.AppendJSON) of the document
+	// given to FitJSON, when the caller has it already: it is then not
+	// encoded again. It is kept (stored, or returned as the text) and
+	// must not change.
+	Compact []byte
 }
 
 // DefaultRawHint is Options.RawHint's default.
@@ -656,7 +661,12 @@ func FitJSON(ctx context.Context, root tree.Value, opts *Options) (Result, error
 	}
 	// Drafted: most large results do not fit, and then the whole
 	// encoding is only counted.
-	body := o.Format.draft()(nil, root)
+	var body []byte
+	if o.Compact != nil && o.Format.Name == JSON.Name {
+		body = o.Compact
+	} else {
+		body = o.Format.draft()(nil, root)
+	}
 	if fitsQuick(o, body) {
 		if o.Format.Draft != nil {
 			final := o.Format.Append(nil, root)
@@ -696,6 +706,12 @@ func sampledSize(v tree.Value) int {
 func fitsQuick(o Options, text []byte) bool {
 	if len(text) <= o.Budget {
 		return true
+	}
+	if k, ok := o.Counter.(knownCounter); ok {
+		// text is only read during the call.
+		if n, ok := k.Known(unsafe.String(unsafe.SliceData(text), len(text))); ok {
+			return n <= o.Budget
+		}
 	}
 	if p := o.Budget * 8; len(text) > 2*p && tokens.CountBytes(o.Counter, text[:p]) > o.Budget+64 {
 		return false
@@ -988,7 +1004,17 @@ func stored(o Options, root tree.Value, body []byte) []byte {
 	if body != nil && o.Format.Name == JSON.Name {
 		return body
 	}
+	if o.Compact != nil {
+		return o.Compact
+	}
 	return tree.AppendJSON(nil, root)
+}
+
+// knownCounter is a counter that remembers counts (a cache in front of
+// the tokenizer): Known returns the count of s when it has it, without
+// counting.
+type knownCounter interface {
+	Known(s string) (int, bool)
 }
 
 func detailNote(strategy string) string {
