@@ -110,6 +110,10 @@ type Options struct {
 	// encoded again. It is kept (stored, or returned as the text) and
 	// must not change.
 	Compact []byte
+
+	// wholeTokens is the count of the whole document's encoding, when
+	// known (FitJSON counted it).
+	wholeTokens int
 }
 
 // DefaultRawHint is Options.RawHint's default.
@@ -196,8 +200,11 @@ type engine struct {
 	bytes  [][]int   // rendering size per available level
 	costs  [][]int   // token cost per available level
 	render func(i int, l Level) []byte
-	linear bool    // items are lines: head+tail solver
-	head   float64 // head share for linear text
+	// renderMany, when set, renders items at one level together, as
+	// the output shows them: large inputs' samples are counted so.
+	renderMany func(idx []int, l Level) []byte
+	linear     bool    // items are lines: head+tail solver
+	head       float64 // head share for linear text
 	// assemble returns the complete output for a selection.
 	assemble func(sel []Level, tier int) string
 	chunks   *chunkIndex
@@ -214,6 +221,11 @@ type engine struct {
 	estimated bool
 	quantum   int      // the unit of the estimated knapsack's weights
 	qprob     *problem // the knapsack in those units
+	// scale is what the whole document at full detail costs, as a share
+	// of its items' estimated costs (0: unknown): items cost less
+	// together than alone (shared keys, table rows, the estimates'
+	// margin), so the first capacity is scaled by it.
+	scale float64
 }
 
 // exactBytes is the total rendering size up to which every option is
@@ -266,6 +278,25 @@ func (e *engine) measure() {
 			want = min(32, max(3, int(int64(sampleBytes)*int64(len(idx))/int64(size))))
 		}
 		step := max(1, len(idx)/want)
+		if e.renderMany != nil {
+			// The sample rendered together, as in the output (a table
+			// of rows costs less than its rows alone), counted once.
+			var sample []int
+			byt := 0
+			for j := 0; j < len(idx); j += step {
+				sample = append(sample, idx[j])
+				byt += e.bytes[idx[j]][levelIndex(e.levels[idx[j]], l)]
+			}
+			ratio := 0.3
+			if byt > 0 {
+				ratio = float64(tokens.CountBytes(c, e.renderMany(sample, l))) / float64(byt)
+			}
+			for _, i := range idx {
+				k := levelIndex(e.levels[i], l)
+				e.costs[i][k] = int(math.Ceil(float64(e.bytes[i][k])*ratio*1.1)) + 1
+			}
+			continue
+		}
 		tok, byt := 0, 0
 		for j := 0; j < len(idx); j += step {
 			i := idx[j]
@@ -424,6 +455,9 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 		if extra := e.count(e.assemble(one, tier)) - base - e.costs[bi][bk]; extra > 0 {
 			capacity -= extra
 		}
+	}
+	if e.scale > 0 {
+		capacity = int(float64(capacity) / e.scale * 0.93)
 	}
 	var sel []Level
 	var best []Level
@@ -667,10 +701,21 @@ func FitJSON(ctx context.Context, root tree.Value, opts *Options) (Result, error
 	} else {
 		body = o.Format.draft()(nil, root)
 	}
-	if fitsQuick(o, body) {
+	var fits bool
+	if _, ok := o.Counter.(knownCounter); ok && len(body) > o.Budget {
+		// A counter that remembers counts (a pipeline's): the whole
+		// encoding is counted once, here, since its caller counts it
+		// for its report anyway; the fitter scales its estimates by it.
+		o.wholeTokens = o.Counter.Count(unsafe.String(unsafe.SliceData(body), len(body)))
+		fits = o.wholeTokens <= o.Budget
+	} else {
+		fits = fitsQuick(o, body)
+	}
+	if fits {
 		if o.Format.Draft != nil {
 			final := o.Format.Append(nil, root)
 			if !bytes.Equal(final, body) && !fitsQuick(o, final) {
+				o.wholeTokens = 0
 				return fitJSON(ctx, o, root, final)
 			}
 			body = final
@@ -867,6 +912,20 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return draft(nil, v)
 	}
+	e.renderMany = func(idx []int, l Level) []byte {
+		if mode == modeMembers {
+			mems := make([]tree.Member, len(idx))
+			for j, i := range idx {
+				mems[j] = tree.Member{Key: keys[i], Value: vals[i][levelIndex(e.levels[i], l)]}
+			}
+			return draft(nil, tree.Object(mems...))
+		}
+		vs := make([]tree.Value, len(idx))
+		for j, i := range idx {
+			vs[j] = vals[i][levelIndex(e.levels[i], l)]
+		}
+		return draft(nil, tree.Array(vs...))
+	}
 	e.measure()
 	var envelope tree.Value
 	switch mode {
@@ -876,6 +935,15 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		envelope = setAt(root, toks, tree.Object())
 	}
 	envCost := e.count(string(draft(nil, envelope)))
+	if e.estimated && o.wholeTokens > 0 {
+		full := 0
+		for i := range n {
+			full += e.costs[i][0]
+		}
+		if c := o.wholeTokens - envCost; c > 0 && c < full {
+			e.scale = float64(c) / float64(full)
+		}
+	}
 	fullCosts := make([]int, n)
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
