@@ -457,7 +457,7 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 		}
 	}
 	if e.scale > 0 {
-		capacity = int(float64(capacity) / e.scale * 0.93)
+		capacity = int(float64(capacity) / e.scale * 0.9)
 	}
 	var sel []Level
 	var best []Level
@@ -534,7 +534,7 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 				slope = float64(n-fitN) / float64(capacity-fitCap)
 			}
 			fitCap, fitN = capacity, n
-			if n >= budget-budget/12 {
+			if n >= budget-budget/10 {
 				break
 			}
 			capacity += max(1, int(float64(target-n)/slope))
@@ -593,11 +593,11 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 	if e.estimated && !e.linear {
 		// Estimated costs are within 10 % or so: solving them to the
 		// token costs far more than it tells. Weights are rounded to a
-		// unit of about 1/2048 of the budget (the final count keeps
-		// the budget).
+		// unit of about 1/2048 of the first capacity (the final count
+		// keeps the budget).
 		q := e.qprob
 		if q == nil {
-			e.quantum = max(1, e.o.Budget/2048)
+			e.quantum = max(1, capacity/2048)
 			q = &problem{items: make([][]option, e.n)}
 			for i, opts := range p.items {
 				qo := make([]option, len(opts))
@@ -612,9 +612,9 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 		q.capacity = qc
 		if qc > 0 && exactFits(e.n, qc) {
 			if e.exact == nil || e.exact.capacity < qc {
-				// One table for every capacity up to twice this one
-				// (estimates of tables' rows can be twice their cost).
-				e.exact = newExactTable(q, min(max(2*qc, e.o.Budget/e.quantum), exactCells/e.n-1))
+				// One table for every capacity up to half as much
+				// again as this one.
+				e.exact = newExactTable(q, min(qc+qc/2, exactCells/e.n-1))
 			}
 			return e.exact.solution(q, qc), p, SolverExact
 		}
