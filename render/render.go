@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/terse-dev/terse/tokens"
@@ -104,7 +105,7 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 	case JSON:
 		return compact, []Format{JSON}, nil
 	case TOON:
-		text, formats = fencedTOON(v), []Format{TOON}
+		text, formats = mark(fencedTOON(v), v), []Format{TOON}
 	case Auto, "":
 		text, formats = autoText(v, &o, compact, buf)
 		if tmpl != "" && formats[0] != JSON && formats[0] != TOON {
@@ -122,6 +123,16 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 		}
 	}
 	return text, formats, nil
+}
+
+// mark opens text with the [Marker] line unless valid TOON (strict) reads
+// text as v too: a reader that knows TOON never meets an auto text that
+// means something else to it.
+func mark(text string, v tree.Value) string {
+	if tv, err := toon.UnmarshalString(text, nil); err == nil && tree.Equal(tv, v) {
+		return text
+	}
+	return Marker + "\n" + text
 }
 
 func fencedTOON(v tree.Value) string {
@@ -155,6 +166,7 @@ func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []
 	bestN := o.Counter.Count(compact)
 	jsonN := bestN
 	if doc != compact {
+		doc = mark(doc, v)
 		if n := o.Counter.Count(doc); n < bestN {
 			best, bestF, bestN = doc, e.formats(v), n
 		}
@@ -162,9 +174,9 @@ func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []
 	// TOON rarely beats the auto document by more than its fence; it is
 	// tried only when auto saves less than 15 %.
 	if !o.NoTOON && v.Kind() >= tree.KindArray && float64(bestN) > 0.85*float64(jsonN) {
-		t := fencedTOON(v)
+		t := mark(fencedTOON(v), v)
 		if n := o.Counter.Count(t); n < bestN {
-			if _, err := toon.UnmarshalString(t[len("```toon\n"):len(t)-4], nil); err == nil {
+			if _, err := toon.UnmarshalString(t[strings.Index(t, "```toon\n")+len("```toon\n"):len(t)-4], nil); err == nil {
 				best, bestF = t, []Format{TOON}
 			}
 		}
@@ -256,6 +268,9 @@ func AutoDocument(v tree.Value, opts *Options) (string, []Format, error) {
 	e := newAutoEncoder(&o)
 	defer e.release()
 	text := string(e.encode(nil, v))
+	if text != string(tree.AppendJSON(nil, v)) {
+		text = mark(text, v)
+	}
 	if !o.SkipVerify {
 		if err := verify(text, v); err != nil {
 			return "", nil, err
