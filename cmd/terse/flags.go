@@ -192,4 +192,3 @@ func readInput(path string, stdin io.Reader) ([]byte, string, error) {
 func errNotBuilt(name string) error {
 	return fmt.Errorf("%s: not available in this build", name)
 }
-
