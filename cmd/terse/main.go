@@ -64,6 +64,8 @@ var commands = []command{
 	{"history", "trim a conversation history (history trim)", runHistory},
 	{"proxy", "stdio MCP proxy around an upstream server", runProxy},
 	{"gateway", "Streamable-HTTP MCP gateway over several upstreams", runGateway},
+	{"setup", "wire terse into an MCP client (claude-code, cursor, codex)", runSetup},
+	{"doctor", "show how terse is wired into MCP clients", runDoctor},
 	{"version", "print the version, VCS revision and Go version", runVersion},
 }
 
