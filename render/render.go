@@ -142,10 +142,28 @@ func Mark(text string, v tree.Value) string {
 	if Marked(text) || len(text) > 0 && (text[0] == '{' || text[0] == '[') && text == string(tree.AppendJSON(nil, v)) {
 		return text
 	}
+	// Declarations and fences are never what TOON reads: no need to
+	// decode to know.
+	if strings.HasPrefix(text, "```") || isDeclaration(text) {
+		return Marker + "\n" + text
+	}
 	if tv, err := toon.UnmarshalString(text, nil); err == nil && tree.Equal(tv, v) {
 		return text
 	}
 	return Marker + "\n" + text
+}
+
+// isDeclaration reports whether text opens with a "~N = " or "@N = "
+// line.
+func isDeclaration(text string) bool {
+	if len(text) < 2 || text[0] != '~' && text[0] != '@' {
+		return false
+	}
+	j := 1
+	for j < len(text) && text[j] >= '0' && text[j] <= '9' {
+		j++
+	}
+	return j > 1 && strings.HasPrefix(text[j:], " = ")
 }
 
 func fencedTOON(v tree.Value) string {
