@@ -48,13 +48,21 @@ func terseRun(t *testing.T, bin string, stdin []byte, args ...string) (stdout, s
 	return o.Bytes(), e.Bytes(), 0
 }
 
-// TestBinaryConformance runs every case of the TOON v4.0 conformance suite
+// TestBinary builds the terse binary once and runs it as a user would:
+// the TOON conformance suite and a round trip of every corpus JSON file,
+// all with default flags.
+func TestBinary(t *testing.T) {
+	bin := buildTerse(t)
+	t.Run("conformance", func(t *testing.T) { binaryConformance(t, bin) })
+	t.Run("roundtrip", func(t *testing.T) { binaryRoundTrip(t, bin) })
+}
+
+// binaryConformance runs every case of the TOON v4.0 conformance suite
 // through the built binary with default flags (only the case's own
 // options become flags): terse encode must write the expected text and
 // terse decode must give the expected value or fail. All 516 must pass.
-func TestBinaryConformance(t *testing.T) {
+func binaryConformance(t *testing.T, bin string) {
 	dir := filepath.Join(corpus.Dir(t, "toon-spec/fixtures"))
-	bin := buildTerse(t)
 	total, passed := 0, 0
 	for _, category := range []string{"encode", "decode"} {
 		paths, _ := filepath.Glob(filepath.Join(dir, category, "*.json"))
@@ -171,13 +179,12 @@ func seq(n int) []int {
 	return s
 }
 
-// TestBinaryRoundTrip encodes every corpus JSON file with the built binary
+// binaryRoundTrip encodes every corpus JSON file with the built binary
 // and decodes the output with default flags (no --from): auto and
 // TOON --exact give back the identical tree, canonical TOON (the default)
 // the same values.
-func TestBinaryRoundTrip(t *testing.T) {
+func binaryRoundTrip(t *testing.T, bin string) {
 	files := corpus.Files(t, ".json")
-	bin := buildTerse(t)
 	checked := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
