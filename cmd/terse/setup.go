@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -154,6 +155,9 @@ func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 // sameConfig reports whether two configuration texts hold the same data.
 func sameConfig(isTOML bool, a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
 	if isTOML {
 		var x, y map[string]any
 		return toml.Unmarshal(a, &x) == nil && toml.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
@@ -352,16 +356,13 @@ func setMembers(obj tree.Value, set ...tree.Member) tree.Value {
 // Only the command and args lines of changed servers are rewritten, so
 // comments and layout stay as they were.
 func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, error) {
-	var doc struct {
-		MCPServers map[string]struct {
-			Command string   `toml:"command"`
-			Args    []string `toml:"args"`
-			URL     string   `toml:"url"`
-		} `toml:"mcp_servers"`
-	}
+	// A map, not a struct: TOML keys are case-sensitive ("Command" is
+	// not "command"), and the lines are matched by exact key below.
+	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		return nil, nil, err
 	}
+	table, _ := doc["mcp_servers"].(map[string]any)
 	lines := strings.SplitAfter(string(data), "\n")
 	var all []*serverEntry
 	// Servers in file order: their table headers.
@@ -370,11 +371,27 @@ func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, 
 		if !ok {
 			continue
 		}
-		cfg, ok := doc.MCPServers[name]
+		cfg, ok := table[name].(map[string]any)
 		if !ok {
 			continue
 		}
-		s := &serverEntry{name: name, command: cfg.Command, args: cfg.Args, url: cfg.URL}
+		s := &serverEntry{name: name}
+		s.command, _ = cfg["command"].(string)
+		s.url, _ = cfg["url"].(string)
+		if args, ok := cfg["args"].([]any); ok {
+			for _, a := range args {
+				str, ok := a.(string)
+				if !ok {
+					s.command = "" // not a command line setup understands
+				}
+				s.args = append(s.args, str)
+			}
+		} else if cfg["args"] != nil {
+			s.command = ""
+		}
+		if _, ok := cfg["command"].(string); cfg["command"] != nil && !ok {
+			s.command = ""
+		}
 		edit(s)
 		all = append(all, s)
 		if !s.changed {
@@ -411,12 +428,56 @@ func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, 
 			}
 		}
 		if !wroteCmd {
-			body = append([]string{"command = " + tomlString(s.command) + "\n"}, body...)
+			head := []string{"command = " + tomlString(s.command) + "\n"}
+			if !wroteArgs && len(s.args) > 0 {
+				head = append(head, "args = "+tomlArray(s.args)+"\n")
+			}
+			body = append(head, body...)
 		}
 		lines = append(lines[:i+1], append(body, lines[end:]...)...)
 		i += len(body)
 	}
-	return []byte(strings.Join(lines, "")), all, nil
+	out := []byte(strings.Join(lines, ""))
+	// The edit is by lines: check that the result means what was meant
+	// (every server's command and args as edited, nothing else changed)
+	// before anyone writes it.
+	var got map[string]any
+	if err := toml.Unmarshal(out, &got); err != nil {
+		return nil, nil, fmt.Errorf("cannot rewrite this file safely (%v); edit it by hand", err)
+	}
+	want := doc
+	if gt, ok := got["mcp_servers"].(map[string]any); ok && table != nil {
+		for _, s := range all {
+			cfg, _ := table[s.name].(map[string]any)
+			gcfg, _ := gt[s.name].(map[string]any)
+			if !s.changed || cfg == nil || gcfg == nil {
+				continue
+			}
+			gcmd, _ := gcfg["command"].(string)
+			var gargs []string
+			for _, a := range asSlice(gcfg["args"]) {
+				str, _ := a.(string)
+				gargs = append(gargs, str)
+			}
+			if gcmd != s.command || !slices.Equal(gargs, s.args) {
+				return nil, nil, fmt.Errorf("cannot rewrite server %q safely; edit it by hand", s.name)
+			}
+			// Compare the rest with the edit undone.
+			gcfg["command"], gcfg["args"] = cfg["command"], cfg["args"]
+			if cfg["args"] == nil {
+				delete(gcfg, "args")
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		return nil, nil, errors.New("cannot rewrite this file safely (other keys would change); edit it by hand")
+	}
+	return out, all, nil
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
 }
 
 // tomlServerHeader recognises [mcp_servers.NAME] (NAME bare or quoted).
@@ -442,11 +503,33 @@ func tomlServerHeader(line string) (string, bool) {
 	return name, true
 }
 
-// tomlKey is the bare key a "key = value" line sets, or "".
+// tomlKey is the key a "key = value" line sets (unquoted), or "".
 func tomlKey(line string) string {
 	l := strings.TrimSpace(line)
+	if strings.HasPrefix(l, "#") {
+		return ""
+	}
+	if len(l) > 0 && (l[0] == '"' || l[0] == '\'') {
+		// A quoted key: "command" = ... or 'command' = ...
+		end := strings.IndexByte(l[1:], l[0])
+		if end < 0 {
+			return ""
+		}
+		key := l[1 : 1+end]
+		if l[0] == '"' {
+			var s string
+			if json.Unmarshal([]byte(l[:end+2]), &s) != nil {
+				return ""
+			}
+			key = s
+		}
+		if rest := strings.TrimSpace(l[end+2:]); !strings.HasPrefix(rest, "=") {
+			return ""
+		}
+		return key
+	}
 	i := strings.IndexByte(l, '=')
-	if i < 0 || strings.HasPrefix(l, "#") {
+	if i < 0 {
 		return ""
 	}
 	return strings.TrimSpace(l[:i])
