@@ -28,8 +28,8 @@ func newFlagSet(name, synopsis, doc string, stdout, stderr io.Writer) *flag.Flag
 }
 
 // printFlags lists the flags as "--name PLACEHOLDER", the usage text and a
-// non-zero default. The placeholder is the usage's `quoted` word, else
-// one named after the flag's type (N, F, TEXT, DURATION).
+// non-zero default. The placeholder is the usage's `quoted` word in upper
+// case, else one named after the flag's type (N, F, TEXT, DURATION).
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, usage := flag.UnquoteUsage(f)
@@ -49,11 +49,11 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 			case "value":
 				name = "VALUE"
 			}
-			line += " " + name
+			line += " " + strings.ToUpper(name)
 		}
 		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
 		if d := f.DefValue; d != "" && d != "0" && d != "false" && !strings.Contains(usage, "default") {
-			if name == "TEXT" || strings.ContainsAny(d, " ,") {
+			if strings.ContainsAny(d, " ,|\t") {
 				d = fmt.Sprintf("%q", d)
 			}
 			fmt.Fprintf(w, " (default %s)", d)
