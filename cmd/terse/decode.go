@@ -28,7 +28,8 @@ would read it differently, so its output needs no --from.
 
 Auto output is read with bounds, since anyone can write it: values nest
 at most --max-depth levels, and legend and prefix references may expand
-a document to at most 64 times its size (docs/format.md, "Limits").
+a document to at most --max-expansion times its size (docs/format.md,
+"Limits").
 
 Examples:
   terse decode data.toon
@@ -44,6 +45,7 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	pretty := fs.Bool("pretty", false, "indent the JSON output by two spaces per level")
 	from := fs.String("from", "detect", "input `FORMAT`: detect, toon, auto or json")
 	maxDepth := fs.Int("max-depth", render.DefaultMaxDepth, "auto and JSON input: deepest nesting accepted")
+	maxExpansion := fs.Int("max-expansion", render.DefaultMaxExpansion, "auto input: how many times its size references may expand it (at least 1 MiB, at most 256 MiB)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -59,12 +61,15 @@ func runDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *maxDepth < 1 {
 		return &usageError{"--max-depth must be at least 1"}
 	}
+	if *maxExpansion < 1 {
+		return &usageError{"--max-expansion must be at least 1"}
+	}
 	data, name, err := readInput(fs.Arg(0), stdin)
 	if err != nil {
 		return err
 	}
 	topts := &toon.DecodeOptions{IndentSize: *indent, Lenient: !*strict}
-	aopts := &render.DecodeOptions{MaxDepth: *maxDepth}
+	aopts := &render.DecodeOptions{MaxDepth: *maxDepth, MaxExpansion: *maxExpansion}
 	if *from == "detect" {
 		*from = detect(data)
 	}
