@@ -121,7 +121,7 @@ func (o *DecodeOptions) Decode(text string) (tree.Value, error) {
 			i += n
 		}
 		line := strings.Count(text[:i], "\n")
-		return tree.Value{}, &SyntaxError{Line: line + 1, Column: i - strings.LastIndexByte(text[:i], '\n'), Msg: "invalid UTF-8"}
+		return tree.Value{}, &SyntaxError{Line: first + line + 1, Column: i - strings.LastIndexByte(text[:i], '\n'), Msg: "invalid UTF-8"}
 	}
 	limit := max(ratio*int64(len(text)), minExpansionAllowance)
 	if limit > abs || limit/ratio < int64(len(text)) { // overflow
@@ -157,7 +157,7 @@ func (d *decoder) grow(n int64) error {
 	d.expanded += n
 	if d.expanded > d.limit || d.expanded < 0 {
 		d.hit = true
-		return fmt.Errorf("document expands beyond %d bytes (its references repeat too much; the limit is DecodeOptions.MaxExpansion times its size, at most MaxExpandedBytes)", d.limit)
+		return fmt.Errorf("document expands beyond %d bytes: its references repeat too much (limits: DecodeOptions, terse decode --max-expansion)", d.limit)
 	}
 	return nil
 }
@@ -612,7 +612,7 @@ func (p *inlineParser) grow(n int64) error {
 	p.grown += n
 	if p.grown > p.d.limit {
 		p.d.hit = true
-		return fmt.Errorf("value expands beyond %d bytes (its references repeat too much; see DecodeOptions)", p.d.limit)
+		return fmt.Errorf("value expands beyond %d bytes: its references repeat too much (limits: DecodeOptions, terse decode --max-expansion)", p.d.limit)
 	}
 	return nil
 }
