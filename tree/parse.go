@@ -84,6 +84,7 @@ type parser struct {
 	items    []Value  // scratch stack for array items
 	mems     []Member // scratch stack for object members
 	buf      []byte   // scratch for unescaping
+	escaped  bool     // the last string holds lone surrogates, in escaped form
 }
 
 // fail records the first error; parsing unwinds by checking p.err.
@@ -141,7 +142,9 @@ func (p *parser) value() Value {
 		return p.array()
 	case '"':
 		s := p.string()
-		return strValue(KindString, s)
+		v := strValue(KindString, s)
+		v.b, p.escaped = p.escaped, false
+		return v
 	case 't':
 		return p.literal("true", Value{kind: KindBool, b: true})
 	case 'f':
@@ -241,7 +244,12 @@ func (p *parser) object() Value {
 			p.fail(p.pos, "unexpected "+p.describe(p.pos)+", expected a string key")
 			return Value{}
 		}
+		keyAt := p.pos
 		key := p.string()
+		if p.escaped {
+			p.escaped = false
+			p.fail(keyAt, `lone UTF-16 surrogate \u escape in an object key (supported in string values only)`)
+		}
 		if p.err != nil {
 			return Value{}
 		}
@@ -388,11 +396,95 @@ func (p *parser) stringEscaped(start, i int) string {
 						r = dec
 						i += 6
 					} else {
-						p.fail(i-6, `lone UTF-16 surrogate in \u escape`)
-						return ""
+						return p.stringLone(start)
 					}
 				}
 				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				p.fail(i, "invalid escape "+strconv.Quote(s[i:i+2])+" in string")
+				return ""
+			}
+			i += 2
+		default:
+			p.fail(i, "invalid control character "+strconv.QuoteRune(rune(c))+" in string")
+			return ""
+		}
+	}
+	p.fail(len(s), "unexpected end of input in string")
+	return ""
+}
+
+// stringLone scans again, from start, a string that holds a lone UTF-16
+// surrogate escape, and returns it in the escaped form Value.Str describes:
+// lone surrogate escapes and backslashes kept as escapes, everything else
+// unescaped. The string is already known to be well formed up to the lone
+// surrogate; the rest is checked here.
+func (p *parser) stringLone(start int) string {
+	s := p.src
+	var b []byte
+	for i := start; i < len(s); {
+		c := s[i]
+		switch strClass[c] {
+		case 0:
+			b = append(b, c)
+			i++
+			continue
+		case 2:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				p.fail(i, "invalid UTF-8 in string")
+				return ""
+			}
+			b = append(b, s[i:i+size]...)
+			i += size
+			continue
+		}
+		switch c {
+		case '"':
+			p.pos = i + 1
+			p.escaped = true
+			return string(b)
+		case '\\':
+			if i+1 >= len(s) {
+				p.fail(len(s), "unexpected end of input in string escape")
+				return ""
+			}
+			e := s[i+1]
+			switch e {
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '"', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(s, i+2)
+				if !ok {
+					p.fail(i, `invalid \u escape, expected four hex digits`)
+					return ""
+				}
+				if utf16.IsSurrogate(r) {
+					if r2, ok2 := hex4(s, i+8); ok2 && i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							i += 12
+							continue
+						}
+					}
+					b = append(b, s[i:i+6]...) // lone: kept as written
+				} else {
+					b = utf8.AppendRune(b, r)
+				}
+				i += 6
 				continue
 			default:
 				p.fail(i, "invalid escape "+strconv.Quote(s[i:i+2])+" in string")

@@ -6,7 +6,10 @@
 //   - object members stay in source order, duplicates included;
 //   - numbers keep their literal text exactly ("1.50" stays "1.50",
 //     "1e400" stays "1e400"), so no value is rounded on the way through;
-//   - strings are validated UTF-8.
+//   - strings are validated UTF-8; a string holding lone UTF-16 surrogate
+//     escapes ("\ud83d", which JSON allows and JavaScript writes for a cut
+//     emoji) keeps them as escape text (see [Value.Escaped]), so it is
+//     re-emitted as the same escapes and never as invalid UTF-8.
 //
 // [Parse] reads JSON with its own scanner, bounds nesting depth so hostile
 // input cannot exhaust the stack, and reports errors as a [*SyntaxError] with
@@ -23,6 +26,9 @@ package tree
 import (
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -132,14 +138,71 @@ func (v Value) Kind() Kind { return v.kind }
 func (v Value) IsNull() bool { return v.kind == KindNull }
 
 // Bool returns the value of a boolean, false for other kinds.
-func (v Value) Bool() bool { return v.b }
+func (v Value) Bool() bool { return v.kind == KindBool && v.b }
 
 // Str returns the text of a string, "" for other kinds.
+//
+// For a string that holds lone UTF-16 surrogates ([Value.Escaped] reports
+// true) the text is its escaped form: valid UTF-8 in which a backslash only
+// starts "\\" (one backslash) or a "\uXXXX" lone surrogate escape, as the
+// source wrote it. That is also what a model reads, so it is what is
+// counted.
 func (v Value) Str() string {
 	if v.kind == KindString {
 		return v.text()
 	}
 	return ""
+}
+
+// Escaped reports whether v is a string holding lone UTF-16 surrogates,
+// whose [Value.Str] is in escaped form.
+func (v Value) Escaped() bool { return v.kind == KindString && v.b }
+
+// EscapedString returns a string holding lone UTF-16 surrogates, given in
+// the escaped form [Value.Str] describes. If s holds no lone surrogate
+// escape it is unescaped and returned as a plain [String]. It returns false
+// if s is not in that form.
+func EscapedString(s string) (Value, bool) {
+	plain, lone, ok := unescapeLone(s)
+	if !ok {
+		return Value{}, false
+	}
+	if !lone {
+		return String(plain), true
+	}
+	v := strValue(KindString, s)
+	v.b = true
+	return v, true
+}
+
+// unescapeLone checks the escaped form s and returns it unescaped when it
+// holds no lone surrogate escape (lone false).
+func unescapeLone(s string) (plain string, lone, ok bool) {
+	if !utf8.ValidString(s) {
+		return "", false, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '\\' {
+			i++
+			continue
+		}
+		if r, ok := hex4(s, i+2); ok && s[i+1] == 'u' && utf16.IsSurrogate(r) {
+			if r2, ok := hex4(s, i+8); ok && r < 0xDC00 && s[i+6] == '\\' && s[i+7] == 'u' && r2 >= 0xDC00 && r2 <= 0xDFFF {
+				return "", false, false // a pair, which is written as UTF-8
+			}
+			lone = true
+			i += 5
+			continue
+		}
+		return "", false, false
+	}
+	if lone {
+		return "", true, true
+	}
+	return strings.ReplaceAll(s, `\\`, `\`), false, true
 }
 
 // Num returns the literal text of a number, "" for other kinds.
@@ -247,7 +310,7 @@ func Equal(a, b Value) bool {
 	case KindBool:
 		return a.b == b.b
 	case KindNumber, KindString:
-		return a.text() == b.text()
+		return a.text() == b.text() && a.b == b.b
 	case KindArray:
 		ai, bi := a.Items(), b.Items()
 		if len(ai) != len(bi) {
