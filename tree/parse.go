@@ -16,6 +16,11 @@ type ParseOptions struct {
 	// MaxDepth bounds how deeply arrays and objects may nest. Zero or
 	// negative means DefaultMaxDepth.
 	MaxDepth int
+
+	// NoDuplicateKeys makes a key that repeats an earlier key of the same
+	// object an error, at the repeated key, naming it. Members keep
+	// duplicates otherwise; TOON, for one, cannot carry them.
+	NoDuplicateKeys bool
 }
 
 // SyntaxError reports malformed JSON and where it is.
@@ -57,7 +62,7 @@ func (o ParseOptions) Parse(data []byte) (Value, error) {
 // ParseString parses one JSON value from s with these options. Strings in
 // the result may share memory with s.
 func (o ParseOptions) ParseString(s string) (Value, error) {
-	p := parser{src: s, maxDepth: o.MaxDepth}
+	p := parser{src: s, maxDepth: o.MaxDepth, noDup: o.NoDuplicateKeys}
 	if p.maxDepth <= 0 {
 		p.maxDepth = DefaultMaxDepth
 	}
@@ -85,6 +90,7 @@ type parser struct {
 	mems     []Member // scratch stack for object members
 	buf      []byte   // scratch for unescaping
 	escaped  bool     // the last string holds lone surrogates, in escaped form
+	noDup    bool     // a repeated key is an error
 }
 
 // fail records the first error; parsing unwinds by checking p.err.
@@ -232,6 +238,7 @@ func (p *parser) object() Value {
 	}
 	p.pos++ // '{'
 	base := len(p.mems)
+	var seen map[string]struct{} // the keys so far, once there are many
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
@@ -249,6 +256,9 @@ func (p *parser) object() Value {
 		if p.escaped {
 			p.escaped = false
 			p.fail(keyAt, `lone UTF-16 surrogate \u escape in an object key (supported in string values only)`)
+		}
+		if p.noDup && p.err == nil && p.repeats(key, base, &seen) {
+			p.fail(keyAt, "duplicate key "+strconv.Quote(key)+" in object")
 		}
 		if p.err != nil {
 			return Value{}
@@ -285,6 +295,31 @@ func (p *parser) object() Value {
 	p.mems = p.mems[:base]
 	p.depth--
 	return objectValue(mems)
+}
+
+// repeats reports whether key is one of the keys of the object being read
+// (its members start at p.mems[base]); it then remembers key. seen holds
+// the keys once there are too many to scan.
+func (p *parser) repeats(key string, base int, seen *map[string]struct{}) bool {
+	mems := p.mems[base:]
+	if *seen == nil {
+		for _, m := range mems {
+			if m.Key == key {
+				return true
+			}
+		}
+		if len(mems) < 16 {
+			return false
+		}
+		*seen = make(map[string]struct{}, 2*len(mems))
+		for _, m := range mems {
+			(*seen)[m.Key] = struct{}{}
+		}
+	} else if _, ok := (*seen)[key]; ok {
+		return true
+	}
+	(*seen)[key] = struct{}{}
+	return false
 }
 
 // strClass classifies bytes inside a string: 0 plain ASCII, 1 needs a look
