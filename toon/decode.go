@@ -116,15 +116,15 @@ type decoder struct {
 
 	spans []int32 // item depths of the array spans open around the cursor
 
-	vals  []tree.Value  // scratch stack of array items
-	mems  []tree.Member // scratch stack of object members
-	toks  []span        // scratch: delimited tokens of one line
-	buf   []byte        // scratch: unescaping
-	lone  bool          // the last quoted value holds surrogate escapes
+	vals []tree.Value  // scratch stack of array items
+	mems []tree.Member // scratch stack of object members
+	toks []span        // scratch: delimited tokens of one line
+	buf  []byte        // scratch: unescaping
+	lone bool          // the last quoted value holds surrogate escapes
 
-	nest, maxDepth int // containers open, and how many may be
-	vpool []tree.Value  // chunk that final item slices are carved from
-	mpool []tree.Member // chunk that final member slices are carved from
+	nest, maxDepth int           // containers open, and how many may be
+	vpool          []tree.Value  // chunk that final item slices are carved from
+	mpool          []tree.Member // chunk that final member slices are carved from
 }
 
 type span struct{ start, end int }
