@@ -369,11 +369,37 @@ func (p *parser) string() string {
 	return ""
 }
 
+// quoteEnd returns the offset of the quote that ends the string whose
+// body contains s[i], or len(s).
+func quoteEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case '"':
+			return i
+		case '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	return len(s)
+}
+
 // stringEscaped finishes a string that holds escapes; s[start:i] is already
 // scanned and s[i] is the first backslash.
 func (p *parser) stringEscaped(start, i int) string {
 	s := p.src
-	b := append(p.buf[:0], s[start:i]...)
+	var b []byte
+	end := quoteEnd(s, i)
+	own := end-start > 4<<10
+	if own {
+		// A long string is unescaped once into memory of its own, which
+		// the result then shares: no growing, no second copy.
+		b = make([]byte, 0, end-start)
+		b = append(b, s[start:i]...)
+	} else {
+		b = append(p.buf[:0], s[start:i]...)
+	}
 	for i < len(s) {
 		c := s[i]
 		switch strClass[c] {
@@ -394,6 +420,9 @@ func (p *parser) stringEscaped(start, i int) string {
 		switch c {
 		case '"':
 			p.pos = i + 1
+			if own {
+				return unsafe.String(unsafe.SliceData(b), len(b))
+			}
 			p.buf = b
 			return string(b)
 		case '\\':
