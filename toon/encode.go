@@ -49,7 +49,17 @@ type EncodeOptions struct {
 }
 
 // Marshal returns the TOON encoding of v with default options.
-func Marshal(v tree.Value) []byte { return Append(nil, v, nil) }
+func Marshal(v tree.Value) []byte {
+	var dst []byte
+	if !v.IsPrimitive() && v.Len() > 64 {
+		// Size the output once (TOON is rarely longer than compact JSON)
+		// rather than doubling through a large document, which holds
+		// the old and new buffers at once.
+		n := tree.JSONLen(v)
+		dst = make([]byte, 0, n+n/8)
+	}
+	return Append(dst, v, nil)
+}
 
 // Append appends the TOON encoding of v to dst and returns the extended
 // buffer. A nil opts means defaults. Append allocates nothing beyond the
