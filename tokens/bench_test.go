@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -151,7 +152,8 @@ func BenchmarkCountVsTiktokenGo(b *testing.B) {
 }
 
 // BenchmarkCountPathological counts 10 MB runs of one character (each one
-// piece, merged by bpeCountLong) and 10 MB of corpus text, alternately in
+// piece, merged by bpeCountLong) and 10 MB of random lower-case letters (one
+// piece that does not repeat), and 10 MB of corpus text, alternately in
 // the same run, and reports each one's throughput and the ratio of the
 // run's time to the corpus text's (slowdown).
 //
@@ -167,8 +169,16 @@ func BenchmarkCountPathological(b *testing.B) {
 	}
 	text := ordinary.String()[:size]
 	text = strings.ToValidUTF8(text[:size-utf8.UTFMax], "") // cut at a rune
-	for _, ch := range []string{"a", " ", "!", "\n", "日"} {
+	rng := rand.New(rand.NewPCG(1, 1))
+	letters := make([]byte, size)
+	for i := range letters {
+		letters[i] = "abcdefghijklmnopqrstuvwxyz"[rng.IntN(26)]
+	}
+	for _, ch := range []string{"a", " ", "!", "\n", "日", "random-letters"} {
 		run := strings.Repeat(ch, size/len(ch))
+		if ch == "random-letters" { // one piece that does not repeat
+			run = string(letters)
+		}
 		b.Run(fmt.Sprintf("%q", ch), func(b *testing.B) {
 			c := newO200k()
 			c.Count(text)

@@ -257,20 +257,61 @@ type mergeNode struct {
 	tok, rank  uint32
 }
 
-// bpeCountLong returns the same count as the scan for a long piece, in time
-// linear in its length for the pieces that are slow to merge (long runs):
-// merges are taken by rank, then leftmost first, as tiktoken takes them,
-// from a queue of pending merges per rank (see mergeQueue), with stale
-// entries skipped. The rank of two adjacent parts is looked up once per
-// pair of part ranks (a run merges the same pairs over and over).
+// bpeCountLong returns the same count as the scan for a long piece: pieces
+// longer than chunkedMin merge in chunks (see bpeCountChunked), others
+// whole.
 func (t *rankTable) bpeCountLong(piece string) int {
+	if len(piece) > chunkedMin {
+		if n, ok := t.bpeCountChunked(piece, chunkSize, chunkOverlap); ok {
+			return n
+		}
+	}
+	var m merger
+	return m.run(t, piece, false)
+}
+
+// merger merges one piece: merges are taken by rank, then leftmost first,
+// as tiktoken takes them, from a queue of pending merges per rank (see
+// mergeQueue), with stale entries skipped, in time linear in the piece for
+// the pieces that are slow to merge (long runs). The rank of two adjacent
+// parts is looked up once per pair of part ranks (a run merges the same
+// pairs over and over). Its memory is reused from run to run.
+type merger struct {
+	nodes []mergeNode
+	pairs []pairEntry
+	q     mergeQueue
+	log   []mergeEvent // the merges of the last run, in order, if asked
+}
+
+// mergeEvent is one merge: the parts [at, end) became one part of rank
+// rank.
+type mergeEvent struct {
+	rank    uint32
+	at, end int32
+}
+
+// run merges piece and returns its token count; with log set it records
+// the merges in m.log, and m.nodes holds the final parts.
+func (m *merger) run(t *rankTable, piece string, log bool) int {
 	n := int32(len(piece))
-	nodes := make([]mergeNode, n+1)
+	if cap(m.nodes) < int(n)+1 {
+		m.nodes = make([]mergeNode, n+1)
+	}
+	nodes := m.nodes[:n+1]
 	for i := range nodes {
 		nodes[i] = mergeNode{prev: int32(i) - 1, next: int32(i) + 1, rank: noRank}
 	}
 	nodes[n].next = -1
-	pairs := newPairCache(int(n))
+	size := 64
+	for size < int(n) && size < 1<<pairCacheBits {
+		size <<= 1
+	}
+	if len(m.pairs) < size {
+		m.pairs = make([]pairEntry, size)
+	} else {
+		clear(m.pairs)
+	}
+	pairs := m.pairs
 	rankOf := func(i int32) uint32 {
 		j := nodes[i].next
 		if j < 0 {
@@ -293,11 +334,13 @@ func (t *rankTable) bpeCountLong(piece string) int {
 	for i := int32(0); i < n; i++ {
 		nodes[i].tok = t.byteRank[piece[i]]
 	}
-	var q mergeQueue
+	q := &m.q
+	q.reset()
 	for i := int32(0); i+2 <= n; i++ {
 		nodes[i].rank = rankOf(i)
 	}
 	q.fill(nodes)
+	m.log = m.log[:0]
 	count := int(n)
 	for {
 		r, i, ok := q.pop()
@@ -314,6 +357,9 @@ func (t *rankTable) bpeCountLong(piece string) int {
 		nodes[i].tok = r
 		if k >= 0 {
 			nodes[k].prev = i
+		}
+		if log {
+			m.log = append(m.log, mergeEvent{r, i, k})
 		}
 		count--
 		for _, b := range [2]int32{nodes[i].prev, i} {
@@ -338,13 +384,6 @@ type pairEntry struct {
 	rank uint32
 }
 
-func newPairCache(n int) []pairEntry {
-	size := 64
-	for size < n && size < 1<<pairCacheBits {
-		size <<= 1
-	}
-	return make([]pairEntry, size)
-}
 
 // mergeQueue holds pending merges, each a rank and the offset of the pair,
 // and pops them by rank, then offset. It keeps one queue per rank in use and
@@ -361,6 +400,7 @@ type mergeQueue struct {
 	}
 	queues []rankQueue
 	rankOf []uint32 // the rank of each queue
+	all    []int32  // fill's array
 	ranks  []uint64 // min-heap of rank<<32 | queue index, of non-empty queues
 }
 
@@ -368,6 +408,18 @@ type rankQueue struct {
 	fifo []int32 // increasing offsets
 	head int
 	side []int32 // min-heap of offsets that arrived out of order
+}
+
+// reset empties m, keeping its memory.
+func (m *mergeQueue) reset() {
+	clear(m.byRank)
+	m.recent = [len(m.recent)]struct {
+		rank uint32
+		qi   int32
+	}{}
+	m.queues = m.queues[:0]
+	m.rankOf = m.rankOf[:0]
+	m.ranks = m.ranks[:0]
 }
 
 func (q *rankQueue) empty() bool { return q.head == len(q.fifo) && len(q.side) == 0 }
@@ -384,7 +436,14 @@ func (m *mergeQueue) queue(r uint32) int32 {
 	qi, ok := m.byRank[r]
 	if !ok {
 		qi = int32(len(m.queues))
-		m.queues = append(m.queues, rankQueue{})
+		if len(m.queues) < cap(m.queues) {
+			// Reuse the slot's side heap; its FIFO may share fill's array.
+			m.queues = m.queues[:len(m.queues)+1]
+			q := &m.queues[qi]
+			q.fifo, q.head, q.side = nil, 0, q.side[:0]
+		} else {
+			m.queues = append(m.queues, rankQueue{})
+		}
 		m.rankOf = append(m.rankOf, r)
 		m.byRank[r] = qi
 	}
@@ -418,7 +477,10 @@ func (m *mergeQueue) fill(nodes []mergeNode) {
 			total++
 		}
 	}
-	all := make([]int32, total)
+	if cap(m.all) < total {
+		m.all = make([]int32, total)
+	}
+	all := m.all[:total]
 	off := 0
 	for qi := range m.queues {
 		q := &m.queues[qi]
