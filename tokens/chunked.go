@@ -24,15 +24,17 @@ import "sync"
 //     XY ever comes first, and whether it would still be pending at the end.
 //
 // If a check fails (no such piece is known), the piece is merged whole. A
-// chunk's working memory is reused, so a piece of any length merges in
-// memory of one chunk, in cache, in linear time for runs.
+// chunk's working memory is reused, so a piece of any length merges in the
+// memory of one chunk, in cache; a chunk equal to the previous one (along a
+// run of one character) reuses its merges, so runs cost about a comparison
+// of their bytes.
 
 // Chunking parameters: pieces longer than chunkedMin are merged in chunks
 // of about chunkSize bytes, each merged with chunkOverlap more bytes so its
 // boundary is picked from parts the next bytes did not disturb.
 const (
-	chunkedMin   = 64 << 10
-	chunkSize    = 32 << 10
+	chunkedMin   = 16 << 10
+	chunkSize    = 8 << 10
 	chunkOverlap = 1 << 10
 )
 

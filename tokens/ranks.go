@@ -271,15 +271,14 @@ func (t *rankTable) bpeCountLong(piece string) int {
 }
 
 // merger merges one piece: merges are taken by rank, then leftmost first,
-// as tiktoken takes them, from a queue of pending merges per rank (see
-// mergeQueue), with stale entries skipped, in time linear in the piece for
-// the pieces that are slow to merge (long runs). The rank of two adjacent
+// as tiktoken takes them, from a min-heap of pending merges, with stale
+// entries skipped, in O(n log n). The rank of two adjacent
 // parts is looked up once per pair of part ranks (a run merges the same
 // pairs over and over). Its memory is reused from run to run.
 type merger struct {
 	nodes []mergeNode
 	pairs []pairEntry
-	q     mergeQueue
+	heap  []uint64     // pending merges, see siftDown
 	log   []mergeEvent // the merges of the last run, in order, if asked
 }
 
@@ -334,19 +333,26 @@ func (m *merger) run(t *rankTable, piece string, log bool) int {
 	for i := int32(0); i < n; i++ {
 		nodes[i].tok = t.byteRank[piece[i]]
 	}
-	q := &m.q
-	q.reset()
+	h := m.heap[:0]
 	for i := int32(0); i+2 <= n; i++ {
-		nodes[i].rank = rankOf(i)
+		r := rankOf(i)
+		nodes[i].rank = r
+		if r != noRank {
+			h = append(h, uint64(r)<<32|uint64(i))
+		}
 	}
-	q.fill(nodes)
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
 	m.log = m.log[:0]
 	count := int(n)
-	for {
-		r, i, ok := q.pop()
-		if !ok {
-			break
-		}
+	for len(h) > 0 {
+		top := h[0]
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		siftDown(h, 0)
+		r, i := uint32(top>>32), int32(uint32(top))
 		if nodes[i].rank != r {
 			continue // stale
 		}
@@ -368,11 +374,44 @@ func (m *merger) run(t *rankTable, piece string, log bool) int {
 			}
 			nodes[b].rank = rankOf(b)
 			if nodes[b].rank != noRank {
-				q.push(nodes[b].rank, b)
+				h = append(h, uint64(nodes[b].rank)<<32|uint64(b))
+				siftUp(h, len(h)-1)
 			}
 		}
 	}
+	m.heap = h
 	return count
+}
+
+// siftDown and siftUp keep h a binary min-heap. Its entries are pending
+// merges, rank<<32 | offset, so the least is the merge of least rank, then
+// leftmost, the one tiktoken takes next.
+func siftDown(h []uint64, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1] < h[c] {
+			c++
+		}
+		if h[i] <= h[c] {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+func siftUp(h []uint64, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
 }
 
 // pairCacheBits bounds bpeCountLong's cache of pair ranks to 1<<pairCacheBits
@@ -382,174 +421,4 @@ const pairCacheBits = 12
 type pairEntry struct {
 	key  uint64 // (left rank + 1) << 32 | (right rank + 1); 0 when empty
 	rank uint32
-}
-
-
-// mergeQueue holds pending merges, each a rank and the offset of the pair,
-// and pops them by rank, then offset. It keeps one queue per rank in use and
-// a min-heap of those ranks. A rank's merges mostly arrive in increasing
-// offset order (the first pass over the piece, and the sweep of a run
-// merging left to right), so they are appended to a FIFO in O(1); one that
-// arrives out of order goes to a small heap of that rank. A long run of one
-// character thus merges in linear time; other pieces in O(n log n) at worst.
-type mergeQueue struct {
-	byRank map[uint32]int32 // rank -> index in queues
-	recent [64]struct {     // recently pushed ranks, by rank % 64
-		rank uint32 // rank + 1; 0 when empty
-		qi   int32
-	}
-	queues []rankQueue
-	rankOf []uint32 // the rank of each queue
-	all    []int32  // fill's array
-	ranks  []uint64 // min-heap of rank<<32 | queue index, of non-empty queues
-}
-
-type rankQueue struct {
-	fifo []int32 // increasing offsets
-	head int
-	side []int32 // min-heap of offsets that arrived out of order
-}
-
-// reset empties m, keeping its memory.
-func (m *mergeQueue) reset() {
-	clear(m.byRank)
-	m.recent = [len(m.recent)]struct {
-		rank uint32
-		qi   int32
-	}{}
-	m.queues = m.queues[:0]
-	m.rankOf = m.rankOf[:0]
-	m.ranks = m.ranks[:0]
-}
-
-func (q *rankQueue) empty() bool { return q.head == len(q.fifo) && len(q.side) == 0 }
-
-// queue returns the index of rank r's queue, adding an empty one if needed.
-func (m *mergeQueue) queue(r uint32) int32 {
-	rc := &m.recent[r%uint32(len(m.recent))]
-	if rc.rank == r+1 {
-		return rc.qi
-	}
-	if m.byRank == nil {
-		m.byRank = make(map[uint32]int32)
-	}
-	qi, ok := m.byRank[r]
-	if !ok {
-		qi = int32(len(m.queues))
-		if len(m.queues) < cap(m.queues) {
-			// Reuse the slot's side heap; its FIFO may share fill's array.
-			m.queues = m.queues[:len(m.queues)+1]
-			q := &m.queues[qi]
-			q.fifo, q.head, q.side = nil, 0, q.side[:0]
-		} else {
-			m.queues = append(m.queues, rankQueue{})
-		}
-		m.rankOf = append(m.rankOf, r)
-		m.byRank[r] = qi
-	}
-	rc.rank, rc.qi = r+1, qi
-	return qi
-}
-
-func (m *mergeQueue) push(r uint32, at int32) {
-	qi := m.queue(r)
-	q := &m.queues[qi]
-	if q.empty() {
-		q.fifo, q.head = q.fifo[:0], 0
-		heapPush(&m.ranks, uint64(r)<<32|uint64(qi))
-	}
-	if q.head == len(q.fifo) || q.fifo[len(q.fifo)-1] < at {
-		q.fifo = append(q.fifo, at)
-	} else {
-		heapPush(&q.side, at)
-	}
-}
-
-// fill queues the merges of nodes with a rank, which must be empty: it
-// counts the offsets of each rank, then places them in one shared array in
-// offset order, so the first pass does not grow a queue per rank.
-func (m *mergeQueue) fill(nodes []mergeNode) {
-	total := 0
-	for i := range nodes {
-		if r := nodes[i].rank; r != noRank {
-			q := &m.queues[m.queue(r)]
-			q.head++ // counts for now
-			total++
-		}
-	}
-	if cap(m.all) < total {
-		m.all = make([]int32, total)
-	}
-	all := m.all[:total]
-	off := 0
-	for qi := range m.queues {
-		q := &m.queues[qi]
-		q.fifo = all[off : off : off+q.head]
-		off += q.head
-		q.head = 0
-		heapPush(&m.ranks, uint64(m.rankOf[qi])<<32|uint64(qi))
-	}
-	for i := range nodes {
-		if r := nodes[i].rank; r != noRank {
-			q := &m.queues[m.queue(r)]
-			q.fifo = append(q.fifo, int32(i))
-		}
-	}
-}
-
-// pop removes and returns the merge of least rank, then least offset.
-func (m *mergeQueue) pop() (uint32, int32, bool) {
-	if len(m.ranks) == 0 {
-		return 0, 0, false
-	}
-	top := m.ranks[0]
-	q := &m.queues[uint32(top)]
-	var at int32
-	if len(q.side) > 0 && (q.head == len(q.fifo) || q.side[0] < q.fifo[q.head]) {
-		at = heapPop(&q.side)
-	} else {
-		at = q.fifo[q.head]
-		q.head++
-	}
-	if q.empty() {
-		heapPop(&m.ranks)
-	}
-	return uint32(top >> 32), at, true
-}
-
-func heapPush[T uint64 | int32](h *[]T, v T) {
-	*h = append(*h, v)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p] <= s[i] {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func heapPop[T uint64 | int32](h *[]T) T {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	*h = s
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(s) {
-			break
-		}
-		if r := c + 1; r < len(s) && s[r] < s[c] {
-			c = r
-		}
-		if s[i] <= s[c] {
-			break
-		}
-		s[i], s[c] = s[c], s[i]
-		i = c
-	}
-	return top
 }
