@@ -15,9 +15,11 @@
 // cache remembers the counts of pieces that take more than one token, so
 // counting tool output, which repeats its keys and words, runs at tens of
 // megabytes per second, about ten times tiktoken-go/tokenizer. Long pieces
-// (a run of one character is one piece) merge from a queue per rank, in
-// linear time for runs and O(n log n) at worst, where tiktoken's merge is
-// quadratic; counts stay tiktoken's. Special-token
+// (a run of one character is one piece) merge in O(n log n) where
+// tiktoken's merge is quadratic, in chunks whose boundaries are checked
+// exact, so in the memory of one chunk; along a run the chunks repeat and
+// are merged once, so a run counts faster than ordinary text. Counts stay
+// tiktoken's. Special-token
 // text such as "<|endoftext|>" is counted as ordinary text, and invalid
 // UTF-8 as U+FFFD (each maximal invalid subsequence), as tiktoken counts
 // text decoded with errors="replace". [CountBytes] counts a byte slice
