@@ -266,7 +266,12 @@ func (t *rankTable) bpeCountLong(piece string) int {
 			return n
 		}
 	}
-	var m merger
+	if len(piece) > chunkedMin {
+		var m merger // not pooled: it would keep the memory of a huge piece
+		return m.run(t, piece, false)
+	}
+	m := mergers.Get().(*merger)
+	defer mergers.Put(m)
 	return m.run(t, piece, false)
 }
 
@@ -305,12 +310,11 @@ func (m *merger) run(t *rankTable, piece string, log bool) int {
 	for size < int(n) && size < 1<<pairCacheBits {
 		size <<= 1
 	}
-	if len(m.pairs) < size {
+	if cap(m.pairs) < size {
 		m.pairs = make([]pairEntry, size)
-	} else {
-		clear(m.pairs)
 	}
-	pairs := m.pairs
+	pairs := m.pairs[:size]
+	clear(pairs)
 	rankOf := func(i int32) uint32 {
 		j := nodes[i].next
 		if j < 0 {
