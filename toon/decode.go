@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -97,14 +98,17 @@ func (dec *Decoder) Decode() (tree.Value, error) {
 }
 
 // line is one non-comment line of the input.
+// line is one line of the input: 16 bytes, as a document of short lines
+// holds many. A line is blank when start == end; its number is counted
+// only for an error.
 type line struct {
 	begin int32 // offset of the line's first byte
 	start int32 // offset of the content, after indentation
 	end   int32 // offset just past the content (a final CR excluded)
-	num   int32 // 1-based line number
 	depth int32
-	blank bool
 }
+
+func (ln *line) blank() bool { return ln.start == ln.end }
 
 type decoder struct {
 	src      string
@@ -152,7 +156,11 @@ func (d *decoder) decode(src string) (tree.Value, *SyntaxError) {
 	if err := d.split(); err != nil {
 		return tree.Value{}, err
 	}
-	return d.root()
+	v, err := d.root()
+	if err != nil && err.Line == 0 && err.lineAt > 0 {
+		err.Line = 1 + strings.Count(src[:err.lineAt-1], "\n")
+	}
+	return v, err
 }
 
 // split is the lexical pre-pass: it finds lines, drops comment lines
@@ -198,8 +206,8 @@ func (d *decoder) split() *SyntaxError {
 				i++
 			}
 		}
-		ln := line{begin: int32(pos), start: int32(i), end: int32(end), num: num, blank: i == end}
-		if !ln.blank {
+		ln := line{begin: int32(pos), start: int32(i), end: int32(end)}
+		if !ln.blank() {
 			if d.strict && spaces%d.indent != 0 {
 				return &SyntaxError{Line: int(num), Column: spaces + 1,
 					Msg: "indentation of " + strconv.Itoa(spaces) + " spaces is not a multiple of " + strconv.Itoa(d.indent)}
@@ -217,7 +225,7 @@ func (d *decoder) split() *SyntaxError {
 func (d *decoder) fail(ln *line, off int, msg string) *SyntaxError {
 	begin, end := int(ln.begin), int(ln.end)
 	off = max(begin, min(off, end))
-	return &SyntaxError{Line: int(ln.num), Column: utf8.RuneCountInString(d.src[begin:off]) + 1, Msg: msg}
+	return &SyntaxError{lineAt: begin + 1, Column: utf8.RuneCountInString(d.src[begin:off]) + 1, Msg: msg}
 }
 
 // failLine returns an error at the start of a line's content.
@@ -231,7 +239,7 @@ func (d *decoder) content(ln *line) string { return d.src[ln.start:ln.end] }
 // strict mode a blank line inside an array span is an error (§12).
 func (d *decoder) peek() (*line, *SyntaxError) {
 	j := d.i
-	for j < len(d.lines) && d.lines[j].blank {
+	for j < len(d.lines) && d.lines[j].blank() {
 		j++
 	}
 	if j > d.i && d.strict && len(d.spans) > 0 && j < len(d.lines) && d.lines[j].depth >= d.spans[0] {
@@ -1233,11 +1241,23 @@ func (d *decoder) quotedOpt(ln *line, s string, off int, lone bool) (string, int
 		}
 		i++
 	}
-	buf := append(d.buf[:0], s[1:i]...)
+	// A long string is unescaped once into memory of its own, which the
+	// result then shares.
+	end := quoteEnd(s, i)
+	own := end > 4<<10
+	var buf []byte
+	if own {
+		buf = append(make([]byte, 0, end), s[1:i]...)
+	} else {
+		buf = append(d.buf[:0], s[1:i]...)
+	}
 	for i < len(s) {
 		c := s[i]
 		switch {
 		case c == '"':
+			if own {
+				return unsafe.String(unsafe.SliceData(buf), len(buf)), i + 1, nil
+			}
 			d.buf = buf
 			return string(buf), i + 1, nil
 		case c == '\\':
@@ -1278,6 +1298,22 @@ func (d *decoder) quotedOpt(ln *line, s string, off int, lone bool) (string, int
 		}
 	}
 	return "", 0, d.fail(ln, off, "unterminated string")
+}
+
+// quoteEnd returns the offset of the quote that ends the quoted string
+// whose body contains s[i], or len(s).
+func quoteEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case '"':
+			return i
+		case '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	return len(s)
 }
 
 func hex4(s string, i int) (rune, bool) {

@@ -51,7 +51,7 @@ type EncodeOptions struct {
 // Marshal returns the TOON encoding of v with default options.
 func Marshal(v tree.Value) []byte {
 	var dst []byte
-	if !v.IsPrimitive() && v.Len() > 64 {
+	if !v.IsPrimitive() && v.Len() > 64 || len(v.Str()) > 4<<10 {
 		// Size the output once (TOON is rarely longer than compact JSON)
 		// rather than doubling through a large document, which holds
 		// the old and new buffers at once.

@@ -20,6 +20,8 @@ type SyntaxError struct {
 
 	// Msg says what is wrong and, where it helps, what was expected.
 	Msg string
+
+	lineAt int // 1 + offset of the line's start, until Line is counted
 }
 
 // Error returns "LINE:COL: message" on one line.
