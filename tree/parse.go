@@ -148,13 +148,13 @@ func (p *parser) value() Value {
 		return p.array()
 	case '"':
 		s := p.string()
-		v := strValue(KindString, s)
-		v.b, p.escaped = p.escaped, false
+		v := mkValue(KindString, unsafe.Pointer(unsafe.StringData(s)), len(s), p.escaped)
+		p.escaped = false
 		return v
 	case 't':
-		return p.literal("true", Value{kind: KindBool, b: true})
+		return p.literal("true", Bool(true))
 	case 'f':
-		return p.literal("false", Value{kind: KindBool})
+		return p.literal("false", Bool(false))
 	case 'n':
 		return p.literal("null", Value{})
 	default:

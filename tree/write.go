@@ -11,18 +11,18 @@ const hexDigits = "0123456789abcdef"
 // members in order, numbers as their literal text, and only the escapes
 // JSON requires ('"', '\\' and control characters; no HTML escaping).
 func AppendJSON(dst []byte, v Value) []byte {
-	switch v.kind {
+	switch v.kind() {
 	case KindNull:
 		return append(dst, "null"...)
 	case KindBool:
-		if v.b {
+		if v.flag() {
 			return append(dst, "true"...)
 		}
 		return append(dst, "false"...)
 	case KindNumber:
 		return append(dst, v.text()...)
 	case KindString:
-		if v.b {
+		if v.flag() {
 			return appendEscaped(dst, v.text())
 		}
 		return AppendString(dst, v.text())
@@ -65,9 +65,9 @@ func appendIndent(dst []byte, v Value, indent string, depth int) []byte {
 		}
 		return dst
 	}
-	switch v.kind {
+	switch v.kind() {
 	case KindArray:
-		if v.n == 0 {
+		if v.size() == 0 {
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
@@ -81,7 +81,7 @@ func appendIndent(dst []byte, v Value, indent string, depth int) []byte {
 		dst = newline(dst, depth)
 		return append(dst, ']')
 	case KindObject:
-		if v.n == 0 {
+		if v.size() == 0 {
 			return append(dst, "{}"...)
 		}
 		dst = append(dst, '{')
