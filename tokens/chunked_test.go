@@ -104,3 +104,25 @@ func TestLongPiecesMatchWhole(t *testing.T) {
 		}
 	}
 }
+
+// FuzzChunked: merging in chunks counts as merging whole, for pieces made
+// by repeating a fuzzed unit (with a fuzzed tail), at fuzzed chunk sizes.
+func FuzzChunked(f *testing.F) {
+	for _, u := range []string{"a", " ", "!", "\n", "日", "ab", "=-", "\xed\xa0\xbd", `\ud83d`, "aab", "abcdefghij"} {
+		f.Add(u, "", uint16(300), uint16(64))
+	}
+	f.Add("xy", "xyzzy", uint16(257), uint16(1))
+	f.Fuzz(func(t *testing.T, unit, tail string, size, overlap uint16) {
+		if unit == "" || size < 16 {
+			return
+		}
+		p := strings.Repeat(unit, 3000/len(unit)+1)[:3000] + tail
+		for _, c := range []*bpeCounter{O200kBase().(*bpeCounter), Cl100kBase().(*bpeCounter)} {
+			var m merger
+			want := m.run(c.ranks, p, false)
+			if got, ok := c.ranks.bpeCountChunked(p, int(size), int(overlap)); ok && got != want {
+				t.Fatalf("%s chunks of %d+%d of %.16q…: %d, want %d", c.name, size, overlap, p, got, want)
+			}
+		}
+	})
+}
