@@ -102,6 +102,11 @@ func TestLongPiecesMatchWhole(t *testing.T) {
 		if got, want := c.Count(p), m.run(c.ranks, p, false); got != want {
 			t.Errorf("Count(%.8q… %d bytes) = %d, merged whole %d", p, len(p), got, want)
 		}
+		// Merged in chunks, so in bounded time per byte and bounded
+		// memory, not whole.
+		if _, ok := c.ranks.bpeCountChunked(p, chunkSize, chunkOverlap); !ok {
+			t.Errorf("%.8q… (%d bytes) was not merged in chunks", p, len(p))
+		}
 	}
 }
 
