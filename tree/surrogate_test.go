@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/terse-dev/terse/tokens"
 )
 
 // Lone surrogate escapes, which JSON's grammar allows (JavaScript writes
@@ -80,6 +82,11 @@ func TestLoneSurrogates(t *testing.T) {
 	}
 	if mustParse(t, `"\ud83d"`).Bool() {
 		t.Error("Bool of an escaped string is true")
+	}
+	// What is counted is the escape text, as the model reads it.
+	c := tokens.O200kBase()
+	if got, want := c.Count(mustParse(t, `"cut \ud83d"`).Str()), c.Count(`cut \ud83d`); got != want || got < 3 {
+		t.Errorf("count of a lone surrogate string = %d, want %d (its escape text)", got, want)
 	}
 }
 
