@@ -46,6 +46,13 @@ func Unmarshal(data []byte, opts *DecodeOptions) (tree.Value, error) {
 	return UnmarshalString(string(data), opts)
 }
 
+// UnmarshalOwned is [Unmarshal] without the copy: strings in the result
+// share data's memory, so data must never be modified afterwards. It suits
+// a caller that reads a document only to decode it.
+func UnmarshalOwned(data []byte, opts *DecodeOptions) (tree.Value, error) {
+	return UnmarshalString(unsafe.String(unsafe.SliceData(data), len(data)), opts)
+}
+
 // UnmarshalString is [Unmarshal] on a string, without copying it.
 func UnmarshalString(src string, opts *DecodeOptions) (tree.Value, error) {
 	d := decoder{strict: true, indent: DefaultIndent, maxDepth: tree.DefaultMaxDepth}
