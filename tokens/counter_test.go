@@ -354,6 +354,13 @@ func FuzzCount(f *testing.F) {
 	f.Add("a\xffb\xe2\x82 c")
 	f.Add("Héllo\u00a0wörld\r\n\t 123456 'LL ſ")
 	f.Add("x\n \n\t\r\n  y")
+	// Audit cases: runs of one character (one long piece), a lone
+	// surrogate's escape text and its UTF-8 form.
+	f.Add(strings.Repeat("a", 250))
+	f.Add(strings.Repeat(" ", 200) + "x")
+	f.Add(strings.Repeat("=", 129))
+	f.Add(`cut \ud83d"`)
+	f.Add("cut \xed\xa0\xbd")
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) > 256 {
 			// Long inputs are the corpus tests' job; under coverage
