@@ -38,40 +38,54 @@ const (
 	chunkOverlap = 1 << 10
 )
 
+// memoChunks is how many recent chunks (and boundaries between them) are
+// remembered: along a run of a short period, chunks start at a few phases
+// of it and repeat.
+const memoChunks = 4
+
 var mergers = sync.Pool{New: func() any { return new(merger) }}
 
 // bpeCountChunked returns the count of piece merged in chunks of about size
 // bytes, with overlap more bytes merged past each chunk's end, and true;
 // or false if a boundary cannot be shown exact, and the piece must be
-// merged whole. A chunk whose bytes equal the previous chunk's (as in a
-// run) reuses its merges, and a boundary between the same two chunks as
-// the last one checked is not checked again, so a long run costs little
-// more than comparing its bytes.
+// merged whole. A chunk whose bytes equal one of the last few chunks' (as
+// along a run) reuses its merges, and a boundary between the same two
+// chunks as one of the last few checked is not checked again, so a long
+// run costs little more than comparing its bytes.
 func (t *rankTable) bpeCountChunked(piece string, size, overlap int) (int, bool) {
 	overlap = max(overlap, 2*t.maxLen)
 	m := mergers.Get().(*merger)
 	defer mergers.Put(m)
+	type chunk struct { // a chunk merged
+		ext  string
+		b, n int
+		log  []mergeEvent // offsets within the chunk
+	}
 	var (
 		logs      [2][]mergeEvent // the merges of the previous and current chunk, offsets within the chunk
 		prev, cur = &logs[0], &logs[1]
 		prevStart int
-		memo      struct { // the last chunk merged
-			ext   string
-			b, n  int
-			log   []mergeEvent // offsets within the chunk
-			valid bool
-		}
-		checked struct{ left, right string } // the last boundary shown exact
+		memo      [memoChunks]chunk // the last chunks merged, for runs and short periods
+		memoNext  int
+		checked   [memoChunks]struct{ left, right string } // the last boundaries shown exact
+		checkNext int
 	)
 	count := 0
 	for s := 0; s < len(piece); {
 		e := min(len(piece), s+size+overlap)
 		ext := piece[s:e]
 		var b, n int
-		if memo.valid && e < len(piece) && ext == memo.ext {
-			b, n = memo.b, memo.n
-			*cur = append((*cur)[:0], memo.log...)
-		} else {
+		hit := false
+		if e < len(piece) {
+			for i := range memo {
+				if c := &memo[i]; c.ext == ext {
+					b, n, hit = c.b, c.n, true
+					*cur = append((*cur)[:0], c.log...)
+					break
+				}
+			}
+		}
+		if !hit {
 			m.run(t, ext, true)
 			// The boundary: the start of the last final part at or before
 			// size (the end, at the piece's end).
@@ -95,16 +109,26 @@ func (t *rankTable) bpeCountChunked(piece string, size, overlap int) (int, bool)
 					*cur = append(*cur, ev)
 				}
 			}
-			memo.ext, memo.b, memo.n, memo.valid = ext, b, n, true
-			memo.log = append(memo.log[:0], *cur...)
+			c := &memo[memoNext]
+			memoNext = (memoNext + 1) % len(memo)
+			c.ext, c.b, c.n = ext, b, n
+			c.log = append(c.log[:0], *cur...)
 		}
 		if s > 0 {
 			left, right := piece[prevStart:s], piece[s:s+b]
-			if left != checked.left || right != checked.right {
+			known := false
+			for i := range checked {
+				if c := &checked[i]; c.left == left && c.right == right && left != "" {
+					known = true
+					break
+				}
+			}
+			if !known {
 				if !t.boundaryHolds(piece, s, *prev, prevStart, *cur, s) {
 					return 0, false
 				}
-				checked.left, checked.right = left, right
+				checked[checkNext].left, checked[checkNext].right = left, right
+				checkNext = (checkNext + 1) % len(checked)
 			}
 		}
 		count += n
