@@ -23,11 +23,11 @@ import "sync"
 //     the two next merges), while tracking X and Y, shows whether the pair
 //     XY ever comes first, and whether it would still be pending at the end.
 //
-// If a check fails (no such piece is known), the piece is merged whole. A
-// chunk's working memory is reused, so a piece of any length merges in the
-// memory of one chunk, in cache; a chunk equal to the previous one (along a
-// run of one character) reuses its merges, so runs cost about a comparison
-// of their bytes.
+// If a check fails (none of the pieces tested and fuzzed needs it), the
+// piece is merged whole. A chunk's working memory is reused, so a piece of
+// any length merges in the memory of one chunk, in cache; a chunk equal to
+// one of the last few (along a run) reuses their merges, so runs cost about
+// a comparison of their bytes.
 
 // Chunking parameters: pieces longer than chunkedMin are merged in chunks
 // of about chunkSize bytes, each merged with chunkOverlap more bytes so its
