@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// PeakHeap runs f and returns the highest live heap seen while it ran
+// peakHeap runs f and returns the highest live heap seen while it ran
 // (sampled every millisecond through runtime/metrics), above the heap
 // before it.
-func PeakHeap(f func()) uint64 {
+func peakHeap(f func()) uint64 {
 	runtime.GC()
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
@@ -43,9 +43,9 @@ func PeakHeap(f func()) uint64 {
 	return peak.Load() - min(base, peak.Load())
 }
 
-// HugeArray returns a JSON array of objects of about size bytes, like a
+// hugeArray returns a JSON array of objects of about size bytes, like a
 // tool's list result.
-func HugeArray(size int) string {
+func hugeArray(size int) string {
 	var b strings.Builder
 	b.Grow(size + 256)
 	b.WriteByte('[')
@@ -59,9 +59,9 @@ func HugeArray(size int) string {
 	return b.String()
 }
 
-// HugeString returns one JSON string of about size bytes, with an escape
+// hugeString returns one JSON string of about size bytes, with an escape
 // every so often.
-func HugeString(size int) string {
+func hugeString(size int) string {
 	var b strings.Builder
 	b.Grow(size + 16)
 	b.WriteByte('"')
@@ -82,7 +82,7 @@ func BenchmarkParseMemory(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		doc  func(int) string
-	}{{"array", HugeArray}, {"string", HugeString}} {
+	}{{"array", hugeArray}, {"string", hugeString}} {
 		doc := []byte(c.doc(size))
 		for _, parse := range []struct {
 			name string
@@ -92,7 +92,7 @@ func BenchmarkParseMemory(b *testing.B) {
 				var peak uint64
 				for b.Loop() {
 					in := append([]byte(nil), doc...) // ParseOwned keeps it
-					peak = max(peak, PeakHeap(func() {
+					peak = max(peak, peakHeap(func() {
 						v, err := parse.f(in)
 						if err != nil {
 							b.Fatal(err)
