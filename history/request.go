@@ -276,3 +276,7 @@ func toolsFrom(v tree.Value) []Tool {
 	}
 	return out
 }
+
+// Field returns the request's top-level member key ("model", "stream",
+// ...), as sent.
+func (r *Request) Field(key string) (tree.Value, bool) { return r.raw.Get(key) }

@@ -1,0 +1,279 @@
+package apiproxy
+
+import (
+	"crypto/sha256"
+	"strings"
+	"sync"
+
+	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// The in-band texts models read. Their wording is part of the API: each
+// names what was left out and how to get it back.
+
+// repeatText stands for a result identical to the earlier result of c.
+func repeatText(c call, id string) string {
+	return "[same output as the " + describe(c, id) + " result above]"
+}
+
+// staleText stands for a read that the write w superseded.
+func staleText(r call, rid string, w call, wid string) string {
+	return "[stale: output of " + describe(r, rid) + " left out because " + describe(w, wid) +
+		" changed the file afterwards; read it again for its current content]"
+}
+
+// trimmedText stands for a result whose content history trimming left out.
+func trimmedText(c call, id string) string {
+	return "[trimmed: output of " + describe(c, id) + "; call it again to see it]"
+}
+
+// encCache remembers the re-encoding of JSON results by content hash (the
+// encoding is a pure function of the text).
+type encCache struct {
+	mu sync.Mutex
+	m  map[[32]byte]string // "" when re-encoding does not pay
+}
+
+const maxEncCache = 8192
+
+func (c *encCache) get(k [32]byte) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[k]
+	return s, ok
+}
+
+func (c *encCache) put(k [32]byte, s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxEncCache {
+		c.m = make(map[[32]byte]string)
+	}
+	c.m[k] = s
+}
+
+// minEncode is the size in bytes under which JSON is left as it is.
+const minEncode = 64
+
+// encodeJSON returns the auto encoding of text when text is one JSON
+// object or array and the encoding costs fewer o200k_base tokens.
+func (rw *Rewriter) encodeJSON(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if len(t) < minEncode || (t[0] != '{' && t[0] != '[') {
+		return "", false
+	}
+	k := sha256.Sum256([]byte(text))
+	if s, ok := rw.enc.get(k); ok {
+		return s, s != ""
+	}
+	out := ""
+	if v, err := tree.ParseString(t); err == nil {
+		c := tokens.O200kBase()
+		if s, _, err := render.Encode(v, &render.Options{Counter: c}); err == nil && c.Count(s) < c.Count(text) {
+			out = s
+		}
+	}
+	rw.enc.put(k, out)
+	return out, out != ""
+}
+
+// encode re-encodes JSON results.
+func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call) ([]history.Message, []Edit) {
+	if rw.opt.NoEncode {
+		return msgs, nil
+	}
+	var edits []Edit
+	out := mapResults(msgs, func(_ int, p *history.Part) (history.Part, bool) {
+		c := calls[p.ID]
+		if rw.excluded(c.name) {
+			return *p, false
+		}
+		text, ok := resultText(p)
+		if !ok {
+			return *p, false
+		}
+		s, ok := rw.encodeJSON(text)
+		if !ok {
+			return *p, false
+		}
+		edits = append(edits, Edit{Source: SourceEncoding, CallID: p.ID, Tool: c.name, Before: text, After: s})
+		return withText(*p, s), true
+	})
+	return out, edits
+}
+
+// declare replaces stale reads before message index stale, and repeats.
+func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale int) ([]history.Message, []Edit) {
+	var staleBy map[string]string // read call id → writing call id
+	if !rw.opt.NoStale && stale > 0 {
+		staleBy = staleReads(msgs[:stale], calls)
+	}
+	var edits []Edit
+	seen := make(map[[32]byte]string) // content → first call id showing it
+	out := mapResults(msgs, func(i int, p *history.Part) (history.Part, bool) {
+		c := calls[p.ID]
+		if rw.excluded(c.name) || p.IsError {
+			return *p, false
+		}
+		text, ok := resultText(p)
+		if !ok {
+			return *p, false
+		}
+		if w, ok := staleBy[p.ID]; ok && i < stale {
+			s := staleText(c, p.ID, calls[w], w)
+			if len(s) < len(text) {
+				edits = append(edits, Edit{Source: SourceStale, CallID: p.ID, Tool: c.name, Ref: w, Before: text, After: s})
+				return withText(*p, s), true
+			}
+		}
+		if rw.opt.NoRepeats || len(text) < rw.opt.MinRepeat {
+			return *p, false
+		}
+		k := sha256.Sum256([]byte(text))
+		if first, ok := seen[k]; ok {
+			s := repeatText(calls[first], first)
+			if len(s) < len(text) {
+				edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: first, Before: text, After: s})
+				return withText(*p, s), true
+			}
+			return *p, false
+		}
+		seen[k] = p.ID
+		return *p, false
+	})
+	return out, edits
+}
+
+// readTools and writeTools name the file tools of the usual agents
+// (lower case).
+var (
+	readTools  = map[string]bool{"read": true, "read_file": true, "readfile": true, "view": true, "view_file": true, "cat": true, "open_file": true}
+	writeTools = map[string]bool{"write": true, "edit": true, "multiedit": true, "notebookedit": true, "write_file": true,
+		"edit_file": true, "create_file": true, "str_replace": true, "apply_patch": true, "replace": true}
+)
+
+// filePaths returns the files a call reads or writes.
+func filePaths(c call) []string {
+	v, err := tree.ParseString(c.args)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range []string{"file_path", "notebook_path", "path", "filename", "file"} {
+		if x, ok := v.Get(k); ok && x.Kind() == tree.KindString && x.Str() != "" {
+			out = append(out, x.Str())
+			break
+		}
+	}
+	if strings.EqualFold(c.name, "apply_patch") {
+		patch := ""
+		for _, k := range []string{"input", "patch"} {
+			if x, ok := v.Get(k); ok {
+				patch = x.Str()
+			}
+		}
+		for _, line := range strings.Split(patch, "\n") {
+			for _, pre := range []string{"*** Update File: ", "*** Add File: ", "*** Delete File: "} {
+				if rest, ok := strings.CutPrefix(line, pre); ok {
+					out = append(out, strings.TrimSpace(rest))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// staleReads maps each read call in msgs whose file a later call in msgs
+// writes to the first such writing call.
+func staleReads(msgs []history.Message, calls map[string]call) map[string]string {
+	type rd struct {
+		id   string
+		path string
+	}
+	var open []rd
+	var out map[string]string
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Kind != history.ToolCall {
+				continue
+			}
+			name := strings.ToLower(p.Name)
+			switch {
+			case readTools[name]:
+				for _, f := range filePaths(calls[p.ID]) {
+					open = append(open, rd{p.ID, f})
+				}
+			case writeTools[name]:
+				for _, f := range filePaths(calls[p.ID]) {
+					kept := open[:0]
+					for _, r := range open {
+						if r.path == f {
+							if out == nil {
+								out = make(map[string]string)
+							}
+							out[r.id] = p.ID
+							continue
+						}
+						kept = append(kept, r)
+					}
+					open = kept
+				}
+			}
+		}
+	}
+	return out
+}
+
+// finish completes a trimmed conversation: a repeat whose original was
+// trimmed or dropped gets its text back (this happens only when the
+// boundary moves), and edits of results no longer shown are forgotten.
+func finish(out, edited, base []history.Message, calls map[string]call, edits []Edit) ([]history.Message, []Edit) {
+	if len(edits) == 0 {
+		return out, edits
+	}
+	shown := make(map[string]bool) // call id → result shown in full (not trimmed)
+	for i := range out {
+		for j := range out[i].Parts {
+			p := &out[i].Parts[j]
+			if p.Kind == history.ToolResult {
+				t, _ := resultText(p)
+				shown[p.ID] = t != trimmedText(calls[p.ID], p.ID)
+			}
+		}
+	}
+	restore := make(map[string]bool)
+	kept := edits[:0]
+	for _, e := range edits {
+		if !shown[e.CallID] {
+			continue // trimmed or dropped: history's saving
+		}
+		if e.Source == SourceRepeat {
+			if !shown[e.Ref] {
+				restore[e.CallID] = true
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	if len(restore) == 0 {
+		return out, kept
+	}
+	orig := make(map[string]history.Part)
+	for i := range base {
+		for _, p := range base[i].Parts {
+			if p.Kind == history.ToolResult && restore[p.ID] {
+				orig[p.ID] = p
+			}
+		}
+	}
+	out = mapResults(out, func(_ int, p *history.Part) (history.Part, bool) {
+		if restore[p.ID] {
+			return orig[p.ID], true
+		}
+		return *p, false
+	})
+	return out, kept
+}
