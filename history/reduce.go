@@ -470,7 +470,6 @@ func splitFromResults(msgs []Message, i int) bool {
 	return len(prev) > 0 && prev[len(prev)-1].src != 0 && prev[len(prev)-1].src == msgs[i].Parts[0].src
 }
 
-
 // ArgsPlaceholder is the JSON object that replaces trimmed tool-call
 // arguments of the given size in bytes. Models read it: its wording is
 // part of the API.
