@@ -406,3 +406,12 @@ func TestReplayTight(t *testing.T) {
 		t.Errorf("modeled cost %.3f× direct, want ≤ 1.0", r)
 	}
 }
+
+func mustParse(tb testing.TB, b []byte) tree.Value {
+	tb.Helper()
+	v, err := tree.Parse(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
