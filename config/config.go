@@ -64,6 +64,7 @@ type Config struct {
 	Gateway Gateway  `toml:"gateway"`
 	Servers []Server `toml:"servers"`
 	History History  `toml:"history"`
+	API     API      `toml:"api"`
 	// Tools are per-tool rules, tried by [Config.Tool].
 	Tools []Tool `toml:"tools"`
 
@@ -248,6 +249,7 @@ func Default() *Config {
 		Dedup:     Dedup{Enabled: true, MutatingTools: []string{"write_*", "edit_*"}},
 		Proxy:     Proxy{MinSizeBytes: 100, SkipOnError: true},
 		History:   History{Format: "anthropic", Threshold: 0.8, Target: 0.6},
+		API:       API{Listen: DefaultAPIListen},
 	}
 }
 
@@ -410,6 +412,7 @@ func (c *Config) Validate() error {
 		v.errorf("history.target", "must be in (0, threshold], got %g", t)
 	}
 	v.nonNegative("history.keep_assistant", c.History.KeepAssistant)
+	v.api(&c.API)
 	for i := range c.Tools {
 		v.tool(i, &c.Tools[i])
 	}

@@ -58,6 +58,8 @@ var commands = []command{
 	{"history", "trim a conversation history (history trim)", runHistory},
 	{"proxy", "stdio MCP proxy around an upstream server", runProxy},
 	{"gateway", "Streamable-HTTP MCP gateway over several upstreams", runGateway},
+	{"api", "proxy in front of the Anthropic and OpenAI APIs", runAPI},
+	{"wrap", "run claude or codex through terse api", runWrap},
 }
 
 // run is the whole program; main only turns its error into an exit status.
