@@ -78,4 +78,6 @@ type agentExit struct {
 	code  int
 }
 
-func (e *agentExit) Error() string { return fmt.Sprintf("wrap: %s exited with status %d", e.agent, e.code) }
+func (e *agentExit) Error() string {
+	return fmt.Sprintf("wrap: %s exited with status %d", e.agent, e.code)
+}
