@@ -44,7 +44,7 @@ type Options struct {
 	// leaves room for; 0 means 40.
 	StableTurns int
 	// MinTarget is the lowest fraction of the window the trim target is
-	// set to; 0 means 0.1.
+	// set to; 0 means 0.2.
 	MinTarget float64
 	// MinRepeat is the size in bytes under which an identical result is
 	// left as it is; 0 means 200.
@@ -65,7 +65,7 @@ func (o Options) withDefaults() Options {
 		o.StableTurns = 40
 	}
 	if o.MinTarget <= 0 {
-		o.MinTarget = 0.1
+		o.MinTarget = 0.2
 	}
 	if o.MinRepeat <= 0 {
 		o.MinRepeat = 200
