@@ -254,7 +254,7 @@ func checkRequest(direct, out []byte, roomy bool) []string {
 			if after.Kind() == tree.KindArray {
 				text = get(after.Index(0), "text").Str()
 			}
-			if strings.Contains(text, id) {
+			if strings.Contains(text, id) || namesSame(text, id, before) {
 				continue
 			}
 			bt := b.Str()
@@ -269,6 +269,17 @@ func checkRequest(direct, out []byte, roomy bool) []string {
 		}
 	}
 	return bad
+}
+
+// namesSame reports whether text names another call whose result was
+// identical to that of id (a repeat reference).
+func namesSame(text, id string, before map[string]tree.Value) bool {
+	for other, v := range before {
+		if other != id && strings.Contains(text, other) && tree.Equal(v, before[id]) {
+			return true
+		}
+	}
+	return false
 }
 
 // results maps tool_use ids to their result content.

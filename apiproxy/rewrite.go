@@ -99,6 +99,10 @@ type Result struct {
 	Edits []Edit
 	// Report is history.Reduce's report (zero when trimming is off).
 	Report history.Report
+	// PrefixChanged is true when this request does not keep the previous
+	// one's messages as its prefix: the trimming boundary moved, or stale
+	// reads were declared (which happens only when it was about to).
+	PrefixChanged bool
 	// Window is the window trimming used and Target the fraction chosen.
 	Window int
 	Target float64
@@ -206,7 +210,9 @@ func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
 			edited, edits = rw.declare(base, calls, stale)
 			out, next, rep = history.Reduce(edited, res.Window, c.st, ro)
 			c.stale = stale
+			res.PrefixChanged = true
 		}
+		res.PrefixChanged = res.PrefixChanged || rep.CachePrefixChanged
 		c.st = next
 		c.sizes = append(c.sizes, est)
 		if len(c.sizes) > growthSamples {

@@ -152,7 +152,7 @@ func (s *Stats) measure(ex *exchange, u Usage) *Record {
 	r := &Record{
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
 		Tokenizer: s.counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped,
-		PrefixChanged: res.Report.CachePrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
+		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
 		AddedMicros: ex.added.Microseconds(), Usage: u,
 	}
 	if r.Skipped == "" {
