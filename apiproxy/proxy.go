@@ -167,8 +167,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.skipped = "encoded body"
 	case p.cfg.Rewriter == nil:
 		ex.skipped = "no rewriter"
-	case path == "/v1/responses":
-		ex.skipped = "responses API: not rewritten"
 	default:
 		body, whole, err := readUpTo(r.Body, p.cfg.MaxBody)
 		if err != nil {
@@ -183,7 +181,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		ex.before = body
-		res := p.cfg.Rewriter.Rewrite(body, f)
+		var res Result
+		if path == "/v1/responses" {
+			res = p.cfg.Rewriter.RewriteResponses(body)
+		} else {
+			res = p.cfg.Rewriter.Rewrite(body, f)
+		}
 		ex.res = res
 		out := body
 		if res.Body != nil && !p.cfg.DryRun {

@@ -23,6 +23,22 @@ import (
 // the message id; they are joined again). The transcripts do not hold the
 // system prompt or tool definitions, so the requests carry neither.
 func claudeRequests(tb testing.TB, file string) [][]byte {
+	items, ends, model := claudeTurns(tb, file)
+	return buildRequests(items, ends, model)
+}
+
+func buildRequests(items []tree.Value, ends []int, model string) [][]byte {
+	var reqs [][]byte
+	for _, e := range ends {
+		body := obj("model", model, "max_tokens", tree.Number("32000"), "messages", items[:e], "stream", true)
+		reqs = append(reqs, tree.AppendJSON(nil, body))
+	}
+	return reqs
+}
+
+// claudeTurns returns a transcript's messages, the number of messages
+// each request held, and the model.
+func claudeTurns(tb testing.TB, file string) (items []tree.Value, ends []int, model string) {
 	tb.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -34,25 +50,7 @@ func claudeRequests(tb testing.TB, file string) [][]byte {
 		str      *tree.Value
 	}
 	var msgs []msg
-	model := "claude-sonnet-4-5"
-	var reqs [][]byte
-	emit := func() {
-		items := make([]tree.Value, len(msgs))
-		for i, m := range msgs {
-			c := tree.Array(m.blocks...)
-			if m.str != nil {
-				c = *m.str
-			}
-			items[i] = tree.Object(tree.Member{Key: "role", Value: tree.String(m.role)}, tree.Member{Key: "content", Value: c})
-		}
-		body := tree.Object(
-			tree.Member{Key: "model", Value: tree.String(model)},
-			tree.Member{Key: "max_tokens", Value: tree.Number("32000")},
-			tree.Member{Key: "messages", Value: tree.Array(items...)},
-			tree.Member{Key: "stream", Value: tree.Bool(true)},
-		)
-		reqs = append(reqs, tree.AppendJSON(nil, body))
-	}
+	model = "claude-sonnet-4-5"
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<26)
 	for sc.Scan() {
@@ -77,7 +75,7 @@ func claudeRequests(tb testing.TB, file string) [][]byte {
 				continue
 			}
 			if len(msgs) > 0 {
-				emit()
+				ends = append(ends, len(msgs))
 			}
 			msgs = append(msgs, msg{role: role, id: id, blocks: c.Items()})
 			continue
@@ -88,13 +86,16 @@ func claudeRequests(tb testing.TB, file string) [][]byte {
 			msgs = append(msgs, msg{role: role, blocks: c.Items()})
 		}
 	}
-	return reqs
+	for _, m := range msgs {
+		c := tree.Array(m.blocks...)
+		if m.str != nil {
+			c = *m.str
+		}
+		items = append(items, obj("role", m.role, "content", c))
+	}
+	return items, ends, model
 }
 
-func get(v tree.Value, k string) tree.Value {
-	x, _ := v.Get(k)
-	return x
-}
 
 // replayStats are one session's figures under one setting.
 type replayStats struct {
@@ -119,7 +120,11 @@ func (mc *msgCounter) messages(body []byte) (msgs []string, toks []int) {
 	if err != nil {
 		panic(err)
 	}
-	for _, m := range get(v, "messages").Items() {
+	list, ok := v.Get("messages")
+	if !ok {
+		list = get(v, "input")
+	}
+	for _, m := range list.Items() {
 		s := string(tree.AppendJSON(nil, m))
 		n, ok := mc.memo[s]
 		if !ok {
@@ -157,12 +162,17 @@ func sum(xs []int) (n int) {
 }
 
 // replaySession runs a session's requests through a fresh Rewriter.
-func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool) replayStats {
+func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool, responses bool) replayStats {
 	rw := NewRewriter(o)
 	st := replayStats{name: name, turns: len(reqs)}
 	var prevD, prevT []string
 	for ti, body := range reqs {
-		res := rw.Rewrite(body, history.Anthropic)
+		var res Result
+		if responses {
+			res = rw.RewriteResponses(body)
+		} else {
+			res = rw.Rewrite(body, history.Anthropic)
+		}
 		out := body
 		if res.Body != nil {
 			out = res.Body
@@ -187,7 +197,11 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 		for _, e := range res.Edits {
 			st.saved[e.Source] += mc.c.Count(e.Before) - mc.c.Count(e.After)
 		}
-		for _, v := range checkRequest(body, out, roomy) {
+		check := checkRequest
+		if responses {
+			check = checkResponses
+		}
+		for _, v := range check(body, out, roomy) {
 			st.violations = append(st.violations, fmt.Sprintf("turn %d: %s", ti, v))
 		}
 		prevD, prevT = dm, tm
@@ -337,8 +351,10 @@ func pairing(v tree.Value) string {
 // replayTable runs every Claude Code transcript under o and returns the
 // per-session figures and the total.
 func replayTable(tb testing.TB, o Options, roomy bool) ([]replayStats, replayStats) {
-	dir := filepath.Join(corpus.Dir(tb, "corpus"), "agent-sessions", "claude")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	dir := filepath.Join(corpus.Dir(tb, "corpus"), "agent-sessions")
+	files, _ := filepath.Glob(filepath.Join(dir, "claude", "*.jsonl"))
+	codex, _ := filepath.Glob(filepath.Join(dir, "codex", "*.jsonl"))
+	files = append(files, codex...)
 	if len(files) == 0 {
 		tb.Skip("no Claude Code transcripts in " + dir)
 	}
@@ -347,7 +363,14 @@ func replayTable(tb testing.TB, o Options, roomy bool) ([]replayStats, replaySta
 	total := replayStats{name: "total"}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
-		st := replaySession(name, claudeRequests(tb, f), o, mc, roomy)
+		responses := strings.Contains(f, string(filepath.Separator)+"codex"+string(filepath.Separator))
+		var reqs [][]byte
+		if responses {
+			reqs = codexRequests(tb, f)
+		} else {
+			reqs = claudeRequests(tb, f)
+		}
+		st := replaySession(name, reqs, o, mc, roomy, responses)
 		rows = append(rows, st)
 		total.turns += st.turns
 		total.stableTurns += st.stableTurns
@@ -374,10 +397,14 @@ func printTable(tb testing.TB, title string, rows []replayStats, total replaySta
 	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | encoding | prefix-stable | cost ratio | violations |\n")
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	line := func(st replayStats, sessions int) {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.3f | %d | %d | %d | %d | %.1f %% | %.3f | %d |\n",
+		stable := "–"
+		if st.turns > sessions {
+			stable = fmt.Sprintf("%.1f %%", 100*st.stableShare(sessions))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.3f | %d | %d | %d | %d | %s | %.3f | %d |\n",
 			st.name, st.turns, st.direct, st.terse, float64(st.terse)/float64(max(1, st.direct)),
 			st.saved[SourceHistory], st.saved[SourceRepeat], st.saved[SourceStale], st.saved[SourceEncoding],
-			100*st.stableShare(sessions), st.costTer/max(1, st.costDirect), len(st.violations))
+			stable, st.costTer/max(1, st.costDirect), len(st.violations))
 	}
 	for _, r := range rows {
 		line(r, 1)
@@ -425,4 +452,130 @@ func mustParse(tb testing.TB, b []byte) tree.Value {
 		tb.Fatal(err)
 	}
 	return v
+}
+
+// codexRequests rebuilds the Responses API requests of a Codex rollout:
+// one before each run of model output items, holding every item before
+// it (the rollout's response_item payloads are the items as sent back).
+func codexRequests(tb testing.TB, file string) [][]byte {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var items []tree.Value
+	var reqs [][]byte
+	model := "gpt-5-codex"
+	fromModel := func(it tree.Value) bool {
+		switch get(it, "type").Str() {
+		case "message":
+			return get(it, "role").Str() == "assistant"
+		case "function_call", "custom_tool_call", "reasoning", "web_search_call", "tool_search_call", "image_generation_call", "agent_message":
+			return true
+		}
+		return false
+	}
+	prevModel := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		v, err := tree.Parse(sc.Bytes())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if get(v, "type").Str() != "response_item" {
+			continue
+		}
+		it := get(v, "payload")
+		m := fromModel(it)
+		if m && !prevModel && len(items) > 0 {
+			reqs = append(reqs, tree.AppendJSON(nil, obj("model", model, "instructions", "You are Codex.", "input", items, "stream", true)))
+		}
+		prevModel = m
+		items = append(items, it)
+	}
+	return reqs
+}
+
+// checkResponses lists what a rewritten Responses request breaks: every
+// item but tool outputs unchanged; a changed output names a call or
+// decodes to the original.
+func checkResponses(direct, out []byte, _ bool) []string {
+	dv, _ := tree.Parse(direct)
+	ov, err := tree.Parse(out)
+	if err != nil {
+		return []string{"rewritten body is not JSON: " + err.Error()}
+	}
+	var bad []string
+	a, b := get(dv, "input").Items(), get(ov, "input").Items()
+	if len(a) != len(b) {
+		return []string{"items added or removed"}
+	}
+	for i := range a {
+		if tree.Equal(a[i], b[i]) {
+			continue
+		}
+		typ := get(a[i], "type").Str()
+		if typ != "function_call_output" && typ != "custom_tool_call_output" {
+			bad = append(bad, fmt.Sprintf("item %d (%s) changed", i, typ))
+			continue
+		}
+		text := get(b[i], "output").Str()
+		if strings.Contains(text, " call ") {
+			continue
+		}
+		want, err1 := tree.ParseString(strings.TrimSpace(get(a[i], "output").Str()))
+		got, err2 := render.Decode(text)
+		if err1 != nil || err2 != nil || !tree.Equal(want, got) {
+			bad = append(bad, fmt.Sprintf("item %d: output changed without naming a call or decoding to it", i))
+		}
+	}
+	return bad
+}
+
+// TestReplayLong joins the Claude Code transcripts into one long session
+// (each one's messages after the last's) and replays it with a 40,000 and
+// a 60,000-token window: the stress case for prefix stability, many
+// boundary moves in one conversation (≥ 97 % prefix-stable required at
+// 60,000).
+func TestReplayLong(t *testing.T) {
+	dir := filepath.Join(corpus.Dir(t, "corpus"), "agent-sessions", "claude")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("no Claude Code transcripts")
+	}
+	var items []tree.Value
+	var ends []int
+	for _, f := range files {
+		it, e, _ := claudeTurns(t, f)
+		for _, x := range e {
+			ends = append(ends, len(items)+x)
+		}
+		items = append(items, it...)
+	}
+	reqs := buildRequests(items, ends, "claude-sonnet-4-5")
+	mc := &msgCounter{c: tokens.O200kBase(), memo: make(map[string]int)}
+	var rows []replayStats
+	for _, w := range []int{40_000, 60_000} {
+		st := replaySession(fmt.Sprintf("all transcripts joined, window %d", w), reqs, Options{Window: w}, mc, false, false)
+		rows = append(rows, st)
+		for _, v := range st.violations {
+			t.Error(v)
+		}
+		// At 40,000 a few reads of 10,000+ tokens in a row force steps
+		// three turns apart (the newest exchange is never trimmed), so
+		// the share is reported, not required.
+		if s := st.stableShare(1); s < 0.97 && w >= 60_000 {
+			t.Errorf("window %d: prefix-stable %.1f %%, want ≥ 97 %%", w, 100*s)
+		}
+		if r := st.costTer / st.costDirect; r > 1 {
+			t.Errorf("window %d: modeled cost %.3f× direct", w, r)
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s: %d requests, %d → %d tokens (%.3f), prefix-stable %.1f %%, cost %.3f× direct\n",
+			r.name, r.turns, r.direct, r.terse, float64(r.terse)/float64(r.direct), 100*r.stableShare(1), r.costTer/r.costDirect)
+	}
+	t.Log("\n" + b.String())
 }

@@ -206,9 +206,14 @@ func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
 		if rep.CachePrefixChanged && c.stale != len(norm) && !rw.opt.NoStale {
 			// The boundary moves: the prefix changes anyway, so stale
 			// reads up to here are declared now.
+			// Trimming runs down to the target even if the declarations
+			// alone brought the request under the threshold: the prefix
+			// breaks once, for as many turns as a full step buys.
 			stale := len(norm)
 			edited, edits = rw.declare(base, calls, stale)
-			out, next, rep = history.Reduce(edited, res.Window, c.st, ro)
+			force := *ro
+			force.Threshold = target
+			out, next, rep = history.Reduce(edited, res.Window, c.st, &force)
 			c.stale = stale
 			res.PrefixChanged = true
 		}
