@@ -1,0 +1,95 @@
+package apiproxy
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+func jsonIssues() string {
+	return `[` + strings.Repeat(`{"id": 12345, "name": "widget", "status": "active"},`, 20) + `{"id": 1}]`
+}
+
+// TestDryRun: the upstream gets the original body; the stats say what
+// rewriting would have saved.
+func TestDryRun(t *testing.T) {
+	up := newUpstream(t)
+	up.handle = func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"usage":{"input_tokens":7}}`) }
+	srv, st := newProxy(t, up, func(c *Config) { c.DryRun = true })
+	var c convo
+	c.user("list")
+	c.call("Bash", `{"command":"list --json"}`, jsonIssues())
+	body := c.request()
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := up.last(t).body; !bytes.Equal(got, body) {
+		t.Fatalf("dry run changed the body:\n%s", got)
+	}
+	srv.Close()
+	st.Close()
+	tot, _ := st.Snapshot()
+	if tot.Rewritten != 0 || tot.Saved["encoding"] <= 0 || tot.TokensAfter >= tot.TokensBefore || tot.Usage.Input != 7 {
+		t.Fatalf("stats %+v", tot)
+	}
+	if s := st.Summary(); !strings.Contains(s, "encoding") {
+		t.Fatalf("summary:\n%s", s)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	up := newUpstream(t)
+	up.handle = func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{}`) }
+	srv, st := newProxy(t, up, nil)
+	var c convo
+	c.user("list")
+	c.call("Bash", `{"command":"list --json"}`, jsonIssues())
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", bytes.NewReader(c.request()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close()
+	st.Close()
+	w := httptest.NewRecorder()
+	st.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	out := w.Body.String()
+	for _, want := range []string{"terse_api_requests_total 1", `terse_api_tokens_saved_total{source="encoding",tokenizer="o200k_base"}`, "terse_api_rewritten_total 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestResponsesRewrite: a repeated output becomes a reference, a JSON
+// output is re-encoded, every other item is untouched.
+func TestResponsesRewrite(t *testing.T) {
+	long := strings.Repeat("file.txt\n", 40)
+	body := tree.AppendJSON(nil, obj("model", "gpt-5", "instructions", "x", "input", []tree.Value{
+		obj("type", "message", "role", "user", "content", []tree.Value{obj("type", "input_text", "text", "hi")}),
+		obj("type", "function_call", "call_id", "c1", "name", "shell", "arguments", `{"command":["ls"]}`),
+		obj("type", "function_call_output", "call_id", "c1", "output", long),
+		obj("type", "reasoning", "encrypted_content", "opaque"),
+		obj("type", "function_call", "call_id", "c2", "name", "shell", "arguments", `{"command":["ls"]}`),
+		obj("type", "function_call_output", "call_id", "c2", "output", long),
+		obj("type", "function_call", "call_id", "c3", "name", "shell", "arguments", `{"command":["gh","api"]}`),
+		obj("type", "function_call_output", "call_id", "c3", "output", jsonIssues()),
+	}))
+	res := NewRewriter(Options{}).RewriteResponses(body)
+	if res.Body == nil || len(res.Edits) != 2 {
+		t.Fatalf("edits %+v", res.Edits)
+	}
+	for _, v := range checkResponses(body, res.Body, true) {
+		t.Error(v)
+	}
+	if !bytes.Contains(res.Body, []byte(`[same output as the shell call c1 (command=ls) result above]`)) {
+		t.Fatalf("no reference:\n%s", res.Body)
+	}
+}
