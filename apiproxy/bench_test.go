@@ -14,6 +14,7 @@ import (
 
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/tree"
 )
 
 // benchRequest is an Anthropic request of about 200 KB holding 50 tool
@@ -162,4 +163,27 @@ func BenchmarkStreamEvent(b *testing.B) {
 	per := float64(mean-base) / events
 	b.ReportMetric(per/1000, "added-µs/event")
 	b.ReportMetric(float64(mean)/float64(max(base, 1)), "x-direct")
+}
+
+// BenchmarkRewriteWarm200KB: Rewrite alone on a turn of a conversation it
+// has seen (state and encodings remembered), against parsing the body.
+func BenchmarkRewriteWarm200KB(b *testing.B) {
+	body := benchRequest(b)
+	rw := NewRewriter(Options{})
+	rw.Rewrite(body, history.Anthropic)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for range b.N {
+			tree.Parse(body)
+		}
+	})
+	b.Run("rewrite", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for range b.N {
+			rw.Rewrite(body, history.Anthropic)
+		}
+	})
 }

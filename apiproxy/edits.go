@@ -1,7 +1,7 @@
 package apiproxy
 
 import (
-	"crypto/sha256"
+	"hash/maphash"
 	"strings"
 	"sync"
 
@@ -30,27 +30,37 @@ func trimmedText(c call, id string) string {
 	return "[trimmed: output of " + describe(c, id) + "; call it again to see it]"
 }
 
+// seed hashes result texts to find repeats (equal texts are then
+// compared whole).
+var seed = maphash.MakeSeed()
+
 // encCache remembers the re-encoding of JSON results by content hash (the
 // encoding is a pure function of the text).
 type encCache struct {
 	mu sync.Mutex
-	m  map[[32]byte]string // "" when re-encoding does not pay
+	m  map[encKey]string // "" when re-encoding does not pay
+}
+
+// encKey names a text by a 64-bit hash and its length.
+type encKey struct {
+	h uint64
+	n int
 }
 
 const maxEncCache = 8192
 
-func (c *encCache) get(k [32]byte) (string, bool) {
+func (c *encCache) get(k encKey) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok := c.m[k]
 	return s, ok
 }
 
-func (c *encCache) put(k [32]byte, s string) {
+func (c *encCache) put(k encKey, s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxEncCache {
-		c.m = make(map[[32]byte]string)
+		c.m = make(map[encKey]string)
 	}
 	c.m[k] = s
 }
@@ -65,7 +75,7 @@ func (rw *Rewriter) encodeJSON(text string) (string, bool) {
 	if len(t) < minEncode || (t[0] != '{' && t[0] != '[') {
 		return "", false
 	}
-	k := sha256.Sum256([]byte(text))
+	k := encKey{maphash.String(seed, text), len(text)}
 	if s, ok := rw.enc.get(k); ok {
 		return s, s != ""
 	}
@@ -112,7 +122,8 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 		staleBy = staleReads(msgs[:stale], calls)
 	}
 	var edits []Edit
-	seen := make(map[[32]byte]string) // content → first call id showing it
+	seen := make(map[uint64][]string) // content hash → first call ids showing it
+	texts := make(map[string]string)  // call id → its text
 	out := mapResults(msgs, func(i int, p *history.Part) (history.Part, bool) {
 		c := calls[p.ID]
 		if rw.excluded(c.name) || p.IsError {
@@ -132,8 +143,11 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 		if rw.opt.NoRepeats || len(text) < rw.opt.MinRepeat {
 			return *p, false
 		}
-		k := sha256.Sum256([]byte(text))
-		if first, ok := seen[k]; ok {
+		k := maphash.String(seed, text)
+		for _, first := range seen[k] {
+			if texts[first] != text {
+				continue
+			}
 			s := repeatText(calls[first], first)
 			if len(s) < len(text) {
 				edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: first, Before: text, After: s})
@@ -141,7 +155,8 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 			}
 			return *p, false
 		}
-		seen[k] = p.ID
+		seen[k] = append(seen[k], p.ID)
+		texts[p.ID] = text
 		return *p, false
 	})
 	return out, edits

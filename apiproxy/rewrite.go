@@ -232,7 +232,7 @@ func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
 		return res // nothing to change: forward the original bytes
 	}
 	req.Messages = out
-	b, err := req.AppendJSON(nil)
+	b, err := req.AppendJSON(make([]byte, 0, len(body)+len(body)/16))
 	if err != nil {
 		res.Skipped = "does not encode: " + err.Error()
 		res.Edits = nil
