@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/tokens"
@@ -38,7 +39,7 @@ var seed = maphash.MakeSeed()
 // encoding is a pure function of the text).
 type encCache struct {
 	mu sync.Mutex
-	m  map[encKey]string // "" when re-encoding does not pay
+	m  map[encKey]encoded
 }
 
 // encKey names a text by a 64-bit hash and its length.
@@ -49,18 +50,18 @@ type encKey struct {
 
 const maxEncCache = 8192
 
-func (c *encCache) get(k encKey) (string, bool) {
+func (c *encCache) get(k encKey) (encoded, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok := c.m[k]
 	return s, ok
 }
 
-func (c *encCache) put(k encKey, s string) {
+func (c *encCache) put(k encKey, s encoded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxEncCache {
-		c.m = make(map[encKey]string)
+		c.m = make(map[encKey]encoded)
 	}
 	c.m[k] = s
 }
@@ -68,26 +69,54 @@ func (c *encCache) put(k encKey, s string) {
 // minEncode is the size in bytes under which JSON is left as it is.
 const minEncode = 64
 
+// encoded is a cached re-encoding: the text ("" when re-encoding does not
+// pay) and whether a filter left something out.
+type encoded struct {
+	text     string
+	filtered bool
+}
+
 // encodeJSON returns the auto encoding of text when text is one JSON
-// object or array and the encoding costs fewer o200k_base tokens.
-func (rw *Rewriter) encodeJSON(text string) (string, bool) {
+// object or array and the encoding costs fewer o200k_base tokens, after
+// the tool's configured filter (whose note then leads the text).
+func (rw *Rewriter) encodeJSON(tool, text string) (encoded, bool) {
 	t := strings.TrimSpace(text)
 	if len(t) < minEncode || (t[0] != '{' && t[0] != '[') {
-		return "", false
+		return encoded{}, false
+	}
+	var rule *filter.Rule
+	template := ""
+	if rw.opt.Tool != nil {
+		rule, template = rw.opt.Tool(tool)
 	}
 	k := encKey{maphash.String(seed, text), len(text)}
-	if s, ok := rw.enc.get(k); ok {
-		return s, s != ""
+	if rule != nil || template != "" {
+		k.h ^= maphash.String(seed, tool) // the rules depend on the tool
 	}
-	out := ""
+	if e, ok := rw.enc.get(k); ok {
+		return e, e.text != ""
+	}
+	var out encoded
 	if v, err := tree.ParseString(t); err == nil {
+		note := ""
+		if rule != nil {
+			fr := rule.Apply(v, nil)
+			if fr.Note != "" && !fr.IsText {
+				v, note, out.filtered = fr.Value, fr.Note+"\n", true
+			}
+		}
 		c := tokens.O200kBase()
-		if s, _, err := render.Encode(v, &render.Options{Counter: c}); err == nil && c.Count(s) < c.Count(text) {
-			out = s
+		if s, _, err := render.Encode(v, &render.Options{Counter: c, Template: render.Format(template)}); err == nil {
+			if s = note + s; c.Count(s) < c.Count(text) {
+				out.text = s
+			}
 		}
 	}
+	if out.text == "" {
+		out.filtered = false
+	}
 	rw.enc.put(k, out)
-	return out, out != ""
+	return out, out.text != ""
 }
 
 // encode re-encodes JSON results.
@@ -105,12 +134,16 @@ func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call) ([]his
 		if !ok {
 			return *p, false
 		}
-		s, ok := rw.encodeJSON(text)
+		e, ok := rw.encodeJSON(c.name, text)
 		if !ok {
 			return *p, false
 		}
-		edits = append(edits, Edit{Source: SourceEncoding, CallID: p.ID, Tool: c.name, Before: text, After: s})
-		return withText(*p, s), true
+		src := SourceEncoding
+		if e.filtered {
+			src = SourceFilter
+		}
+		edits = append(edits, Edit{Source: src, CallID: p.ID, Tool: c.name, Before: text, After: e.text})
+		return withText(*p, e.text), true
 	})
 	return out, edits
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -91,5 +93,31 @@ func TestResponsesRewrite(t *testing.T) {
 	}
 	if !bytes.Contains(res.Body, []byte(`[same output as the shell call c1 (command=ls) result above]`)) {
 		t.Fatalf("no reference:\n%s", res.Body)
+	}
+}
+
+// TestToolFilter: a configured filter applies by tool name, its note
+// leading the re-encoded result.
+func TestToolFilter(t *testing.T) {
+	rule, err := filter.Compile(filter.Spec{Select: []filter.Field{{Out: "id", Path: "id"}, {Out: "name", Path: "name"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := NewRewriter(Options{Tool: func(name string) (*filter.Rule, string) {
+		if name == "Bash" {
+			return rule, ""
+		}
+		return nil, ""
+	}})
+	var c convo
+	c.user("list")
+	c.call("Bash", `{"command":"list --json"}`, jsonIssues())
+	c.call("Other", `{"command":"list --json"}`, jsonIssues()+" ")
+	res := rw.Rewrite(c.request(), history.Anthropic)
+	if len(res.Edits) != 2 || res.Edits[0].Source != SourceFilter || res.Edits[1].Source != SourceEncoding {
+		t.Fatalf("edits %+v", res.Edits)
+	}
+	if !strings.HasPrefix(res.Edits[0].After, "> [filtered") || strings.Contains(res.Edits[0].After, "active") {
+		t.Fatalf("filtered result:\n%s", res.Edits[0].After)
 	}
 }

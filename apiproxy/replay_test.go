@@ -96,7 +96,6 @@ func claudeTurns(tb testing.TB, file string) (items []tree.Value, ends []int, mo
 	return items, ends, model
 }
 
-
 // replayStats are one session's figures under one setting.
 type replayStats struct {
 	name                string

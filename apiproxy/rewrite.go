@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/tree"
 )
@@ -21,10 +22,11 @@ const (
 	SourceRepeat                 // a result identical to an earlier one
 	SourceStale                  // a read superseded by a later write
 	SourceEncoding               // JSON re-encoded
+	SourceFilter                 // a configured per-tool filter
 	numSources
 )
 
-var sourceNames = [numSources]string{"history", "dedup", "stale", "encoding"}
+var sourceNames = [numSources]string{"history", "dedup", "stale", "encoding", "filter"}
 
 func (s Source) String() string {
 	if s < numSources {
@@ -53,6 +55,10 @@ type Options struct {
 	// replaced by references, markers or re-encodings (history trimming
 	// still applies).
 	Exclude []string
+	// Tool returns the configured rule for a tool's JSON results: a
+	// filter (nil: none), whose in-band note declares what it leaves out,
+	// and a render template ("": none). Nil means no rules.
+	Tool func(name string) (*filter.Rule, string)
 	// NoTrim, NoRepeats, NoStale and NoEncode turn one rewriting off.
 	NoTrim, NoRepeats, NoStale, NoEncode bool
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/terse-dev/terse/apiproxy"
 	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/filter"
 )
 
 const apiDoc = `
@@ -56,13 +57,13 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 	}
 }
 
-// settings merges the flags over the config file.
-func (f apiFlags) settings() (config.API, error) {
+// settings merges the flags over the config file's [api] section.
+func (f apiFlags) settings() (*config.Config, config.API, error) {
 	cfg := config.Default()
 	if *f.config != "" {
 		c, err := config.Load(*f.config)
 		if err != nil {
-			return config.API{}, err
+			return nil, config.API{}, err
 		}
 		cfg = c
 	}
@@ -85,7 +86,18 @@ func (f apiFlags) settings() (config.API, error) {
 	if a.Listen == "" {
 		a.Listen = config.DefaultAPIListen
 	}
-	return a, nil
+	return cfg, a, nil
+}
+
+// toolRules gives the rewriter the per-tool filters and templates of cfg.
+func toolRules(cfg *config.Config) func(string) (*filter.Rule, string) {
+	return func(name string) (*filter.Rule, string) {
+		t := cfg.Tool(name)
+		if t == nil {
+			return nil, ""
+		}
+		return t.Rule(), t.Template
+	}
 }
 
 // apiServer is a running proxy.
@@ -97,7 +109,7 @@ type apiServer struct {
 }
 
 // startAPI serves the proxy on ln.
-func startAPI(a config.API, ln net.Listener, stderr io.Writer) (*apiServer, error) {
+func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Writer) (*apiServer, error) {
 	s := &apiServer{errc: make(chan error, 1)}
 	var out io.Writer
 	if a.StatsFile != "" {
@@ -111,7 +123,7 @@ func startAPI(a config.API, ln net.Listener, stderr io.Writer) (*apiServer, erro
 	p, err := apiproxy.New(apiproxy.Config{
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
-		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Exclude: a.ExcludeTools, StableTurns: a.StableTurns}),
+		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Exclude: a.ExcludeTools, StableTurns: a.StableTurns, Tool: toolRules(cfg)}),
 		DryRun:    a.DryRun,
 		MaxBody:   int64(a.MaxBodyBytes),
 		Stats:     s.stats,
@@ -160,7 +172,7 @@ func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if fs.NArg() > 0 {
 		return &usageError{"api: unexpected arguments"}
 	}
-	a, err := af.settings()
+	cfg, a, err := af.settings()
 	if err != nil {
 		return err
 	}
@@ -171,7 +183,7 @@ func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	s, err := startAPI(a, ln, stderr)
+	s, err := startAPI(cfg, a, ln, stderr)
 	if err != nil {
 		ln.Close()
 		return err

@@ -48,7 +48,7 @@ func runWrap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if len(agentArgs) > 0 && agentArgs[0] == "--" {
 		agentArgs = agentArgs[1:]
 	}
-	a, err := af.settings()
+	cfg, a, err := af.settings()
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func runWrap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	s, err := startAPI(a, ln, stderr)
+	s, err := startAPI(cfg, a, ln, stderr)
 	if err != nil {
 		ln.Close()
 		return err
