@@ -121,3 +121,40 @@ func TestToolFilter(t *testing.T) {
 		t.Fatalf("filtered result:\n%s", res.Edits[0].After)
 	}
 }
+
+// TestStatsFile: one JSON line per request, naming the tokenizer.
+func TestStatsFile(t *testing.T) {
+	var buf bytes.Buffer
+	st := NewStats(nil, &buf)
+	up := newUpstream(t)
+	up.handle = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_read_input_tokens\":10}}}\n\n")
+		io.WriteString(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":5}}\n\n")
+	}
+	p, err := New(Config{Anthropic: up.URL, Rewriter: NewRewriter(Options{}), Stats: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	var c convo
+	c.user("list")
+	c.call("Bash", `{"command":"list --json"}`, jsonIssues())
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", bytes.NewReader(c.request()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	st.Close()
+	v, err := tree.Parse(bytes.TrimSpace(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("stats line %q: %v", buf.Bytes(), err)
+	}
+	u := get(v, "usage")
+	if get(v, "tokenizer").Str() != "o200k_base" || !get(v, "rewritten").Bool() ||
+		get(u, "input").Num() != "12" || get(u, "cache_read").Num() != "10" || get(u, "output").Num() != "5" {
+		t.Fatalf("stats line %s", buf.Bytes())
+	}
+}
