@@ -593,3 +593,45 @@ func (r repeatReader) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestOpenAIChatRewrittenThroughSDK: a Chat Completions conversation sent
+// with the OpenAI SDK reaches the upstream with its JSON tool result
+// re-encoded and everything else as sent; the stream comes back whole.
+func TestOpenAIChatRewrittenThroughSDK(t *testing.T) {
+	rec := streams(t, "openai", "chat-stream")[0]
+	up := newUpstream(t)
+	up.handle = serveEvents(rec.events)
+	srv, _ := newProxy(t, up, nil)
+	tc := &teeClient{}
+	c := openaiClient(srv.URL, tc)
+	call := openai.ChatCompletionAssistantMessageParam{ToolCalls: []openai.ChatCompletionMessageToolCallParam{{
+		ID: "call_1", Function: openai.ChatCompletionMessageToolCallFunctionParam{Name: "list_widgets", Arguments: `{"owner":"someone"}`},
+	}}}
+	jsonResult := `[` + strings.Repeat(`{"id": 12345, "name": "widget", "status": "active"},`, 30) + `{"id": 1}]`
+	stream := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: openai.ChatModelGPT4o,
+		Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.SystemMessage("You are terse."),
+			openai.UserMessage("list the widgets"),
+			{OfAssistant: &call},
+			openai.ToolMessage(jsonResult, "call_1"),
+		},
+	})
+	for stream.Next() {
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(tc.bytes(), rec.body()) {
+		t.Fatal("stream changed")
+	}
+	s := up.last(t)
+	if bytes.Contains(s.body, []byte(`"status": "active"`)) || bytes.Contains(s.body, []byte(`\"status\": \"active\"`)) {
+		t.Fatalf("tool result not re-encoded: %s", s.body)
+	}
+	for _, want := range []string{`"You are terse."`, `"list the widgets"`, `"tool_call_id":"call_1"`, `"arguments":"{\"owner\":\"someone\"}"`} {
+		if !bytes.Contains(s.body, []byte(want)) {
+			t.Fatalf("upstream body lacks %s: %s", want, s.body)
+		}
+	}
+}
