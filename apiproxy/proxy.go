@@ -185,7 +185,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if path == "/v1/responses" {
 			res = p.cfg.Rewriter.RewriteResponses(body)
 		} else {
-			res = p.cfg.Rewriter.Rewrite(body, f)
+			window := 0
+			if strings.Contains(r.Header.Get("Anthropic-Beta"), "context-1m") {
+				window = 1_000_000 // the 1M-token context beta
+			}
+			res = p.cfg.Rewriter.RewriteWindow(body, f, window)
 		}
 		ex.res = res
 		out := body

@@ -172,6 +172,12 @@ func (rw *Rewriter) conv(key string) *conv {
 
 // Rewrite rewrites one request body of format f (0: detect).
 func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
+	return rw.RewriteWindow(body, f, 0)
+}
+
+// RewriteWindow is Rewrite with the window the request asked for (0: the
+// model's), used when Options.Window is not set.
+func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Result {
 	req, err := history.Decode(body, f)
 	if err != nil {
 		return Result{Skipped: "does not decode: " + err.Error()}
@@ -190,6 +196,9 @@ func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
 	defer c.mu.Unlock()
 
 	res.Window = rw.opt.Window
+	if res.Window <= 0 {
+		res.Window = window
+	}
 	if res.Window <= 0 {
 		res.Window = ModelWindow(res.Model)
 	}
