@@ -19,11 +19,15 @@ import (
 
 // benchRequest is an Anthropic request of about 200 KB holding 50 tool
 // results taken from corpus files (JSON and text) of 1 to 8 KB.
-func benchRequest(b *testing.B) []byte {
+func benchRequest(b *testing.B) []byte { return benchRequestOf(b, ".json", ".txt", ".log", ".md") }
+
+// benchRequestOf builds the request from corpus files with the given
+// extensions.
+func benchRequestOf(b *testing.B, exts ...string) []byte {
 	var c convo
 	c.user("Look into the failing pipeline.")
 	n := 0
-	for _, f := range corpus.Files(b, ".json", ".txt", ".log", ".md") {
+	for _, f := range corpus.Files(b, exts...) {
 		if n == 50 {
 			break
 		}
@@ -113,6 +117,39 @@ func BenchmarkProxyNoChange(b *testing.B) {
 	c.user("What is the capital of France?")
 	c.call("Bash", `{"command":"date"}`, "Mon Nov 23 18:00:00 UTC 2026")
 	benchProxy(b, c.request())
+}
+
+// BenchmarkProxy200KBNoChange: a 200 KB request of text results (logs,
+// Markdown) that needs no change: it is decoded and measured, then the
+// original bytes are forwarded.
+func BenchmarkProxy200KBNoChange(b *testing.B) {
+	var c convo
+	c.user("Look into the failing pipeline.")
+	n := 0
+	for _, f := range corpus.Files(b, ".txt", ".log", ".md", ".yaml") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// 4 KB pieces, cut after a newline.
+		for len(data) > 1024 && n < 50 {
+			cut := min(len(data), 4096)
+			if i := bytes.LastIndexByte(data[:cut], '\n'); i > 0 {
+				cut = i + 1
+			}
+			n++
+			c.call("Bash", fmt.Sprintf(`{"command":"sed -n %d,+80p %s"}`, n, corpus.Name(f)), string(data[:cut]))
+			data = data[cut:]
+		}
+	}
+	if n < 50 {
+		b.Skip("not enough corpus text")
+	}
+	body := c.request()
+	if res := NewRewriter(Options{}).Rewrite(body, history.Anthropic); res.Body != nil {
+		b.Fatalf("the request needs changes: %d edits", len(res.Edits))
+	}
+	benchProxy(b, body)
 }
 
 // BenchmarkRewrite200KB: Rewrite alone, first turn of a conversation
