@@ -235,11 +235,19 @@ func filePaths(c call) []string {
 }
 
 // staleReads maps each read call in msgs whose file a later call in msgs
-// writes to the first such writing call.
+// writes (and did not fail) to the first such writing call.
 func staleReads(msgs []history.Message, calls map[string]call) map[string]string {
 	type rd struct {
 		id   string
 		path string
+	}
+	failed := make(map[string]bool) // calls whose result is an error: they changed nothing
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Kind == history.ToolResult && p.IsError {
+				failed[p.ID] = true
+			}
+		}
 	}
 	var open []rd
 	var out map[string]string
@@ -254,7 +262,7 @@ func staleReads(msgs []history.Message, calls map[string]call) map[string]string
 				for _, f := range filePaths(calls[p.ID]) {
 					open = append(open, rd{p.ID, f})
 				}
-			case writeTools[name]:
+			case writeTools[name] && !failed[p.ID]:
 				for _, f := range filePaths(calls[p.ID]) {
 					kept := open[:0]
 					for _, r := range open {

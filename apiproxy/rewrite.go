@@ -242,8 +242,7 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	}
 	res.Report = rep
 	res.Edits = append(encEdits, edits...)
-	if len(res.Edits) == 0 && rep.Trimmed == 0 && rep.Dropped == 0 && rep.ThinkingDropped == 0 &&
-		nrep.Merged == 0 && nrep.Deduped == 0 {
+	if len(res.Edits) == 0 && rep.Trimmed == 0 && rep.Dropped == 0 && rep.ThinkingDropped == 0 && nrep.Deduped == 0 {
 		return res // nothing to change: forward the original bytes
 	}
 	req.Messages = out
