@@ -186,8 +186,9 @@ func newProxy(t *testing.T, up *upstream, mod func(*Config)) (*httptest.Server, 
 
 // teeClient is an HTTP client that keeps the raw response bytes.
 type teeClient struct {
-	mu  sync.Mutex
-	raw bytes.Buffer
+	mu     sync.Mutex
+	raw    bytes.Buffer
+	header http.Header // of the last response
 }
 
 func (c *teeClient) Do(req *http.Request) (*http.Response, error) {
@@ -196,6 +197,9 @@ func (c *teeClient) Do(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	resp.Body = &teeBody{rc: resp.Body, c: c}
+	c.mu.Lock()
+	c.header = resp.Header.Clone()
+	c.mu.Unlock()
 	return resp, nil
 }
 
@@ -257,6 +261,9 @@ func TestAnthropicStreamsThroughSDK(t *testing.T) {
 			}
 			if got, want := tc.bytes(), rec.body(); !bytes.Equal(got, want) {
 				t.Fatalf("client received %d bytes, upstream sent %d; streams differ", len(got), len(want))
+			}
+			if h := tc.header; h.Get("Request-Id") != "req_test" || h.Get("Content-Type") != "text/event-stream" {
+				t.Fatalf("response headers %v", h)
 			}
 			s := up.last(t)
 			if s.path != "/v1/messages" || s.header.Get("X-Api-Key") != "sk-ant-test-key" ||
