@@ -38,8 +38,9 @@ var seed = maphash.MakeSeed()
 // encCache remembers the re-encoding of JSON results by content hash (the
 // encoding is a pure function of the text).
 type encCache struct {
-	mu sync.Mutex
-	m  map[encKey]encoded
+	mu    sync.Mutex
+	m     map[encKey]encoded
+	bytes int // of the texts held
 }
 
 // encKey names a text by a 64-bit hash and its length.
@@ -48,7 +49,11 @@ type encKey struct {
 	n int
 }
 
-const maxEncCache = 8192
+// The cache is emptied when it holds this many entries or bytes.
+const (
+	maxEncCache      = 8192
+	maxEncCacheBytes = 64 << 20
+)
 
 func (c *encCache) get(k encKey) (encoded, bool) {
 	c.mu.Lock()
@@ -60,10 +65,11 @@ func (c *encCache) get(k encKey) (encoded, bool) {
 func (c *encCache) put(k encKey, s encoded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxEncCache {
-		c.m = make(map[encKey]encoded)
+	if c.m == nil || len(c.m) >= maxEncCache || c.bytes+len(s.text) > maxEncCacheBytes {
+		c.m, c.bytes = make(map[encKey]encoded), 0
 	}
 	c.m[k] = s
+	c.bytes += len(s.text)
 }
 
 // minEncode is the size in bytes under which JSON is left as it is.
