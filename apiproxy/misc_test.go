@@ -2,10 +2,12 @@ package apiproxy
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/terse-dev/terse/filter"
@@ -156,5 +158,56 @@ func TestStatsFile(t *testing.T) {
 	if get(v, "tokenizer").Str() != "o200k_base" || !get(v, "rewritten").Bool() ||
 		get(u, "input").Num() != "12" || get(u, "cache_read").Num() != "10" || get(u, "output").Num() != "5" {
 		t.Fatalf("stats line %s", buf.Bytes())
+	}
+}
+
+// TestConcurrentConversations sends the turns of several conversations at
+// once (run with -race): each upstream body is one a lone rewriter would
+// write for that turn.
+func TestConcurrentConversations(t *testing.T) {
+	up := newUpstream(t)
+	up.handle = func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{}`) }
+	srv, _ := newProxy(t, up, func(c *Config) { c.Rewriter = NewRewriter(Options{Window: 8_000}) })
+	const convs, turns = 4, 12
+	want := make(map[string]bool)
+	reqs := make([][][]byte, convs)
+	for k := range convs {
+		var c convo
+		c.user(fmt.Sprintf("conversation %d", k))
+		lone := NewRewriter(Options{Window: 8_000})
+		for i := range turns {
+			c.call("Read", fmt.Sprintf(`{"file_path":"/f%d"}`, i), fileText(fmt.Sprintf("c%d_%d", k, i), 30))
+			body := c.request()
+			reqs[k] = append(reqs[k], body)
+			res := lone.Rewrite(body, history.Anthropic)
+			if res.Body != nil {
+				body = res.Body
+			}
+			want[string(body)] = true
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range convs {
+		wg.Go(func() {
+			for _, body := range reqs[k] {
+				resp, err := http.Post(srv.URL+"/v1/messages", "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if len(up.seen) != convs*turns {
+		t.Fatalf("upstream saw %d requests", len(up.seen))
+	}
+	for _, s := range up.seen {
+		if !want[string(s.body)] {
+			t.Fatalf("upstream body differs from a lone rewriter's: %.200s", s.body)
+		}
 	}
 }
