@@ -12,23 +12,24 @@ import (
 	"github.com/terse-dev/terse/tree"
 )
 
-// The in-band texts models read. Their wording is part of the API: each
-// names what was left out and how to get it back.
+// The in-band texts models read, single-line hints in the project's
+// "> [family: payload]" form. Their wording is part of the API: each names
+// what was left out and how to get it back.
 
 // repeatText stands for a result identical to the earlier result of c.
 func repeatText(c call, id string) string {
-	return "[same output as the " + describe(c, id) + " result above]"
+	return "> [ref: byte-identical to the result of " + describe(c, id) + " above]"
 }
 
 // staleText stands for a read that the write w superseded.
 func staleText(r call, rid string, w call, wid string) string {
-	return "[stale: output of " + describe(r, rid) + " left out because " + describe(w, wid) +
-		" changed the file afterwards; read it again for its current content]"
+	return "> [stale: result of " + describe(r, rid) + " left out; " + describe(w, wid) +
+		" changed the file since; read it again for its current content]"
 }
 
 // trimmedText stands for a result whose content history trimming left out.
 func trimmedText(c call, id string) string {
-	return "[trimmed: output of " + describe(c, id) + "; call it again to see it]"
+	return "> [trimmed: result of " + describe(c, id) + "; call it again to see it]"
 }
 
 // seed hashes result texts to find repeats (equal texts are then

@@ -93,7 +93,7 @@ func TestResponsesRewrite(t *testing.T) {
 	for _, v := range checkResponses(body, res.Body, true) {
 		t.Error(v)
 	}
-	if !bytes.Contains(res.Body, []byte(`[same output as the shell call c1 (command=ls) result above]`)) {
+	if !bytes.Contains(res.Body, []byte(`> [ref: byte-identical to the result of shell call c1 (command=ls) above]`)) {
 		t.Fatalf("no reference:\n%s", res.Body)
 	}
 }

@@ -424,7 +424,7 @@ func mapResults(msgs []history.Message, fn func(i int, p *history.Part) (history
 }
 
 // argsSummary is a short description of a call's arguments: the first of
-// the usual naming arguments, cut at 100 bytes.
+// the usual naming arguments, cut at 80 bytes.
 func argsSummary(args string) string {
 	v, err := tree.ParseString(args)
 	if err != nil || v.Kind() != tree.KindObject {
@@ -449,8 +449,8 @@ func argsSummary(args string) string {
 			continue
 		}
 		s = strings.Join(strings.Fields(s), " ")
-		if len(s) > 100 {
-			cut := 100
+		if len(s) > 80 {
+			cut := 80
 			for cut > 0 && s[cut]&0xC0 == 0x80 {
 				cut--
 			}

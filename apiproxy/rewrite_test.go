@@ -110,7 +110,7 @@ func TestInBandTexts(t *testing.T) {
 	for _, m := range get(v, "messages").Items() {
 		for _, b := range get(m, "content").Items() {
 			if get(b, "type").Str() == "tool_result" {
-				if s := get(b, "content").Str(); strings.HasPrefix(s, "[trimmed") {
+				if s := get(b, "content").Str(); strings.HasPrefix(s, "> [trimmed") {
 					trimmed = append(trimmed, s)
 				}
 			}
