@@ -19,6 +19,7 @@ func seedRequests() [][]byte {
 		c.request(),
 		[]byte(`{"model":"gpt-4o","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"[1,2,3]"}]}`),
 		[]byte(`{"messages":[{"role":"user","content":[{"type":"mystery","x":1}]}]}`),
+		[]byte(`{"model":"gpt-5","instructions":"i","input":[{"role":"user","content":"hi"},{"type":"reasoning","encrypted_content":"e"},{"type":"function_call","call_id":"c","name":"shell","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28]"}]}`),
 		[]byte(`{not json`),
 		[]byte(`[]`),
 	}
@@ -31,13 +32,11 @@ func FuzzRewrite(f *testing.F) {
 	for _, s := range seedRequests() {
 		f.Add(s, uint8(0))
 		f.Add(s, uint8(1))
+		f.Add(s, uint8(2))
 	}
 	f.Fuzz(func(t *testing.T, body []byte, flags uint8) {
-		format := history.Anthropic
-		if flags&1 == 1 {
-			format = history.OpenAI
-		}
-		o := Options{Window: 2_000 + 50_000*int(flags>>1&1)}
+		format := []history.Format{history.Anthropic, history.OpenAI, history.Responses, history.Anthropic}[flags&3]
+		o := Options{Window: 2_000 + 50_000*int(flags>>2&1)}
 		a := NewRewriter(o).Rewrite(body, format)
 		b := NewRewriter(o).Rewrite(body, format)
 		if !bytes.Equal(a.Body, b.Body) {

@@ -86,7 +86,7 @@ func TestResponsesRewrite(t *testing.T) {
 		obj("type", "function_call", "call_id", "c3", "name", "shell", "arguments", `{"command":["gh","api"]}`),
 		obj("type", "function_call_output", "call_id", "c3", "output", jsonIssues()),
 	}))
-	res := NewRewriter(Options{}).RewriteResponses(body)
+	res := NewRewriter(Options{}).Rewrite(body, history.Responses)
 	if res.Body == nil || len(res.Edits) != 2 {
 		t.Fatalf("edits %+v", res.Edits)
 	}

@@ -137,7 +137,7 @@ func rewritten(r *http.Request) (history.Format, string, bool) {
 	case "/v1/chat/completions":
 		return history.OpenAI, "/v1/chat/completions", true
 	case "/v1/responses":
-		return 0, "/v1/responses", true
+		return history.Responses, "/v1/responses", true
 	}
 	return 0, "", false
 }
@@ -181,16 +181,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		ex.before = body
-		var res Result
-		if path == "/v1/responses" {
-			res = p.cfg.Rewriter.RewriteResponses(body)
-		} else {
-			window := 0
-			if strings.Contains(r.Header.Get("Anthropic-Beta"), "context-1m") {
-				window = 1_000_000 // the 1M-token context beta
-			}
-			res = p.cfg.Rewriter.RewriteWindow(body, f, window)
+		window := 0
+		if strings.Contains(r.Header.Get("Anthropic-Beta"), "context-1m") {
+			window = 1_000_000 // the 1M-token context beta
 		}
+		res := p.cfg.Rewriter.RewriteWindow(body, f, window)
 		ex.res = res
 		out := body
 		if res.Body != nil && !p.cfg.DryRun {

@@ -168,9 +168,12 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 	for ti, body := range reqs {
 		var res Result
 		if responses {
-			res = rw.RewriteResponses(body)
+			res = rw.Rewrite(body, history.Responses)
 		} else {
 			res = rw.Rewrite(body, history.Anthropic)
+		}
+		if res.Skipped != "" {
+			st.violations = append(st.violations, fmt.Sprintf("turn %d: forwarded untouched: %s", ti, res.Skipped))
 		}
 		out := body
 		if res.Body != nil {

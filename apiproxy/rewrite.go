@@ -203,7 +203,7 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		// The model's context holds the reply too: what the request
 		// reserves for it is not the conversation's.
 		res.Window = ModelWindow(res.Model)
-		for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 			if v, ok := req.Field(k); ok {
 				if n, err := v.Int(); err == nil && n > 0 && n < int64(res.Window)/2 {
 					res.Window -= int(n)

@@ -117,7 +117,7 @@ func responsesItem(it tree.Value, ptr tree.Pointer) (Message, error) {
 
 // responsesContent decodes message content or tool output: a string is
 // one text part; input_text and output_text parts are text; others are
-// opaque.
+// opaque. A lone part object counts as an array of one.
 func responsesContent(c tree.Value, ptr tree.Pointer) ([]Part, error) {
 	switch c.Kind() {
 	case tree.KindNull:
@@ -125,8 +125,11 @@ func responsesContent(c tree.Value, ptr tree.Pointer) ([]Part, error) {
 	case tree.KindString:
 		return textParts(c.Str(), 0), nil
 	case tree.KindArray:
+	case tree.KindObject:
+		// One part on its own (as Codex rollouts record outputs).
+		c = tree.Array(c)
 	default:
-		return nil, shapeErr(ptr, "content is a JSON %s, want a string or an array", c.Kind())
+		return nil, shapeErr(ptr, "content is a JSON %s, want a string, an array or an object", c.Kind())
 	}
 	var out []Part
 	for i, b := range c.Items() {
@@ -238,6 +241,10 @@ func responsesEncodeItem(raw tree.Value, p piece) (tree.Value, error) {
 // the original was a string (or absent) and one text part remains, else
 // an array of parts, text parts written as textType.
 func responsesContentValue(orig tree.Value, parts []Part, textType string) (tree.Value, error) {
+	if orig.Kind() == tree.KindObject && len(parts) == 1 && !parts[0].raw.IsNull() {
+		a, err := responsesContentValue(tree.Array(orig), parts, textType)
+		return a.Index(0), err
+	}
 	if orig.Kind() != tree.KindArray {
 		if len(parts) == 0 && orig.Kind() == tree.KindString {
 			return orig, nil

@@ -16,6 +16,8 @@ const responsesRequest = `{"model":"gpt-5-codex","instructions":"You are Codex."
 	`{"type":"custom_tool_call","id":"ct_1","call_id":"call_2","name":"apply_patch","input":"*** Begin Patch\n*** Update File: a.txt\n"},` +
 	`{"type":"custom_tool_call_output","call_id":"call_2","output":[{"type":"input_text","text":"Done"}]},` +
 	`{"type":"web_search_call","id":"ws_1","status":"completed"},` +
+	`{"type":"function_call","call_id":"call_3","name":"shell","arguments":"{}"},` +
+	`{"type":"function_call_output","call_id":"call_3","output":{"type":"input_text","text":"a.txt\n","detail":null}},` +
 	`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Found 2 files.","annotations":[]}]},` +
 	`{"role":"user","content":"thanks"}],"tools":[{"type":"function","name":"shell","parameters":{"type":"object"}}],"stream":true}`
 
@@ -38,7 +40,7 @@ func TestResponsesRoundTrip(t *testing.T) {
 	for _, m := range r.Messages {
 		roles = append(roles, string(m.Role))
 	}
-	if s := strings.Join(roles, " "); s != "system system user assistant assistant tool assistant tool assistant assistant user" {
+	if s := strings.Join(roles, " "); s != "system system user assistant assistant tool assistant tool assistant assistant tool assistant user" {
 		t.Fatalf("roles %s", s)
 	}
 }
