@@ -642,3 +642,37 @@ func TestOpenAIChatRewrittenThroughSDK(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIResponsesRewrittenThroughSDK: a Responses API request with
+// tool items, sent with the OpenAI SDK, reaches the upstream with its JSON
+// output re-encoded and its other items as sent.
+func TestOpenAIResponsesRewrittenThroughSDK(t *testing.T) {
+	rec := streams(t, "openai", "responses-programmatic")[0]
+	up := newUpstream(t)
+	up.handle = serveEvents(rec.events)
+	srv, _ := newProxy(t, up, nil)
+	c := openaiClient(srv.URL, http.DefaultClient)
+	jsonResult := `[` + strings.Repeat(`{"id": 12345, "name": "widget", "status": "active"},`, 30) + `{"id": 1}]`
+	items := []map[string]any{
+		{"type": "message", "role": "user", "content": []map[string]any{{"type": "input_text", "text": "list the widgets"}}},
+		{"type": "reasoning", "id": "rs_1", "summary": []any{}, "encrypted_content": "gAAAA-opaque"},
+		{"type": "function_call", "call_id": "call_1", "name": "shell", "arguments": `{"command":["widgets","--json"]}`},
+		{"type": "function_call_output", "call_id": "call_1", "output": jsonResult},
+	}
+	stream := c.Responses.NewStreaming(context.Background(), responses.ResponseNewParams{Model: "gpt-5"},
+		ooption.WithJSONSet("input", items), ooption.WithJSONSet("instructions", "You are terse."))
+	for stream.Next() {
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := up.last(t)
+	if s.path != "/v1/responses" || bytes.Contains(s.body, []byte(`\"status\": \"active\"`)) {
+		t.Fatalf("output not re-encoded: %s", s.body)
+	}
+	for _, want := range []string{`"You are terse."`, `"list the widgets"`, `"encrypted_content":"gAAAA-opaque"`, `"call_id":"call_1"`} {
+		if !bytes.Contains(s.body, []byte(want)) {
+			t.Fatalf("upstream body lacks %s: %s", want, s.body)
+		}
+	}
+}
