@@ -24,7 +24,8 @@ client at it with its base-URL setting:
   ANTHROPIC_BASE_URL=http://127.0.0.1:8788
   OPENAI_BASE_URL=http://127.0.0.1:8788/v1
 
-It rewrites the bodies of POST /v1/messages and /v1/chat/completions:
+It rewrites the bodies of POST /v1/messages, /v1/chat/completions and
+/v1/responses:
 old turns trimmed once the conversation nears the context window (in steps
 chosen so the provider's prompt cache keeps hitting), a tool result
 identical to an earlier one replaced by a reference to that call, a file
