@@ -230,10 +230,10 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		out, next, rep = history.Reduce(edited, res.Window, c.st, ro)
 		if rep.CachePrefixChanged && c.stale != len(norm) && !rw.opt.NoStale {
 			// The boundary moves: the prefix changes anyway, so stale
-			// reads up to here are declared now.
-			// Trimming runs down to the target even if the declarations
-			// alone brought the request under the threshold: the prefix
-			// breaks once, for as many turns as a full step buys.
+			// reads up to here are declared now, and trimming runs down
+			// to the target even if the declarations alone brought the
+			// request under the threshold: the prefix breaks once, for as
+			// many turns as a full step buys.
 			stale := len(norm)
 			edited, edits = rw.declare(base, calls, stale)
 			force := *ro
