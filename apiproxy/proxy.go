@@ -168,7 +168,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p.cfg.Rewriter == nil:
 		ex.skipped = "no rewriter"
 	default:
-		body, whole, err := readUpTo(r.Body, p.cfg.MaxBody)
+		body, whole, err := readUpTo(r.Body, r.ContentLength, p.cfg.MaxBody)
 		if err != nil {
 			// The client's body failed: let the upstream see the same.
 			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
@@ -204,9 +204,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // readUpTo reads r whole when it holds at most limit bytes (whole true);
-// otherwise it returns the first limit+1 bytes read so far.
-func readUpTo(r io.Reader, limit int64) ([]byte, bool, error) {
+// otherwise it returns the first limit+1 bytes read so far. size is the
+// length the request declared (-1: unknown).
+func readUpTo(r io.Reader, size, limit int64) ([]byte, bool, error) {
 	var buf bytes.Buffer
+	if size >= 0 && size <= limit {
+		buf.Grow(int(size) + bytes.MinRead) // one allocation, room to see EOF
+	}
 	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
 	if err != nil {
 		return buf.Bytes(), false, err
