@@ -61,7 +61,9 @@ func runWrap(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		ln.Close()
 		return err
 	}
-	cmd := exec.CommandContext(ctx, agent, agentArgs...)
+	// Not tied to ctx: an interrupt at the terminal reaches the agent
+	// itself (it uses it to stop a turn); terse waits for it to exit.
+	cmd := exec.Command(agent, agentArgs...)
 	cmd.Env = append(os.Environ(), env[0]+"=http://"+ln.Addr().String()+env[1])
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	runErr := cmd.Run()
