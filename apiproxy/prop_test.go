@@ -160,3 +160,152 @@ func checkBlocks(t *rapid.T, i int, in, out []byte) {
 		}
 	}
 }
+
+// toResponses turns a generated Anthropic request into the Responses API
+// shape Codex sends: thinking becomes a reasoning item, text a message,
+// tool_use a function_call and tool_result a function_call_output.
+func toResponses(t *rapid.T, body []byte) []byte {
+	v, err := tree.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []tree.Value
+	for _, m := range get(v, "messages").Items() {
+		role := get(m, "role").Str()
+		c := get(m, "content")
+		if c.Kind() == tree.KindString {
+			typ := "input_text"
+			if role == "assistant" {
+				typ = "output_text"
+			}
+			items = append(items, obj("type", "message", "role", role, "content", []tree.Value{obj("type", typ, "text", c.Str())}))
+			continue
+		}
+		for _, b := range c.Items() {
+			switch get(b, "type").Str() {
+			case "thinking":
+				items = append(items, obj("type", "reasoning", "summary", []tree.Value{}, "encrypted_content", get(b, "signature").Str()))
+			case "text":
+				items = append(items, obj("type", "message", "role", role, "content", []tree.Value{obj("type", "output_text", "text", get(b, "text").Str())}))
+			case "tool_use":
+				items = append(items, obj("type", "function_call", "call_id", get(b, "id").Str(), "name", get(b, "name").Str(), "arguments", get(b, "input").String()))
+			case "tool_result":
+				items = append(items, obj("type", "function_call_output", "call_id", get(b, "tool_use_id").Str(), "output", get(b, "content").Str()))
+			default:
+				items = append(items, b)
+			}
+		}
+	}
+	return tree.AppendJSON(nil, obj("model", "gpt-5-codex", "instructions", "You are Codex.", "input", items, "stream", true))
+}
+
+// TestRewriteResponsesProperties: the same properties on the Responses
+// API shape: determinism, every call with its output, opaque items and
+// user and system text unchanged, the prefix kept unless reported changed.
+func TestRewriteResponsesProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var reqs [][]byte
+		for _, b := range genSession(t) {
+			reqs = append(reqs, toResponses(t, b))
+		}
+		o := Options{Window: rapid.SampledFrom([]int{4_000, 10_000, 200_000}).Draw(t, "window")}
+		rw, again := NewRewriter(o), NewRewriter(o)
+		var prev [][]byte
+		for i, body := range reqs {
+			res := rw.Rewrite(body, history.Responses)
+			if res.Skipped != "" {
+				t.Fatalf("request %d: %s", i, res.Skipped)
+			}
+			out := body
+			if res.Body != nil {
+				out = res.Body
+			}
+			if res2 := again.Rewrite(body, history.Responses); !bytes.Equal(res.Body, res2.Body) {
+				t.Fatalf("request %d: two rewriters differ", i)
+			}
+			checkResponsesItems(t, i, body, out)
+			msgs := rawItems(t, out)
+			if i > 0 && !res.PrefixChanged {
+				for j := range prev {
+					if j >= len(msgs) || !bytes.Equal(prev[j], msgs[j]) {
+						t.Fatalf("request %d: item %d changed without a boundary move", i, j)
+					}
+				}
+			}
+			prev = msgs
+		}
+	})
+}
+
+func rawItems(t *rapid.T, body []byte) [][]byte {
+	v, err := tree.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for _, it := range get(v, "input").Items() {
+		out = append(out, tree.AppendJSON(nil, it))
+	}
+	return out
+}
+
+// checkResponsesItems: instructions and user messages unchanged, reasoning
+// and unknown items copies of input items, every call with its output
+// right after the calls of its turn, changed outputs naming a call or
+// decoding losslessly.
+func checkResponsesItems(t *rapid.T, i int, in, out []byte) {
+	iv, _ := tree.Parse(in)
+	ov, err := tree.Parse(out)
+	if err != nil {
+		t.Fatalf("request %d: not JSON: %v", i, err)
+	}
+	if !tree.Equal(get(iv, "instructions"), get(ov, "instructions")) {
+		t.Fatalf("request %d: instructions changed", i)
+	}
+	var inItems []string
+	var inUser []string
+	for _, it := range get(iv, "input").Items() {
+		inItems = append(inItems, it.String())
+		if get(it, "role").Str() == "user" {
+			inUser = append(inUser, it.String())
+		}
+	}
+	var outUser []string
+	calls, outputs := map[string]bool{}, map[string]bool{}
+	for _, it := range get(ov, "input").Items() {
+		switch typ := get(it, "type").Str(); typ {
+		case "message":
+			if get(it, "role").Str() == "user" {
+				outUser = append(outUser, it.String())
+			}
+		case "function_call":
+			calls[get(it, "call_id").Str()] = true
+		case "function_call_output":
+			id := get(it, "call_id").Str()
+			if !calls[id] {
+				t.Fatalf("request %d: output %s before or without its call", i, id)
+			}
+			outputs[id] = true
+			if !slices.Contains(inItems, it.String()) {
+				text := get(it, "output").Str()
+				if !strings.Contains(text, " call ") {
+					if _, err := render.Decode(text); err != nil {
+						t.Fatalf("request %d: output changed without naming a call: %s", i, it)
+					}
+				}
+			}
+		default:
+			if !slices.Contains(inItems, it.String()) {
+				t.Fatalf("request %d: %s item changed: %s", i, typ, it)
+			}
+		}
+	}
+	for id := range calls {
+		if !outputs[id] {
+			t.Fatalf("request %d: call %s without its output", i, id)
+		}
+	}
+	if !slices.Equal(inUser, outUser) {
+		t.Fatalf("request %d: user messages changed", i)
+	}
+}
