@@ -309,3 +309,114 @@ func checkResponsesItems(t *rapid.T, i int, in, out []byte) {
 		t.Fatalf("request %d: user messages changed", i)
 	}
 }
+
+// toChat turns a generated Anthropic request into a Chat Completions
+// request (thinking has no place there and is left out).
+func toChat(t *rapid.T, body []byte) []byte {
+	v, err := tree.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []tree.Value{obj("role", "system", "content", "You are a coding agent.")}
+	for _, m := range get(v, "messages").Items() {
+		role := get(m, "role").Str()
+		c := get(m, "content")
+		if c.Kind() == tree.KindString {
+			msgs = append(msgs, obj("role", role, "content", c.Str()))
+			continue
+		}
+		var text string
+		var calls []tree.Value
+		for _, b := range c.Items() {
+			switch get(b, "type").Str() {
+			case "text":
+				text += get(b, "text").Str()
+			case "tool_use":
+				calls = append(calls, obj("id", get(b, "id").Str(), "type", "function",
+					"function", obj("name", get(b, "name").Str(), "arguments", get(b, "input").String())))
+			case "tool_result":
+				msgs = append(msgs, obj("role", "tool", "tool_call_id", get(b, "tool_use_id").Str(), "content", get(b, "content").Str()))
+			}
+		}
+		if role == "assistant" {
+			if len(calls) > 0 {
+				msgs = append(msgs, obj("role", "assistant", "content", text, "tool_calls", calls))
+			} else {
+				msgs = append(msgs, obj("role", "assistant", "content", text))
+			}
+		}
+	}
+	return tree.AppendJSON(nil, obj("model", "gpt-4.1", "messages", msgs, "stream", true))
+}
+
+// TestRewriteChatProperties: the same properties on Chat Completions.
+func TestRewriteChatProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var reqs [][]byte
+		for _, b := range genSession(t) {
+			reqs = append(reqs, toChat(t, b))
+		}
+		o := Options{Window: rapid.SampledFrom([]int{4_000, 10_000, 200_000}).Draw(t, "window")}
+		rw, again := NewRewriter(o), NewRewriter(o)
+		var prev [][]byte
+		for i, body := range reqs {
+			res := rw.Rewrite(body, history.OpenAI)
+			if res.Skipped != "" {
+				t.Fatalf("request %d: %s", i, res.Skipped)
+			}
+			out := body
+			if res.Body != nil {
+				out = res.Body
+			}
+			if res2 := again.Rewrite(body, history.OpenAI); !bytes.Equal(res.Body, res2.Body) {
+				t.Fatalf("request %d: two rewriters differ", i)
+			}
+			iv, _ := tree.Parse(body)
+			ov, err := tree.Parse(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var inFixed, outFixed []string
+			for _, m := range get(iv, "messages").Items() {
+				if r := get(m, "role").Str(); r == "user" || r == "system" {
+					inFixed = append(inFixed, m.String())
+				}
+			}
+			calls := map[string]bool{}
+			answered := map[string]bool{}
+			for _, m := range get(ov, "messages").Items() {
+				switch get(m, "role").Str() {
+				case "user", "system":
+					outFixed = append(outFixed, m.String())
+				case "assistant":
+					for _, c := range get(m, "tool_calls").Items() {
+						calls[get(c, "id").Str()] = true
+					}
+				case "tool":
+					id := get(m, "tool_call_id").Str()
+					if !calls[id] {
+						t.Fatalf("request %d: result %s without its call before it", i, id)
+					}
+					answered[id] = true
+				}
+			}
+			for id := range calls {
+				if !answered[id] {
+					t.Fatalf("request %d: call %s without its result", i, id)
+				}
+			}
+			if !slices.Equal(inFixed, outFixed) {
+				t.Fatalf("request %d: user or system messages changed", i)
+			}
+			msgs := rawMessages(t, out)
+			if i > 0 && !res.PrefixChanged {
+				for j := range prev {
+					if j >= len(msgs) || !bytes.Equal(prev[j], msgs[j]) {
+						t.Fatalf("request %d: message %d changed without a boundary move", i, j)
+					}
+				}
+			}
+			prev = msgs
+		}
+	})
+}
