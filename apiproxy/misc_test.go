@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -209,5 +210,29 @@ func TestConcurrentConversations(t *testing.T) {
 		if !want[string(s.body)] {
 			t.Fatalf("upstream body differs from a lone rewriter's: %.200s", s.body)
 		}
+	}
+}
+
+// TestIncludeExclude: only included tools' results are re-encoded, and
+// never excluded ones.
+func TestIncludeExclude(t *testing.T) {
+	var c convo
+	c.user("list")
+	c.call("Bash", `{"command":"a"}`, jsonIssues())
+	c.call("mcp__gh__list", `{"q":"b"}`, jsonIssues()+" ")
+	c.call("mcp__gh__search", `{"q":"c"}`, jsonIssues()+"  ")
+	body := c.request()
+	tools := func(o Options) []string {
+		var out []string
+		for _, e := range NewRewriter(o).Rewrite(body, history.Anthropic).Edits {
+			out = append(out, e.Tool)
+		}
+		return out
+	}
+	if got := tools(Options{}); len(got) != 3 {
+		t.Fatalf("default: %v", got)
+	}
+	if got := tools(Options{Include: []string{"mcp__*"}, Exclude: []string{"*search"}}); !slices.Equal(got, []string{"mcp__gh__list"}) {
+		t.Fatalf("include mcp__*, exclude *search: %v", got)
 	}
 }

@@ -51,10 +51,11 @@ type Options struct {
 	// MinRepeat is the size in bytes under which an identical result is
 	// left as it is; 0 means 200.
 	MinRepeat int
-	// Exclude lists tool-name globs (path.Match) whose results are never
-	// replaced by references, markers or re-encodings (history trimming
-	// still applies).
-	Exclude []string
+	// Include, when not empty, lists the tool-name globs (path.Match)
+	// whose results may be replaced by references, markers or
+	// re-encodings; Exclude lists those whose results never are. History
+	// trimming applies to every tool.
+	Include, Exclude []string
 	// Tool returns the configured rule for a tool's JSON results: a
 	// filter (nil: none), whose in-band note declares what it leaves out,
 	// and a render template ("": none). Nil means no rules.
@@ -344,12 +345,15 @@ func indexCalls(msgs []history.Message) map[string]call {
 
 // excluded reports whether a tool's results are left alone.
 func (rw *Rewriter) excluded(name string) bool {
-	for _, g := range rw.opt.Exclude {
-		if ok, _ := path.Match(g, name); ok {
-			return true
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, name); ok {
+				return true
+			}
 		}
+		return false
 	}
-	return false
+	return match(rw.opt.Exclude) || (len(rw.opt.Include) > 0 && !match(rw.opt.Include))
 }
 
 // resultText is a tool result's content when it is all text (joined by

@@ -19,8 +19,10 @@ type API struct {
 	// MaxBodyBytes is the largest request rewritten; larger ones pass
 	// through untouched. 0 means 16 MiB.
 	MaxBodyBytes int `toml:"max_body_bytes"`
-	// ExcludeTools lists tool-name globs whose results are never replaced
-	// by references, markers or re-encodings.
+	// IncludeTools, when not empty, lists the tool-name globs whose
+	// results may be replaced by references, markers or re-encodings;
+	// ExcludeTools lists those whose results never are.
+	IncludeTools []string `toml:"include_tools"`
 	ExcludeTools []string `toml:"exclude_tools"`
 	// StableTurns is how many turns of observed growth one trimming step
 	// leaves room for; 0 means 40.
@@ -39,5 +41,6 @@ func (v *validator) api(a *API) {
 	v.nonNegative("api.window", a.Window)
 	v.nonNegative("api.max_body_bytes", a.MaxBodyBytes)
 	v.nonNegative("api.stable_turns", a.StableTurns)
+	v.globs("api.include_tools", a.IncludeTools)
 	v.globs("api.exclude_tools", a.ExcludeTools)
 }

@@ -124,7 +124,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 	p, err := apiproxy.New(apiproxy.Config{
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
-		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Exclude: a.ExcludeTools, StableTurns: a.StableTurns, Tool: toolRules(cfg)}),
+		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools, StableTurns: a.StableTurns, Tool: toolRules(cfg)}),
 		DryRun:    a.DryRun,
 		MaxBody:   int64(a.MaxBodyBytes),
 		Stats:     s.stats,
