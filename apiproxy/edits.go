@@ -1,7 +1,9 @@
 package apiproxy
 
 import (
+	"fmt"
 	"hash/maphash"
+	"sort"
 	"strings"
 	"sync"
 
@@ -35,6 +37,66 @@ func trimmedText(c call, id string) string {
 // seed hashes result texts to find repeats (equal texts are then
 // compared whole).
 var seed = maphash.MakeSeed()
+
+// droppedText declares the tool calls trimming removed whole (with their
+// results), counted by tool.
+func droppedText(dropped []history.Message) string {
+	counts := map[string]int{}
+	var names []string
+	n := 0
+	for i := range dropped {
+		for _, p := range dropped[i].Parts {
+			if p.Kind == history.ToolCall && dropped[i].Role == history.RoleAssistant {
+				if counts[p.Name] == 0 {
+					names = append(names, p.Name)
+				}
+				counts[p.Name]++
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	sort.SliceStable(names, func(i, j int) bool { return counts[names[i]] > counts[names[j]] })
+	var b strings.Builder
+	fmt.Fprintf(&b, "> [trimmed: %d earlier tool calls and their results left out (", n)
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i == 6 {
+			fmt.Fprintf(&b, "…")
+			break
+		}
+		fmt.Fprintf(&b, "%s ×%d", name, counts[name])
+	}
+	b.WriteString("); call a tool again to see its result]")
+	return b.String()
+}
+
+// declareDropped puts the declaration of the calls dropped before the
+// drop boundary at the head of the first tool result still sent (all
+// results before the boundary went with their calls). It depends only on
+// what was dropped, so it stays the same until the boundary moves.
+func declareDropped(out, dropped []history.Message) []history.Message {
+	note := droppedText(dropped)
+	if note == "" {
+		return out
+	}
+	done := false
+	return mapResults(out, func(_ int, p *history.Part) (history.Part, bool) {
+		if done {
+			return *p, false
+		}
+		text, ok := resultText(p)
+		if !ok {
+			return *p, false
+		}
+		done = true
+		return withText(*p, note+"\n"+text), true
+	})
+}
 
 // encCache remembers the re-encoding of JSON results by content hash (the
 // encoding is a pure function of the text).

@@ -250,6 +250,9 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 			c.sizes = c.sizes[len(c.sizes)-growthSamples:]
 		}
 		out, edits = finish(out, edited, base, calls, edits)
+		if rep.DropBoundary > 0 {
+			out = declareDropped(out, norm[:rep.DropBoundary])
+		}
 	}
 	res.Report = rep
 	res.Edits = append(encEdits, edits...)

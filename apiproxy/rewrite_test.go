@@ -120,6 +120,22 @@ func TestInBandTexts(t *testing.T) {
 		t.Fatal("nothing trimmed with a 20,000-token window")
 	}
 	files = append(files, txtar.File{Name: "trimmed-first", Data: []byte(trimmed[0] + "\n")})
+	// With the default floor the oldest exchanges are dropped whole; the
+	// first result sent declares them.
+	dropped := NewRewriter(Options{Window: 12_000}).Rewrite(d.request(), history.Anthropic)
+	if dropped.Report.Dropped == 0 {
+		t.Fatal("nothing dropped")
+	}
+	dv, _ := tree.Parse(dropped.Body)
+	note := ""
+	for _, m := range get(dv, "messages").Items() {
+		for _, b := range get(m, "content").Items() {
+			if s := get(b, "content").Str(); note == "" && get(b, "type").Str() == "tool_result" {
+				note, _, _ = strings.Cut(s, "\n")
+			}
+		}
+	}
+	files = append(files, txtar.File{Name: "dropped", Data: []byte(note + "\n")})
 	golden(t, "testdata/inband.txtar", &txtar.Archive{
 		Comment: []byte("What the model reads in place of tool results (go test -run TestInBandTexts -update rewrites this).\n"),
 		Files:   files,
