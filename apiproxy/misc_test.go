@@ -13,6 +13,7 @@ import (
 
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -234,5 +235,36 @@ func TestIncludeExclude(t *testing.T) {
 	}
 	if got := tools(Options{Include: []string{"mcp__*"}, Exclude: []string{"*search"}}); !slices.Equal(got, []string{"mcp__gh__list"}) {
 		t.Fatalf("include mcp__*, exclude *search: %v", got)
+	}
+}
+
+// TestStoreContinues: a rewriter that starts over with the same store
+// (a restarted proxy, another replica) writes what the first would have
+// written.
+func TestStoreContinues(t *testing.T) {
+	st := &store.Mem{}
+	first := NewRewriter(Options{Window: 8_000, Store: st})
+	alone := NewRewriter(Options{Window: 8_000})
+	var c convo
+	c.user("go through the files")
+	moved := false
+	for i := range 30 {
+		c.call("Read", fmt.Sprintf(`{"file_path":"/f%d"}`, i), fileText(fmt.Sprintf("f%d_", i), 30))
+		a := first.Rewrite(c.request(), history.Anthropic)
+		alone.Rewrite(c.request(), history.Anthropic)
+		moved = moved || a.PrefixChanged
+	}
+	if !moved {
+		t.Fatal("trimming never started")
+	}
+	c.call("Read", `{"file_path":"/last"}`, fileText("last", 30))
+	restarted := NewRewriter(Options{Window: 8_000, Store: st}).Rewrite(c.request(), history.Anthropic)
+	want := alone.Rewrite(c.request(), history.Anthropic)
+	if !bytes.Equal(restarted.Body, want.Body) {
+		t.Fatalf("a restarted rewriter differs:\n%.300s\nwant\n%.300s", restarted.Body, want.Body)
+	}
+	fresh := NewRewriter(Options{Window: 8_000}).Rewrite(c.request(), history.Anthropic)
+	if bytes.Equal(fresh.Body, want.Body) {
+		t.Fatal("a rewriter without the state writes the same: the test shows nothing")
 	}
 }

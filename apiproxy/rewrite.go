@@ -1,15 +1,19 @@
 package apiproxy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"math"
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -60,6 +64,11 @@ type Options struct {
 	// filter (nil: none), whose in-band note declares what it leaves out,
 	// and a render template ("": none). Nil means no rules.
 	Tool func(name string) (*filter.Rule, string)
+	// Store, when set, keeps each conversation's trimming state beside
+	// memory, so that a restarted proxy (or another replica sharing the
+	// store) continues with the same boundary and the cached prefix
+	// survives. It is written when the prefix changes.
+	Store store.Store
 	// NoTrim, NoRepeats, NoStale and NoEncode turn one rewriting off.
 	NoTrim, NoRepeats, NoStale, NoEncode bool
 }
@@ -136,11 +145,55 @@ const maxConvs = 4096
 
 // conv is one conversation's state.
 type conv struct {
-	mu    sync.Mutex
-	used  uint64
-	st    history.State
-	stale int   // stale markers apply to messages before this index
-	sizes []int // estimated sizes of the latest requests
+	mu     sync.Mutex
+	used   uint64
+	loaded bool // from the store, when there is one
+	st     history.State
+	stale  int   // stale markers apply to messages before this index
+	sizes  []int // estimated sizes of the latest requests
+}
+
+// savedConv is a conversation's state in the store.
+type savedConv struct {
+	State history.State `json:"state"`
+	Stale int           `json:"stale"`
+	Sizes []int         `json:"sizes"`
+}
+
+// storeTimeout bounds each store access on the request path.
+const storeTimeout = 2 * time.Second
+
+// load reads c's state from the store (once; a missing or unreadable
+// entry leaves it fresh).
+func (rw *Rewriter) load(key string, c *conv) {
+	if c.loaded || rw.opt.Store == nil {
+		return
+	}
+	c.loaded = true
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	data, err := rw.opt.Store.Get(ctx, "api-"+key)
+	if err != nil {
+		return
+	}
+	var sc savedConv
+	if json.Unmarshal(data, &sc) == nil {
+		c.st, c.stale, c.sizes = sc.State, sc.Stale, sc.Sizes
+	}
+}
+
+// save writes c's state to the store.
+func (rw *Rewriter) save(key string, c *conv) {
+	if rw.opt.Store == nil {
+		return
+	}
+	data, err := json.Marshal(savedConv{State: c.st, Stale: c.stale, Sizes: c.sizes})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	rw.opt.Store.Put(ctx, "api-"+key, data)
 }
 
 // NewRewriter returns a Rewriter with options o.
@@ -195,6 +248,7 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	c := rw.conv(res.Conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	rw.load(res.Conversation, c)
 
 	res.Window = rw.opt.Window
 	if res.Window <= 0 {
@@ -248,6 +302,9 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		c.sizes = append(c.sizes, est)
 		if len(c.sizes) > growthSamples {
 			c.sizes = c.sizes[len(c.sizes)-growthSamples:]
+		}
+		if res.PrefixChanged {
+			rw.save(res.Conversation, c)
 		}
 		out, edits = finish(out, edited, base, calls, edits)
 		if rep.DropBoundary > 0 {

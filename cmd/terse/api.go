@@ -15,6 +15,7 @@ import (
 	"github.com/terse-dev/terse/apiproxy"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/store"
 )
 
 const apiDoc = `
@@ -90,6 +91,20 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	return cfg, a, nil
 }
 
+// apiStore opens the [store] that keeps conversation states across
+// restarts: Redis when configured, else the directory (default: the user
+// cache directory).
+func apiStore(cfg *config.Config) (store.Store, error) {
+	if cfg.Store.Redis != "" {
+		return store.NewRedis(cfg.Store.Redis, cfg.Store.TTL.Duration)
+	}
+	dir := cfg.Store.Dir
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	return &store.Dir{Path: dir, TTL: cfg.Store.TTL.Duration}, nil
+}
+
 // toolRules gives the rewriter the per-tool filters and templates of cfg.
 func toolRules(cfg *config.Config) func(string) (*filter.Rule, string) {
 	return func(name string) (*filter.Rule, string) {
@@ -121,10 +136,18 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		s.file, out = f, f
 	}
 	s.stats = apiproxy.NewStats(nil, out)
+	st, err := apiStore(cfg)
+	if err != nil {
+		s.stats.Close()
+		if s.file != nil {
+			s.file.Close()
+		}
+		return nil, err
+	}
 	p, err := apiproxy.New(apiproxy.Config{
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
-		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools, StableTurns: a.StableTurns, Tool: toolRules(cfg)}),
+		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools, StableTurns: a.StableTurns, Tool: toolRules(cfg), Store: st}),
 		DryRun:    a.DryRun,
 		MaxBody:   int64(a.MaxBodyBytes),
 		Stats:     s.stats,

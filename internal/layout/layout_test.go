@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"config":          {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history"},
 	"telemetry":       {"", "tokens"},
 	"mcpproxy":        {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry"},
-	"apiproxy":        {"tree", "tokens", "filter", "render", "history"},
+	"apiproxy":        {"tree", "tokens", "filter", "render", "history", "store"},
 	"cmd/terse":       {"*"},
 	"internal/corpus": {},
 	"internal/layout": {},
