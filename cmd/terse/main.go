@@ -13,6 +13,8 @@
 //	terse history trim [--format anthropic|openai|auto] [--window N] [--state FILE] FILE
 //	terse proxy   [--config FILE] -- COMMAND [ARGS...]
 //	terse gateway --config FILE [--listen ADDR]
+//	terse api     [--config FILE] [--listen ADDR] [--window TOKENS] [--stats-file FILE] [--dry-run]
+//	terse wrap    claude|codex [-- ARGS...]
 //	terse setup   claude-code|cursor|codex [--config-path P] [--dry-run] [--undo]
 //	terse doctor  [--config-path P]
 //	terse stats   [DIR] [--json] [--since DURATION]
@@ -73,6 +75,8 @@ var commands = []command{
 	{"setup", "wire terse into an MCP client (claude-code, cursor, codex)", runSetup},
 	{"doctor", "show how terse is wired into MCP clients", runDoctor},
 	{"version", "print the version, VCS revision and Go version", runVersion},
+	{"api", "proxy in front of the Anthropic and OpenAI APIs", runAPI},
+	{"wrap", "run claude or codex through terse api", runWrap},
 }
 
 // run is the whole program; main only turns its error into an exit status.
