@@ -144,7 +144,9 @@ func Auto(c tokens.Counter, template string) fit.Format {
 	if c == nil {
 		c = tokens.O200kBase()
 	}
-	ro := render.Options{Counter: c}
+	// Unmarked: the fitter prices items one by one, and a marker line on
+	// each would overstate every item's cost.
+	ro := render.Options{Counter: c, Unmarked: true}
 	if _, ok := render.TemplateByName(render.Format(template)); ok {
 		ro.Template = render.Format(template)
 	}
