@@ -226,6 +226,9 @@ type engine struct {
 	// together than alone (shared keys, table rows, the estimates'
 	// margin), so the first capacity is scaled by it.
 	scale float64
+	// fullRatio is the whole document's tokens per JSON byte of its
+	// items at full detail, when it was counted (0: not known).
+	fullRatio float64
 }
 
 // exactBytes is the total rendering size up to which every option is
@@ -262,6 +265,12 @@ func (e *engine) measure() {
 	// least 3 items) give a steady ratio, and counting more costs more
 	// than the final text's exact count.
 	for l := Full; l < Skip; l++ {
+		if l == Full && e.fullRatio > 0 {
+			for i := range e.n {
+				e.costs[i][0] = int(math.Ceil(float64(e.bytes[i][0])*e.fullRatio*1.1)) + 1
+			}
+			continue
+		}
 		var idx []int
 		size := 0
 		for i := range e.n {
@@ -457,7 +466,7 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 		}
 	}
 	if e.scale > 0 {
-		capacity = int(float64(capacity) / e.scale * 0.9)
+		capacity = int(float64(capacity) / e.scale * 0.95)
 	}
 	var sel []Level
 	var best []Level
@@ -926,7 +935,6 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return draft(nil, tree.Array(vs...))
 	}
-	e.measure()
 	var envelope tree.Value
 	switch mode {
 	case modeArray:
@@ -935,6 +943,18 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		envelope = setAt(root, toks, tree.Object())
 	}
 	envCost := e.count(string(draft(nil, envelope)))
+	if o.wholeTokens > envCost {
+		// The whole document is its items at full detail, in context:
+		// its count prices that level without a sample.
+		size := 0
+		for i := range n {
+			size += e.bytes[i][0]
+		}
+		if size > 0 {
+			e.fullRatio = float64(o.wholeTokens-envCost) / float64(size)
+		}
+	}
+	e.measure()
 	if e.estimated && o.wholeTokens > 0 {
 		full := 0
 		for i := range n {
