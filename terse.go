@@ -284,7 +284,9 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: fo0.Budget, Tool: req.Tool}
 	var rawText string
 	if isJSON {
-		rawText = string(tree.AppendJSON(nil, v))
+		// Sized once and never written again: shared as a string.
+		b := tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)), v)
+		rawText = unsafe.String(unsafe.SliceData(b), len(b))
 		rep.Pagination, rep.Sort = providerMeta(v, req.Headers)
 	} else {
 		rawText = text
