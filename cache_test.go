@@ -143,3 +143,18 @@ func TestAutoMemo(t *testing.T) {
 		t.Errorf("Append(doc) after its draft: %d counts, text %q, want %q", counter.calls-calls, got, fresh(doc))
 	}
 }
+
+func TestCountCacheKnown(t *testing.T) {
+	c := newCountCache(tokens.O200kBase())
+	long := strings.Repeat("a known text, ", 100)
+	if _, ok := c.Known(long); ok {
+		t.Fatal("known before it was counted")
+	}
+	n := c.Count(long)
+	if got, ok := c.Known(long); !ok || got != n {
+		t.Fatalf("Known = %d, %v; want %d, true", got, ok, n)
+	}
+	if _, ok := c.Known("short"); ok {
+		t.Fatal("short texts are not remembered")
+	}
+}
