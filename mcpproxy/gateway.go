@@ -225,7 +225,9 @@ func (g *Gateway) hasSession(id string) bool {
 	return false
 }
 
-// healthz answers 200 with each upstream's state; 503 when none is up.
+// healthz answers 200 with each upstream's state and the chunk store's
+// ("degraded" after a store call failed, until one succeeds); 503 when no
+// upstream is up.
 func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	type state struct {
 		Name  string `json:"name"`
@@ -233,9 +235,11 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 		Tools int    `json:"tools"`
 	}
 	var out struct {
-		OK      bool    `json:"ok"`
-		Servers []state `json:"servers"`
+		OK      bool        `json:"ok"`
+		Servers []state     `json:"servers"`
+		Store   StoreHealth `json:"store"`
 	}
+	out.Store = g.eng.storeHealth()
 	for _, u := range g.ups {
 		u.mu.Lock()
 		s := state{Name: u.spec.Name, Up: u.cs != nil, Tools: len(u.exposed)}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -147,6 +148,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Stats accumulates totals; nil means a private one.
 	Stats *Stats
+	// Telemetry receives one anonymous event per processed result and
+	// chunk fetch (package telemetry); nil (telemetry off) costs nothing.
+	// The caller closes it.
+	Telemetry *telemetry.Recorder
 }
 
 func (o *Options) minSize() int {

@@ -51,6 +51,9 @@ type toolInfo struct {
 	// own lists reserved names the tool declares itself: those are
 	// forwarded, not interpreted.
 	own map[string]bool
+	// outputSchema: the tool declares one, so a client that keeps it
+	// expects structuredContent in every result (chunk replies too).
+	outputSchema bool
 }
 
 func (t toolInfo) reserved(name string) bool { return !t.own[name] }
@@ -89,7 +92,7 @@ func rewriteTool(t tree.Value, pol Policy, o *Options) (tree.Value, string, tool
 	nameV, _ := t.Get("name")
 	name := nameV.Str()
 	ann, _ := t.Get("annotations")
-	info := toolInfo{mutating: isMutating(name, ann)}
+	info := toolInfo{mutating: isMutating(name, ann), outputSchema: t.Has("outputSchema")}
 	if t.Kind() != tree.KindObject {
 		return t, name, info
 	}

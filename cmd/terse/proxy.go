@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/mcpproxy"
+	"github.com/terse-dev/terse/profile"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -99,6 +102,12 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	opts.Logger = logger
+	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry)) // nil when off
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	opts.Telemetry = rec
 	p := mcpproxy.NewProxy(up, opts)
 	logger.Info("terse proxy started", "upstream", up.String(), "tokenizer", tokenizer)
 	err = p.Serve(ctx, stdin, stdout)
@@ -127,10 +136,18 @@ func loadConfig(path string) (*config.Config, error) {
 // store and the dedup cache, so that their caches serve every call. It
 // names the tokenizer for the stats file.
 func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
-	counter, err := tokens.Get(cfg.Tokenizer)
+	// The session-wide profile: tokenizer, budget and format of the
+	// configuration's axes (the client is not known yet).
+	eff := profile.Resolve(cfg, profile.Context{})
+	counter, err := tokens.Get(eff.Tokenizer)
 	if err != nil {
 		return nil, "", err
 	}
+	// Chunk handles are keyed per process: unguessable, and bound to the
+	// session that earned them (a fetch checks the scope the store
+	// keeps, so gateway replicas need not share the key).
+	key := make([]byte, 32)
+	rand.Read(key)
 	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
 	if err != nil {
 		return nil, "", err
@@ -140,8 +157,8 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		cache = dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
 			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools})
 	}
-	base := terse.Options{Tokenizer: counter, Format: cfg.Format, Budget: cfg.Budget, Store: st,
-		Fetch: mcpproxy.FetchTemplate, Dedup: cache}
+	base := terse.Options{Tokenizer: counter, Format: eff.Format, Budget: eff.Budget, Store: st,
+		Fetch: mcpproxy.FetchTemplate, RawHint: mcpproxy.RawHint, Key: key, Dedup: cache}
 	def, err := terse.New(&base)
 	if err != nil {
 		return nil, "", err
@@ -157,7 +174,9 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		o.Strategy = t.Strategy
 		o.Pointer = t.Items
 		o.DropFields, o.KeepFields = t.DropFields, t.KeepFields
-		o.Template = t.Template
+		// The tool's data profile, if one matches its name.
+		te := profile.Resolve(cfg, profile.Context{Tool: t.Match})
+		o.Format, o.Template = te.Format, te.Template
 		if rules[t], err = terse.New(&o); err != nil {
 			return nil, "", fmt.Errorf("tool %s: %w", t.Match, err)
 		}
@@ -171,7 +190,7 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		MaxSizeBytes:  cfg.Proxy.MaxSizeBytes,
 		ExcludeTools:  cfg.Proxy.ExcludeTools,
 		FailOnError:   !cfg.Proxy.SkipOnError,
-		DefaultBudget: cfg.Budget,
+		DefaultBudget: eff.Budget,
 		MutatingTools: cfg.Dedup.MutatingTools,
 		IdleTimeout:   cfg.Gateway.IdleTimeout.Duration,
 	}
