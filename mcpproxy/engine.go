@@ -195,8 +195,10 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 	rec.TokensAfter = ch.Tokens
 	mems := []tree.Member{{Key: "content", Value: tree.Array(textBlock(ch.Text, "chunk"))}}
 	if info.outputSchema && pol.Reads != ReadsStructured {
-		if sc, ok := e.chunkStructured(ctx, pl, req, handle, n, ch); ok {
+		if sc, ok := e.chunkStructured(ctx, pl, req, info.schema, handle, n, ch); ok {
 			mems = append(mems, tree.Member{Key: "structuredContent", Value: sc})
+		} else {
+			e.opts.Logger.Debug("chunk reply without structuredContent: none valid by the outputSchema", "tool", c.tool)
 		}
 	}
 	return tree.Object(mems...)
@@ -256,7 +258,7 @@ var handleRE = regexp.MustCompile(`c_[0-9a-f]{16}`)
 // too large for the budget, of the chunk holding that item). Handles the
 // reply lists inherit the shape. Without a shape to follow (a handle this
 // process did not mint) it is the document when there is one.
-func (e *engine) chunkStructured(ctx context.Context, pl *terse.Pipeline, req *terse.Request, handle string, n int, ch fit.ChunkResult) (tree.Value, bool) {
+func (e *engine) chunkStructured(ctx context.Context, pl *terse.Pipeline, req *terse.Request, sch *outSchema, handle string, n int, ch fit.ChunkResult) (tree.Value, bool) {
 	sh, known := e.shapeOf(handle)
 	defer func() {
 		if !known {
@@ -269,10 +271,12 @@ func (e *engine) chunkStructured(ctx context.Context, pl *terse.Pipeline, req *t
 		}
 	}()
 	if sh.wrap {
-		return tree.Object(tree.Member{Key: sh.key, Value: tree.String(ch.Text)}), true
+		return sch.fit(tree.Object(tree.Member{Key: sh.key, Value: tree.String(ch.Text)}))
 	}
 	if ch.Whole && ch.Doc.Kind() == tree.KindObject {
-		return ch.Doc, true
+		if v, ok := sch.fit(ch.Doc); ok {
+			return v, true
+		}
 	}
 	whole := *req
 	whole.Budget = math.MaxInt32
@@ -280,13 +284,15 @@ func (e *engine) chunkStructured(ctx context.Context, pl *terse.Pipeline, req *t
 		if known {
 			sh.origin = handle + "." + strconv.Itoa(n)
 		}
-		return w.Doc, true
+		if v, ok := sch.fit(w.Doc); ok {
+			return v, true
+		}
 	}
 	if sh.origin != "" {
 		h, m, _ := strings.Cut(sh.origin, ".")
 		k, _ := strconv.Atoi(m)
 		if w, err := pl.Chunk(ctx, h, k, &whole); err == nil && w.Doc.Kind() == tree.KindObject {
-			return w.Doc, true
+			return sch.fit(w.Doc)
 		}
 	}
 	return tree.Value{}, false

@@ -76,6 +76,22 @@ func fakeServer() *mcp.Server {
 			json.Unmarshal([]byte(text), &sc)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "items", Description: "n items as JSON with structuredContent; item big (1-based) is large", InputSchema: argSchema,
+		OutputSchema: itemsSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N, Big int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			text := itemsText(a.N, a.Big)
+			var sc any
+			json.Unmarshal([]byte(text), &sc)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "line", Description: "one line of n bytes", InputSchema: argSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: longLine(a.N)}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "text", Description: "n bytes of plain text", InputSchema: argSchema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct{ N int }
@@ -113,4 +129,36 @@ func fakeServer() *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "written"}}}, nil
 		})
 	return s
+}
+
+// itemsSchema is the outputSchema of the fake "items" tool.
+var itemsSchema = map[string]any{"type": "object", "required": []any{"items"}, "properties": map[string]any{
+	"items": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []any{"id", "name"},
+		"properties": map[string]any{"id": map[string]any{"type": "integer"}, "name": map[string]any{"type": "string"},
+			"text": map[string]any{"type": "string"}}}},
+	"total": map[string]any{"type": "integer"},
+}}
+
+// itemsText is the pretty JSON of the fake "items" tool: n items, item
+// big (1-based; 0 for none) with a text of about 12 KB.
+func itemsText(n, big int) string {
+	items := make([]map[string]any, n)
+	for i := range items {
+		t := fmt.Sprintf("item %d of the list, with a short description that varies: %x", i+1, i*7919)
+		if i+1 == big {
+			t = longLine(12000)
+		}
+		items[i] = map[string]any{"id": i + 1, "name": fmt.Sprintf("item-%02d", i+1), "text": t}
+	}
+	b, _ := json.MarshalIndent(map[string]any{"items": items, "total": n}, "", "  ")
+	return string(b)
+}
+
+// longLine is one line of n bytes of varied words (no newline).
+func longLine(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "word%d-%x ", i, i*2654435761%1000003)
+	}
+	return b.String()[:n]
 }

@@ -52,8 +52,10 @@ type toolInfo struct {
 	// forwarded, not interpreted.
 	own map[string]bool
 	// outputSchema: the tool declares one, so a client that keeps it
-	// expects structuredContent in every result (chunk replies too).
+	// expects structuredContent in every result (chunk replies too),
+	// valid by schema (nil when it does not resolve).
 	outputSchema bool
+	schema       *outSchema
 }
 
 func (t toolInfo) reserved(name string) bool { return !t.own[name] }
@@ -92,7 +94,10 @@ func rewriteTool(t tree.Value, pol Policy, o *Options) (tree.Value, string, tool
 	nameV, _ := t.Get("name")
 	name := nameV.Str()
 	ann, _ := t.Get("annotations")
-	info := toolInfo{mutating: isMutating(name, ann), outputSchema: t.Has("outputSchema")}
+	info := toolInfo{mutating: isMutating(name, ann)}
+	if os, ok := t.Get("outputSchema"); ok {
+		info.outputSchema, info.schema = true, resolveSchema(os)
+	}
 	if t.Kind() != tree.KindObject {
 		return t, name, info
 	}
