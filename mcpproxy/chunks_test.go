@@ -127,7 +127,9 @@ type fetcher struct {
 	f      *front
 	tool   string
 	json   bool // the source is JSON: whole chunks hold item arrays
-	budget int
+	// structured: check structuredContent by the front's schema.
+	structured bool
+	budget     int
 	calls  int
 }
 
@@ -167,7 +169,7 @@ func (x *fetcher) fetch(handle string, n int) (units []string, ok bool) {
 	if got, limit := tokens.O200kBase().Count(text), max(x.budget, fit.MinBudget); got > limit {
 		t.Errorf("%s: chunk %s.%d is %d tokens, over the budget of %d", x.f.name, handle, n, got, limit)
 	}
-	if x.json {
+	if x.structured {
 		x.checkStructured(res, handle, n)
 	}
 	head, body, _ := strings.Cut(text, "\n")
@@ -312,27 +314,27 @@ func TestChunksComeBackWhole(t *testing.T) {
 			h := handleOf(t, text)
 			// Every declared chunk, fetched with a budget it fits, in one
 			// call each; their union is the original array.
-			x := &fetcher{t: t, f: f, tool: "items", json: true, budget: 100000}
+			x := &fetcher{t: t, f: f, tool: "items", json: true, structured: true, budget: 100000}
 			got := x.all(h)
 			sameUnits(t, "chunks at budget 100000", got, want)
 			if x.calls > 10 {
 				t.Errorf("%d calls to fetch the chunks with a budget they fit, want one each", x.calls)
 			}
 			// At the original budget too, through smaller chunks.
-			x = &fetcher{t: t, f: f, tool: "items", json: true, budget: 300}
+			x = &fetcher{t: t, f: f, tool: "items", json: true, structured: true, budget: 300}
 			sameUnits(t, "chunks at budget 300", x.all(h), want)
 
 			// _budget 10: the hint alone, with a working handle.
 			res = f.call(t, "items", map[string]any{"n": 30, "_budget": 10})
 			h = handleOf(t, textOf(t, res))
-			x = &fetcher{t: t, f: f, tool: "items", json: true, budget: 10}
+			x = &fetcher{t: t, f: f, tool: "items", json: true, structured: true, budget: 10}
 			sameUnits(t, "chunks of the _budget 10 result", x.all(h), want)
 
 			// An item larger than the budget comes back whole, in parts.
 			want = originalItems(30, 17)
 			res = f.call(t, "items", map[string]any{"n": 30, "big": 17, "_budget": 300})
 			h = handleOf(t, textOf(t, res))
-			x = &fetcher{t: t, f: f, tool: "items", json: true, budget: 300}
+			x = &fetcher{t: t, f: f, tool: "items", json: true, structured: true, budget: 300}
 			sameUnits(t, "chunks with a large item", x.all(h), want)
 
 			// A 300 KB single line comes back whole through its handles.
@@ -441,6 +443,61 @@ func TestStoreDown(t *testing.T) {
 				if got := textOf(t, raw); got != itemsText(30, 0) {
 					t.Errorf("%s: raw result differs from the server's", f.name)
 				}
+			}
+		})
+	}
+}
+
+// TestE2EChunksFilesystem reads a 30-item JSON list and a 300 KB
+// single-line file through the real filesystem server, whose
+// read_text_file declares an outputSchema ({content: string}), through
+// the proxy and the gateway: every chunk comes back, with valid
+// structuredContent.
+func TestE2EChunksFilesystem(t *testing.T) {
+	bin := npmServer(t, "mcp-server-filesystem")
+	dir := t.TempDir()
+	list, line := filepath.Join(dir, "list.json"), filepath.Join(dir, "line.txt")
+	os.WriteFile(list, []byte(itemsText(30, 17)), 0o644)
+	os.WriteFile(line, []byte(longLine(300<<10)), 0o644)
+	h := connect(t, &Command{Path: bin, Args: []string{dir}, Env: os.Environ()}, chunkOptions(&store.Mem{}), "generic-client")
+	_, srv := serveGateway(t, []ServerSpec{{Name: "fs", Command: bin, Args: []string{dir}}}, chunkOptions(&store.Mem{}))
+	gcs, _ := gatewayClient(t, srv.URL, "generic-client")
+	for _, f := range []*front{{name: "proxy", cs: h.cs}, {name: "gateway", cs: gcs, prefix: "fs__"}} {
+		t.Run(f.name, func(t *testing.T) {
+			lt, err := f.cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tl := range lt.Tools {
+				if tl.Name == f.prefix+"read_text_file" {
+					b, _ := json.Marshal(tl.OutputSchema)
+					var s jsonschema.Schema
+					json.Unmarshal(b, &s)
+					if f.schema, err = s.Resolve(nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if f.schema == nil {
+				t.Fatal("read_text_file declares no outputSchema")
+			}
+			res := f.call(t, "read_text_file", map[string]any{"path": list, "_budget": 300})
+			text := textOf(t, res)
+			if n := tokens.O200kBase().Count(text); n > 300 {
+				t.Errorf("list is %d tokens, over _budget 300", n)
+			}
+			x := &fetcher{t: t, f: f, tool: "read_text_file", json: true, structured: true, budget: 300}
+			sameUnits(t, "list chunks", x.all(handleOf(t, text)), originalItems(30, 17))
+
+			res = f.call(t, "read_text_file", map[string]any{"path": line, "_budget": 200})
+			text = textOf(t, res)
+			if n := tokens.O200kBase().Count(text); n > 200 {
+				t.Errorf("line is %d tokens, over _budget 200", n)
+			}
+			x = &fetcher{t: t, f: f, tool: "read_text_file", structured: true, budget: 20000}
+			got := x.all(handleOf(t, text))
+			if len(got) != 1 || got[0] != longLine(300<<10) {
+				t.Errorf("the 300 KB line came back as %d units, want it whole", len(got))
 			}
 		})
 	}
