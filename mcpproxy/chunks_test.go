@@ -123,14 +123,14 @@ var (
 
 // fetcher fetches chunks recursively and checks every reply.
 type fetcher struct {
-	t      testing.TB
-	f      *front
-	tool   string
-	json   bool // the source is JSON: whole chunks hold item arrays
+	t    testing.TB
+	f    *front
+	tool string
+	json bool // the source is JSON: whole chunks hold item arrays
 	// structured: check structuredContent by the front's schema.
 	structured bool
 	budget     int
-	calls  int
+	calls      int
 }
 
 // all fetches every chunk of handle (1 to the first that does not

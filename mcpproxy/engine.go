@@ -187,7 +187,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 		if _, ok := errors.AsType[*fit.StoreError](err); ok {
 			rec.StoreFailed = true
 			e.storeFailed(err)
-			return errorResult(fmt.Sprintf("terse: %v; re-run the original call (with _output_mode: \"raw\" for the whole result)", err))
+			return errorResult(fmt.Sprintf("the chunk store is unavailable right now (%v); re-run the original call, with _output_mode: \"raw\" for the whole result", err))
 		}
 		return errorResult(err.Error())
 	}

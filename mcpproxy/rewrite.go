@@ -35,7 +35,7 @@ const (
 
 // compactToolDescription is the one place the catalogue declares what
 // terse adds to every tool. Its wording is read by models: treat it as API.
-const compactToolDescription = `Every tool also takes _budget (max tokens of its result) and _output_mode "raw" (its result unchanged). Call this after the conversation was compacted.`
+const compactToolDescription = `Every tool also takes _budget (max tokens of its result), _output_mode "raw" (its result unchanged) and _chunk "c_0123456789abcdef.2" (chunk 2 of an earlier result, as its chunk index says). Call this after the conversation was compacted.`
 
 // compactToolDef is the one tool terse adds to a catalogue, when the
 // catalogue's schema compaction paid for it (see rewriteToolList).
