@@ -86,6 +86,16 @@ func fakeServer() *mcp.Server {
 			json.Unmarshal([]byte(text), &sc)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "read", Description: "the text of the file at path", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ Path string }
+			json.Unmarshal(req.Params.Arguments, &a)
+			b, err := os.ReadFile(a.Path)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "line", Description: "one line of n bytes", InputSchema: argSchema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct{ N int }
