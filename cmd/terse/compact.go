@@ -83,8 +83,8 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		// The configuration's profile axes for this tool.
 		eff := profile.Resolve(cfg, profile.Context{Tool: *tool})
-		if !set["tokenizer"] && eff.Tokenizer != "" {
-			tokName = eff.Tokenizer
+		if t := profileTokenizer(cfg, &eff); !set["tokenizer"] && t != "" {
+			tokName = t
 		}
 		if !set["to"] && eff.Format != "" {
 			opts.Format = eff.Format

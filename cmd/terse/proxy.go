@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/terse-dev/terse"
@@ -139,7 +140,7 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 	// The session-wide profile: tokenizer, budget and format of the
 	// configuration's axes (the client is not known yet).
 	eff := profile.Resolve(cfg, profile.Context{})
-	counter, err := tokens.Get(eff.Tokenizer)
+	counter, err := tokens.Get(profileTokenizer(cfg, &eff))
 	if err != nil {
 		return nil, "", err
 	}
@@ -194,6 +195,16 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		MutatingTools: cfg.Dedup.MutatingTools,
 		IdleTimeout:   cfg.Gateway.IdleTimeout.Duration,
 	}
+	// A client's own profile (by its clientInfo name) may set its budget.
+	var budgets sync.Map
+	opts.ProfileBudget = func(client string) int {
+		if b, ok := budgets.Load(client); ok {
+			return b.(int)
+		}
+		b := profile.Resolve(cfg, profile.Context{ClientName: client}).Budget
+		budgets.Store(client, b)
+		return b
+	}
 	if len(cfg.Proxy.IncludeTools) > 0 {
 		opts.IncludeTools = cfg.Proxy.IncludeTools
 	}
@@ -210,6 +221,17 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		opts.Clients = append(opts.Clients, r)
 	}
 	return opts, counter.Name(), nil
+}
+
+// profileTokenizer is the tokenizer of a resolved profile, except that
+// when neither the profiles nor a known model or client name one (the
+// "default" LLM variant under tokenizer = "auto"), the config's top-level
+// tokenizer stays in force.
+func profileTokenizer(cfg *config.Config, eff *profile.Effective) string {
+	if (cfg.Profiles.Tokenizer == "" || cfg.Profiles.Tokenizer == "auto") && eff.LLM == "default" && cfg.Tokenizer != "" {
+		return cfg.Tokenizer
+	}
+	return eff.Tokenizer
 }
 
 // newLogger is the one logger of proxy and gateway: slog to stderr, as
