@@ -493,13 +493,14 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope}
 		var r terse.Result
 		var err error
+		t0 := time.Now()
 		if len(text) > o.maxSize() {
 			// Too large to re-encode: only fitted, as text.
 			r, err = pl.ProcessText(ctx, text, req)
 		} else {
 			r, err = pl.Process(ctx, []byte(text), req)
 		}
-		e.event(c, text, &r, err)
+		e.event(c, text, &r, err, time.Since(t0))
 		if err != nil {
 			errs = errors.Join(errs, err)
 			continue
@@ -854,13 +855,13 @@ func sameValue(a, b tree.Value) bool {
 // event records one telemetry event for a text block of a call's result
 // that went through the pipeline (r, or its error err). Nothing is done
 // (not even the shape detection) when telemetry is off.
-func (e *engine) event(c *call, text string, r *terse.Result, err error) {
+func (e *engine) event(c *call, text string, r *terse.Result, err error, latency time.Duration) {
 	rec := e.opts.Telemetry
 	if rec == nil {
 		return
 	}
 	ev := e.baseEvent(c)
-	ev.Latency = time.Since(c.start)
+	ev.Latency = latency
 	f := telemetry.Detect([]byte(text))
 	ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
 	ev.Fingerprint = rec.Fingerprint([]byte(text))
