@@ -502,3 +502,36 @@ func TestE2EChunksFilesystem(t *testing.T) {
 		})
 	}
 }
+
+// TestChunksRedis fetches every chunk of a trimmed result back through
+// both front ends with the chunks in a real Redis (TERSE_REDIS_URL), and
+// checks that a second gateway on the same Redis refuses them to its own
+// sessions.
+func TestChunksRedis(t *testing.T) {
+	u := os.Getenv("TERSE_REDIS_URL")
+	if u == "" {
+		t.Skip("TERSE_REDIS_URL is not set; set it to a scratch Redis (e.g. redis://127.0.0.1:6399/0) to run the Redis tests")
+	}
+	mk := func() *Options {
+		r, err := redisstore.New(u, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return chunkOptions(r)
+	}
+	var h string
+	for _, f := range fronts(t, mk) {
+		res := f.call(t, "items", map[string]any{"n": 30, "_budget": 300})
+		h = handleOf(t, textOf(t, res))
+		x := &fetcher{t: t, f: f, tool: "items", json: true, structured: true, budget: 300}
+		sameUnits(t, f.name+" chunks from Redis", x.all(h), originalItems(30, 0))
+		if hs := f.health(); !hs.OK {
+			t.Errorf("%s: health = %+v", f.name, hs)
+		}
+	}
+	exe, _ := os.Executable()
+	_, srv := serveGateway(t, []ServerSpec{{Name: "fake", Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}}}, mk())
+	cs, _ := gatewayClient(t, srv.URL, "generic-client")
+	refused(t, (&front{name: "other", cs: cs, prefix: "fake__"}).call(t, "items", map[string]any{"_chunk": h + ".1"}), h)
+}
