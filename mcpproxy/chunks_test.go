@@ -53,6 +53,7 @@ type front struct {
 	schema *jsonschema.Resolved
 	stats  *Stats
 	health func() StoreHealth
+	url    string // the gateway's
 }
 
 func (f *front) call(t testing.TB, tool string, args map[string]any) *mcp.CallToolResult {
@@ -98,7 +99,8 @@ func fronts(t *testing.T, mk func() *Options) []*front {
 	rs := itemsSchemaResolved(t)
 	return []*front{
 		{name: "proxy", cs: h.cs, schema: rs, stats: h.p.Stats(), health: h.p.eng.storeHealth},
-		{name: "gateway", cs: cs, prefix: "fake__", schema: rs, stats: g.Stats(), health: func() StoreHealth { return gatewayHealth(t, srv.URL) }},
+		{name: "gateway", cs: cs, prefix: "fake__", schema: rs, stats: g.Stats(), url: srv.URL,
+			health: func() StoreHealth { return gatewayHealth(t, srv.URL) }},
 	}
 }
 
@@ -437,6 +439,17 @@ func TestStoreDown(t *testing.T) {
 				}
 				if n := f.stats.Totals().StoreFailures; n != 1 {
 					t.Errorf("%s: store_failures = %d, want 1", f.name, n)
+				}
+				if f.url != "" {
+					resp, err := http.Get(f.url + "/metrics")
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if !strings.Contains(string(b), "\nterse_gateway_store_failures_total 1\n") {
+						t.Errorf("/metrics does not count the store failure")
+					}
 				}
 				// The raw result is whole.
 				raw := f.call(t, "items", map[string]any{"n": 30, "_output_mode": "raw"})

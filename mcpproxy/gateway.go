@@ -800,6 +800,7 @@ type gwMetrics struct {
 	unknown    prometheus.Counter
 	catalogIn  prometheus.Counter
 	catalogOut prometheus.Counter
+	storeFail  prometheus.Counter
 }
 
 // savingSources are the sources of Saved in a CallRecord.
@@ -833,9 +834,11 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 			Help: "Tokens of tools/list answers as the upstreams sent them."}),
 		catalogOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_catalog_tokens_out_total",
 			Help: "Tokens of tools/list answers as the clients got them."}),
+		storeFail: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_store_failures_total",
+			Help: "Calls during which the chunk store failed or timed out (the result kept its budget)."}),
 	}
 	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors, m.up, m.restarts,
-		m.rejected, m.unknown, m.catalogIn, m.catalogOut,
+		m.rejected, m.unknown, m.catalogIn, m.catalogOut, m.storeFail,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, from := range []string{"client", "upstream"} {
 		m.rejected.WithLabelValues(from)
@@ -871,6 +874,9 @@ func (m *gwMetrics) Call(r CallRecord) {
 	}
 	if r.Outcome == "error" || r.Outcome == "skipped_error" {
 		m.errors.WithLabelValues(r.Server, r.Outcome).Inc()
+	}
+	if r.StoreFailed {
+		m.storeFail.Inc()
 	}
 }
 
