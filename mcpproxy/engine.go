@@ -862,9 +862,10 @@ func (e *engine) event(c *call, text string, r *terse.Result, err error, latency
 	}
 	ev := e.baseEvent(c)
 	ev.Latency = latency
-	f := telemetry.Detect([]byte(text))
+	data := []byte(text)
+	f := telemetry.Detect(data)
 	ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
-	ev.Fingerprint = rec.Fingerprint([]byte(text))
+	ev.Fingerprint = rec.Fingerprint(data)
 	switch {
 	case err != nil:
 		ev.Err, ev.Untouched = "pipeline", telemetry.UntouchedError

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
+	"github.com/terse-dev/terse/tree"
 )
 
 // TestTelemetryPrivacy runs every corpus file through the stdio proxy and
@@ -101,4 +103,40 @@ func TestTelemetryPrivacy(t *testing.T) {
 		}
 	}
 	t.Logf("%d events from %d corpus files, %d telemetry files", len(evs.Records), len(files), len(names))
+}
+
+// BenchmarkTransformTelemetry measures the engine's transform of one
+// 64 KiB pretty-JSON result with telemetry off (a nil recorder) and on
+// (shape detection, fingerprint, one queued event), in the same run.
+//
+//	go test -run '^$' -bench TransformTelemetry -benchtime 50x ./mcpproxy
+func BenchmarkTransformTelemetry(b *testing.B) {
+	text := rowsText(rows64K())
+	raw := tree.AppendJSON(nil, tree.Object(tree.Member{Key: "content", Value: tree.Array(textBlock(text, ""))}))
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			o := &Options{}
+			if on {
+				rec, err := telemetry.Open(telemetry.Settings{Enabled: true, Dir: b.TempDir()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rec.Close()
+				o.Telemetry = rec
+			}
+			e := newEngine(o)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var rec CallRecord
+				if _, err := e.finish(context.Background(), &call{tool: "rows", sessionID: "s", start: time.Now()}, Policy{}, raw, &rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
