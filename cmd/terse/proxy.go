@@ -33,8 +33,10 @@ Everything passes through unchanged, in order, except:
                compaction paid for it):
                  _output_mode  "raw" returns exactly what the server returned
                  _budget       token budget for this result
-                 _chunk        "HANDLE.N": fetch a chunk of an earlier
-                               result without calling the tool
+                 _chunk        "c_0123456789abcdef.2": fetch chunk 2 of an
+                               earlier result without calling the tool
+                               (within _budget; only in the session and
+                               conversation that got the result)
                Calling terse_compact after the conversation was compacted
                (or sending notifications/terse/compact) resets dedup.
   tools/call   text results are re-encoded (never more tokens than the
@@ -42,6 +44,12 @@ Everything passes through unchanged, in order, except:
                elision). Clients that show the model structuredContent
                (Claude Code, Copilot CLI) get one compact copy instead of
                it; Claude Code results stay under its 25,000-token limit.
+
+When the chunk store fails (an unwritable directory, Redis down), results
+still keep their budget and say the rest is not retrievable right now;
+re-run with _output_mode "raw" for the whole result. With [telemetry]
+enabled = true in the config, one anonymous event per result is written
+(see docs/telemetry.md).
 
 A repeated result the model has already seen becomes a one-line reference
 to it. After terse_compact or notifications/terse/compact the next repeat
