@@ -6,12 +6,14 @@ package mcpproxy
 // session and conversation, and a failing store keeps the budget.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -547,4 +549,30 @@ func TestChunksRedis(t *testing.T) {
 	_, srv := serveGateway(t, []ServerSpec{{Name: "fake", Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}}}, mk())
 	cs, _ := gatewayClient(t, srv.URL, "generic-client")
 	refused(t, (&front{name: "other", cs: cs, prefix: "fake__"}).call(t, "items", map[string]any{"_chunk": h + ".1"}), h)
+}
+
+// TestTSClientChunks drives the stdio proxy and the gateway with the
+// official TypeScript SDK client (testdata/tsclient.cjs), which rejects a
+// result of a tool with an outputSchema that lacks structuredContent or
+// does not validate: every chunk reply, at _budget 300, 10 and whole,
+// must pass.
+func TestTSClientChunks(t *testing.T) {
+	npmServer(t, "mcp-server-everything") // node and the npm folder, with the SDK
+	nodePath, _ := filepath.Abs(filepath.Join("testdata", "npm", "node_modules"))
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := serveGateway(t, []ServerSpec{{Name: "fake", Command: exe, Env: []string{"TERSE_FAKE_UPSTREAM=1"}}}, chunkOptions(&store.Mem{}))
+	for name, args := range map[string][]string{"proxy": {exe}, "gateway": {srv.URL + "/mcp"}} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command("node", append([]string{filepath.Join("testdata", "tsclient.cjs")}, args...)...)
+			cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "TERSE_TEST_PROXY=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("TypeScript client: %v\n%s", err, out)
+			}
+			t.Logf("%s", bytes.TrimSpace(out))
+		})
+	}
 }

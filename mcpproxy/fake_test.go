@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/terse-dev/terse/store"
 )
 
 // The test binary doubles as a fake upstream MCP server: with
@@ -17,6 +18,17 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("TERSE_FAKE_UPSTREAM") == "1" {
 		serveFake()
+		os.Exit(0)
+	}
+	if os.Getenv("TERSE_TEST_PROXY") == "1" {
+		// A stdio proxy in front of the fake upstream, for clients that
+		// spawn their server (TestTSClientChunks).
+		exe, _ := os.Executable()
+		up := &Command{Path: exe, Env: append(os.Environ(), "TERSE_FAKE_UPSTREAM=1"), Stderr: os.Stderr}
+		if err := NewProxy(up, chunkOptions(&store.Mem{})).Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
