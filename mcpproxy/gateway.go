@@ -225,7 +225,9 @@ func (g *Gateway) hasSession(id string) bool {
 	return false
 }
 
-// healthz answers 200 with each upstream's state; 503 when none is up.
+// healthz answers 200 with each upstream's state and the chunk store's
+// ("degraded" after a store call failed, until one succeeds); 503 when no
+// upstream is up.
 func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	type state struct {
 		Name  string `json:"name"`
@@ -233,9 +235,11 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 		Tools int    `json:"tools"`
 	}
 	var out struct {
-		OK      bool    `json:"ok"`
-		Servers []state `json:"servers"`
+		OK      bool        `json:"ok"`
+		Servers []state     `json:"servers"`
+		Store   StoreHealth `json:"store"`
 	}
+	out.Store = g.eng.storeHealth()
 	for _, u := range g.ups {
 		u.mu.Lock()
 		s := state{Name: u.spec.Name, Up: u.cs != nil, Tools: len(u.exposed)}
@@ -796,6 +800,7 @@ type gwMetrics struct {
 	unknown    prometheus.Counter
 	catalogIn  prometheus.Counter
 	catalogOut prometheus.Counter
+	storeFail  prometheus.Counter
 }
 
 // savingSources are the sources of Saved in a CallRecord.
@@ -829,9 +834,11 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 			Help: "Tokens of tools/list answers as the upstreams sent them."}),
 		catalogOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_catalog_tokens_out_total",
 			Help: "Tokens of tools/list answers as the clients got them."}),
+		storeFail: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_store_failures_total",
+			Help: "Calls during which the chunk store failed or timed out (the result kept its budget)."}),
 	}
 	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors, m.up, m.restarts,
-		m.rejected, m.unknown, m.catalogIn, m.catalogOut,
+		m.rejected, m.unknown, m.catalogIn, m.catalogOut, m.storeFail,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, from := range []string{"client", "upstream"} {
 		m.rejected.WithLabelValues(from)
@@ -867,6 +874,9 @@ func (m *gwMetrics) Call(r CallRecord) {
 	}
 	if r.Outcome == "error" || r.Outcome == "skipped_error" {
 		m.errors.WithLabelValues(r.Server, r.Outcome).Inc()
+	}
+	if r.StoreFailed {
+		m.storeFail.Inc()
 	}
 }
 
