@@ -140,16 +140,29 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	res, err := p.Process(ctx, data, &terse.Request{Tool: *tool})
+	var res terse.Result
+	if tokens.Binary(data) {
+		// Binary input is not text a model can read, nor something terse
+		// may rewrite: it passes through unchanged, with a note.
+		binaryNote(stderr, name, len(data))
+		n := tokens.CountBytes(c, data)
+		res.Report = terse.Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: opts.Budget, Tool: *tool,
+			RawTokens: n, OutputTokens: n, RawChars: len(data), OutputChars: len(data), Ratio: 1,
+			Kind: "binary", Format: "binary"}
+		if *reportPath != "" {
+			if err := writeReport(*reportPath, res.Report); err != nil {
+				return err
+			}
+		}
+		_, err = stdout.Write(data)
+		return err
+	}
+	res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
 	if err != nil {
 		return inputError(stderr, name, err)
 	}
 	if *reportPath != "" {
-		b, err := json.MarshalIndent(res.Report, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*reportPath, append(b, '\n'), 0o644); err != nil {
+		if err := writeReport(*reportPath, res.Report); err != nil {
 			return err
 		}
 	}
@@ -161,4 +174,17 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	_, err = io.WriteString(stdout, text)
 	return err
+}
+
+func writeReport(path string, rep terse.Report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// binaryNote says on stderr that binary input passed through unchanged.
+func binaryNote(stderr io.Writer, name string, n int) {
+	fmt.Fprintf(stderr, "terse: %s: binary input (%d bytes, not UTF-8 text), passed through unchanged\n", name, n)
 }

@@ -77,6 +77,11 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
+	if tokens.Binary(data) {
+		binaryNote(stderr, name, len(data))
+		_, err := stdout.Write(data)
+		return err
+	}
 	v, err := tree.ParseOwned(data) // data is not used again
 	if err != nil {
 		return inputError(stderr, name, err)
