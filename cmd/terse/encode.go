@@ -82,13 +82,22 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		_, err := stdout.Write(data)
 		return err
 	}
-	v, err := tree.ParseOwned(data) // data is not used again
+	// TOON cannot carry a repeated key: it is refused where it repeats,
+	// never silently reduced to one member.
+	po := tree.ParseOptions{NoDuplicateKeys: *to == "toon"}
+	v, err := po.ParseOwned(data) // data is not used again
 	if err != nil {
 		return inputError(stderr, name, err)
 	}
 	var out []byte
 	switch *to {
 	case "toon":
+		// Nor can spec TOON carry a lone surrogate escape ("\ud83d"):
+		// refused, naming where it is.
+		if err := toon.Representable(v); err != nil {
+			fmt.Fprintf(stderr, "%s: %v; --to auto or --to json keep it\n", name, err)
+			return errReported
+		}
 		// The encoder writes in 64 KiB chunks; no output buffer the size
 		// of the document.
 		if err := toon.NewEncoder(stdout, opts).Encode(v); err != nil {
