@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unsafe"
 
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/filter"
@@ -283,7 +284,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: fo0.Budget, Tool: req.Tool}
 	var rawText string
 	if isJSON {
-		rawText = string(tree.AppendJSON(nil, v))
+		rawText = compactJSON(v)
 		rep.Pagination, rep.Sort = providerMeta(v, req.Headers)
 	} else {
 		rawText = text
@@ -314,7 +315,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			content = text
 		} else {
 			v = fr.Value
-			content = string(tree.AppendJSON(nil, v))
+			content = compactJSON(v)
 		}
 	}
 
@@ -388,7 +389,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		t2 = t3 // the output is the whole encoding
 	case t2 >= 0:
 	case isJSON && p.fmt.Name != fit.JSON.Name:
-		t2 = m.count(string(p.measure.Append(nil, v)))
+		t2 = tokens.CountBytes(c, p.measure.Append(nil, v))
 	default:
 		t2 = m.count(content) // compact JSON or text: the encoding is the content
 	}
@@ -478,6 +479,13 @@ func (p *Pipeline) finish(text string, n int, rep Report) Result {
 		rep.Ratio = float64(rep.OutputTokens) / float64(rep.RawTokens)
 	}
 	return Result{Text: text, Report: rep}
+}
+
+// compactJSON returns v as compact JSON, written once into memory of its
+// own (no growing buffer, no copy into a string).
+func compactJSON(v tree.Value) string {
+	b := tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)), v)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func kindOf(isJSON bool) string {

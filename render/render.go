@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -103,8 +104,17 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	*buf = tree.AppendJSON((*buf)[:0], v)
-	compact := string(*buf)
+	var compact string
+	if n := tree.JSONLen(v); n > maxPooledBuf {
+		// A large value's compact JSON is written once into memory of
+		// its own, which the returned text may share: no growing, no
+		// copy.
+		b := tree.AppendJSON(make([]byte, 0, n), v)
+		compact = unsafe.String(unsafe.SliceData(b), len(b))
+	} else {
+		*buf = tree.AppendJSON((*buf)[:0], v)
+		compact = string(*buf)
+	}
 	var text string
 	var formats []Format
 	switch o.Format {
@@ -142,15 +152,27 @@ func Mark(text string, v tree.Value) string {
 	if Marked(text) || len(text) > 0 && (text[0] == '{' || text[0] == '[') && text == string(tree.AppendJSON(nil, v)) {
 		return text
 	}
-	// Declarations and fences are never what TOON reads: no need to
-	// decode to know.
-	if strings.HasPrefix(text, "```") || isDeclaration(text) {
-		return Marker + "\n" + text
-	}
-	if tv, err := toon.UnmarshalString(text, nil); err == nil && tree.Equal(tv, v) {
+	if !needsMark(text, v) {
 		return text
 	}
 	return Marker + "\n" + text
+}
+
+// maxMarkCheck is the longest text Mark decodes as TOON to see whether it
+// may go unmarked; a longer one is marked (a few tokens, where decoding
+// would hold a second tree of the value).
+const maxMarkCheck = 1 << 20
+
+// needsMark reports whether text, an unmarked auto encoding of v that is
+// not compact JSON, needs the Marker line.
+func needsMark(text string, v tree.Value) bool {
+	// Declarations and fences are never what TOON reads: no need to
+	// decode to know.
+	if strings.HasPrefix(text, "```") || isDeclaration(text) || len(text) > maxMarkCheck {
+		return true
+	}
+	tv, err := toon.UnmarshalString(text, nil)
+	return err != nil || !tree.Equal(tv, v)
 }
 
 // isDeclaration reports whether text opens with a "~N = " or "@N = "
@@ -191,13 +213,26 @@ func putBuf(b *[]byte) {
 func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []Format) {
 	e := newAutoEncoder(o)
 	defer e.release()
-	*buf = e.encode((*buf)[:0], v)
-	doc := string(*buf)
+	var doc string
+	if len(compact) > maxPooledBuf {
+		// Written after room for the marker line, in memory of its own,
+		// so that neither marking nor returning it copies the text.
+		b := append(make([]byte, 0, len(compact)/2+len(Marker)+1), Marker+"\n"...)
+		b = e.encode(b, v)
+		marked := unsafe.String(unsafe.SliceData(b), len(b))
+		doc = marked[len(Marker)+1:]
+		if !o.Unmarked && doc != compact && !Marked(doc) && needsMark(doc, v) {
+			doc = marked
+		}
+	} else {
+		*buf = e.encode((*buf)[:0], v)
+		doc = string(*buf)
+	}
 	best, bestF := compact, []Format{JSON}
 	bestN := o.Counter.Count(compact)
 	jsonN := bestN
 	if doc != compact {
-		if !o.Unmarked {
+		if !o.Unmarked && !Marked(doc) {
 			doc = Mark(doc, v)
 		}
 		if n := o.Counter.Count(doc); n < bestN {

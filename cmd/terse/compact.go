@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
 
 const compactDoc = `
@@ -157,7 +159,15 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		_, err = stdout.Write(data)
 		return err
 	}
-	res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
+	// JSON is parsed here without copying the input (data is not used
+	// again); anything else goes to Process, which tells text from JSON.
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
+	} else if v, perr := tree.ParseOwned(data); perr == nil {
+		res, err = p.ProcessValue(ctx, v, &terse.Request{Tool: *tool})
+	} else {
+		res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
+	}
 	if err != nil {
 		return inputError(stderr, name, err)
 	}

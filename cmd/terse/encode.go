@@ -116,7 +116,12 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if err != nil {
 			return err
 		}
-		out = []byte(text)
+		// Written as it is, not copied into a buffer with the newline.
+		if _, err := io.WriteString(stdout, text); err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, "\n")
+		return err
 	}
 	out = append(out, '\n')
 	_, err = stdout.Write(out)
