@@ -142,6 +142,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	limitMemory(len(data))
 	var res terse.Result
 	if tokens.Binary(data) {
 		// Binary input is not text a model can read, nor something terse

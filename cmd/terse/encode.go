@@ -77,6 +77,7 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
+	limitMemory(len(data))
 	if tokens.Binary(data) {
 		binaryNote(stderr, name, len(data))
 		_, err := stdout.Write(data)
