@@ -105,12 +105,10 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 	buf := getBuf()
 	defer putBuf(buf)
 	var compact string
-	if n := tree.JSONLen(v); n > maxPooledBuf {
-		// A large value's compact JSON is written once into memory of
-		// its own, which the returned text may share: no growing, no
-		// copy.
-		b := tree.AppendJSON(make([]byte, 0, n), v)
-		compact = unsafe.String(unsafe.SliceData(b), len(b))
+	n := tree.JSONLen(v)
+	large := n > maxPooledBuf
+	if large {
+		compact = writeCompact(v, n)
 	} else {
 		*buf = tree.AppendJSON((*buf)[:0], v)
 		compact = string(*buf)
@@ -126,7 +124,7 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 			text = Mark(text, v)
 		}
 	case Auto, "":
-		text, formats = autoText(v, &o, compact, buf)
+		text, formats = autoText(v, &o, &compact, buf)
 		if tmpl != "" && formats[0] != JSON && formats[0] != TOON {
 			formats = append([]Format{tmpl}, formats...)
 		}
@@ -134,9 +132,17 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 		return "", nil, fmt.Errorf("render: unknown format %q", o.Format)
 	}
 	if !o.SkipVerify && text != compact {
+		// Decoding holds a second tree of the value: a large compact
+		// JSON is let go meanwhile and written again if it is needed.
+		if large {
+			compact = ""
+		}
 		if err := verify(text, v); err != nil {
 			if o.Format == TOON {
 				return "", nil, err
+			}
+			if large {
+				compact = writeCompact(v, n)
 			}
 			return compact, []Format{JSON}, nil
 		}
@@ -209,18 +215,36 @@ func putBuf(b *[]byte) {
 	}
 }
 
+// writeCompact returns v's compact JSON, n bytes, written once into
+// memory of its own (no growing, no copy into a string).
+func writeCompact(v tree.Value, n int) string {
+	b := tree.AppendJSON(make([]byte, 0, n), v)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // autoText picks the cheapest of the candidates; buf is scratch space.
-func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []Format) {
+// The compact JSON of a large value is counted and let go (*compact set
+// to "") while the encoder holds its maps, and written again if it is
+// the cheapest.
+func autoText(v tree.Value, o *Options, compactp *string, buf *[]byte) (string, []Format) {
 	e := newAutoEncoder(o)
 	defer e.release()
+	compact := *compactp
+	jsonN := o.Counter.Count(compact)
 	var doc string
-	if len(compact) > maxPooledBuf {
+	if n := len(compact); n > maxPooledBuf {
+		compact, *compactp = "", ""
 		// Written after room for the marker line, in memory of its own,
 		// so that neither marking nor returning it copies the text.
-		b := append(make([]byte, 0, len(compact)/2+len(Marker)+1), Marker+"\n"...)
+		b := append(make([]byte, 0, n/2+len(Marker)+1), Marker+"\n"...)
 		b = e.encode(b, v)
 		marked := unsafe.String(unsafe.SliceData(b), len(b))
 		doc = marked[len(Marker)+1:]
+		if len(doc) == n {
+			if c := writeCompact(v, n); c == doc {
+				compact, *compactp = doc, doc
+			}
+		}
 		if !o.Unmarked && doc != compact && !Marked(doc) && needsMark(doc, v) {
 			doc = marked
 		}
@@ -229,8 +253,7 @@ func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []
 		doc = string(*buf)
 	}
 	best, bestF := compact, []Format{JSON}
-	bestN := o.Counter.Count(compact)
-	jsonN := bestN
+	bestN := jsonN
 	if doc != compact {
 		if !o.Unmarked && !Marked(doc) {
 			doc = Mark(doc, v)
@@ -251,6 +274,10 @@ func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []
 				best, bestF = t, []Format{TOON}
 			}
 		}
+	}
+	if best == "" { // compact JSON, let go above: written again
+		best = writeCompact(v, tree.JSONLen(v))
+		*compactp = best
 	}
 	return best, bestF
 }
