@@ -1,23 +1,22 @@
 package main
 
 import (
-	"math"
+	"os"
 	"runtime/debug"
 )
 
-// limitMemory sets the collector's soft memory limit for a command that
-// holds an input of n bytes: a few times the input, so that the heap does
-// not grow to twice its live size between collections (the default) when
-// the input is large. A limit set by GOMEMLIMIT is kept. The limit is
-// soft: a command that needs more still gets it, at the cost of more
-// frequent collections.
+// limitMemory paces the collector for a command that holds an input of n
+// bytes. By default the heap may grow to twice its live size between
+// collections; for a large input that slack is several times the input,
+// so the collector runs when the heap has grown by a quarter instead
+// (more collections, each marking the same live heap). GOGC, when set,
+// is kept.
 func limitMemory(n int) {
-	const floor = 256 << 20 // small inputs: the collector's default pacing
-	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+	if n < largeInput || os.Getenv("GOGC") != "" {
 		return
 	}
-	debug.SetMemoryLimit(max(floor, int64(n)*memoryMultiple))
+	debug.SetGCPercent(25)
 }
 
-// memoryMultiple is the soft memory limit as a multiple of the input.
-const memoryMultiple = 3
+// largeInput is the input size from which limitMemory paces the collector.
+const largeInput = 16 << 20
