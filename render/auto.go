@@ -117,6 +117,11 @@ func (e *autoEncoder) encode(b []byte, v tree.Value) []byte {
 		e.analyze(v)
 		e.selectLegend(v)
 		e.selectPrefixes(v)
+		if len(e.px.cut) > 4*maxPooledNodes {
+			// A large document's prefix scratch is let go before the
+			// encoding, not held until the encoder is released.
+			e.px = prefixScratch{}
+		}
 	}
 	e.choose(v)
 	for i, p := range e.prefixes {
