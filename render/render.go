@@ -236,12 +236,20 @@ func autoText(v tree.Value, o *Options, compactp *string, buf *[]byte) (string, 
 		compact, *compactp = "", ""
 		// Written after room for the marker line, in memory of its own,
 		// so that neither marking nor returning it copies the text.
-		b := append(make([]byte, 0, n/2+len(Marker)+1), Marker+"\n"...)
+		size := n / 2 // a container's auto document is about half its JSON
+		if v.Kind() < tree.KindArray {
+			size = n // a scalar's is its JSON
+		}
+		b := append(make([]byte, 0, size+len(Marker)+1), Marker+"\n"...)
 		b = e.encode(b, v)
 		marked := unsafe.String(unsafe.SliceData(b), len(b))
 		doc = marked[len(Marker)+1:]
 		if len(doc) == n {
-			if c := writeCompact(v, n); c == doc {
+			// A scalar root is written inline, as its compact JSON;
+			// anything else is compared with the compact JSON.
+			if v.Kind() < tree.KindArray {
+				compact, *compactp = doc, doc
+			} else if c := writeCompact(v, n); c == doc {
 				compact, *compactp = doc, doc
 			}
 		}
