@@ -30,6 +30,9 @@ lines (logs: head and tail, error lines kept with one line of context) and
 diffs by file. The output is at most --budget tokens by the real tokenizer,
 and byte-identical to the plain encoding when it already fits.
 
+Binary input (not UTF-8 text) is written out unchanged, with a note on
+stderr and kind "binary" in the Report.
+
 Everything left out is declared in the output: gaps with their positions,
 a "> [+N more …]" hint and a chunk index. The full result is stored (in
 --store, kept 30 minutes after last use) and any chunk can be printed with

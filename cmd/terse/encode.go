@@ -34,6 +34,10 @@ checked by decoding before it is printed. When valid TOON would read the
 auto text differently, it opens with the line "(auto)".
 
 Malformed JSON is reported as FILE:LINE:COL: message, with exit status 1.
+TOON cannot carry a repeated object key or a lone UTF-16 surrogate escape
+("\ud83d"): --to toon refuses such input with the key's position or the
+string's JSON Pointer (json and auto keep them). Binary input (not UTF-8
+text) is written out unchanged, with a note on stderr.
 
 Examples:
   terse encode payload.json
