@@ -304,9 +304,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: fo0.Budget, Tool: req.Tool}
 	var rawText string
 	if isJSON {
-		// Sized once and never written again: shared as a string.
-		b := tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)), v)
-		rawText = unsafe.String(unsafe.SliceData(b), len(b))
+		rawText = compactJSON(v)
 		rep.Pagination, rep.Sort = providerMeta(v, req.Headers)
 	} else {
 		rawText = text
@@ -337,7 +335,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			content = text
 		} else {
 			v = fr.Value
-			content = string(tree.AppendJSON(nil, v))
+			content = compactJSON(v)
 		}
 	}
 
@@ -416,7 +414,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		t2 = t3 // the output is the whole encoding
 	case t2 >= 0:
 	case isJSON && p.fmt.Name != fit.JSON.Name:
-		t2 = m.count(string(p.measure.Append(nil, v)))
+		t2 = tokens.CountBytes(c, p.measure.Append(nil, v))
 	default:
 		t2 = m.count(content) // compact JSON or text: the encoding is the content
 	}
@@ -508,6 +506,13 @@ func (p *Pipeline) finish(text string, n int, rep Report) Result {
 		rep.Ratio = float64(rep.OutputTokens) / float64(rep.RawTokens)
 	}
 	return Result{Text: text, Report: rep}
+}
+
+// compactJSON returns v as compact JSON, written once into memory of its
+// own (no growing buffer, no copy into a string).
+func compactJSON(v tree.Value) string {
+	b := tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)), v)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func kindOf(isJSON bool) string {

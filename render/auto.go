@@ -117,6 +117,11 @@ func (e *autoEncoder) encode(b []byte, v tree.Value) []byte {
 		e.analyze(v)
 		e.selectLegend(v)
 		e.selectPrefixes(v)
+		if len(e.px.cut) > 4*maxPooledNodes {
+			// A large document's prefix scratch is let go before the
+			// encoding, not held until the encoder is released.
+			e.px = prefixScratch{}
+		}
 	}
 	e.choose(v)
 	for i, p := range e.prefixes {
@@ -352,7 +357,7 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	}
 	urls, counts := sc.urls[:0], sc.counts[:0]
 	e.walkWritten(root, func(v tree.Value) {
-		if v.Kind() == tree.KindString && isURL(v.Str()) {
+		if v.Kind() == tree.KindString && !v.Escaped() && isURL(v.Str()) {
 			s := v.Str()
 			i, ok := index[s]
 			if !ok {
@@ -862,7 +867,7 @@ func (e *autoEncoder) memberCost(k string, v tree.Value, depth int) float64 {
 // fenceOK reports whether v is a string that may be written as a fenced
 // block: it has a line break and no carriage returns.
 func (e *autoEncoder) fenceOK(k string, v tree.Value) bool {
-	if v.Kind() != tree.KindString {
+	if v.Kind() != tree.KindString || v.Escaped() {
 		return false
 	}
 	s := v.Str()
@@ -1038,6 +1043,9 @@ func (e *autoEncoder) appendInline(b []byte, v tree.Value, top bool) []byte {
 	}
 	switch v.Kind() {
 	case tree.KindString:
+		if v.Escaped() {
+			return e.appendEscaped(b, v)
+		}
 		return tree.AppendString(b, e.content(v.Str()))
 	case tree.KindArray:
 		b = append(b, '[')
@@ -1067,6 +1075,9 @@ func (e *autoEncoder) appendInline(b []byte, v tree.Value, top bool) []byte {
 // when it reads back unchanged, else inline.
 func (e *autoEncoder) appendValue(b []byte, v tree.Value, cell bool) []byte {
 	if v.Kind() == tree.KindString {
+		if v.Escaped() {
+			return e.appendEscaped(b, v)
+		}
 		s := e.content(v.Str())
 		if isBareString(s, cell) {
 			return append(b, s...)
@@ -1074,6 +1085,20 @@ func (e *autoEncoder) appendValue(b []byte, v tree.Value, cell bool) []byte {
 		return tree.AppendString(b, s)
 	}
 	return e.appendInline(b, v, false)
+}
+
+// appendEscaped writes a string holding lone surrogates (v.Escaped()) as
+// the JSON literal with the same escapes, always quoted: its text is never
+// replaced by a prefix reference, only a leading '~' is doubled.
+func (e *autoEncoder) appendEscaped(b []byte, v tree.Value) []byte {
+	if len(e.prefixes) > 0 {
+		if s := escapeSigil(v.Str()); len(s) != len(v.Str()) {
+			if w, ok := tree.EscapedString(s); ok {
+				v = w
+			}
+		}
+	}
+	return tree.AppendJSON(b, v)
 }
 
 func (e *autoEncoder) appendBlock(b []byte, v tree.Value, depth int) []byte {

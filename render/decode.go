@@ -623,13 +623,21 @@ func (p *inlineParser) value() (tree.Value, error) {
 	}
 	switch c := p.s[p.i]; {
 	case c == '"':
-		str, err := p.str()
+		str, escaped, err := p.strValue()
 		if err != nil {
 			return tree.Value{}, err
 		}
 		str, grown, err := p.d.unsigil(str)
 		if err == nil {
 			err = p.grow(grown)
+		}
+		if err == nil && escaped {
+			// A string with lone surrogates stays in its escaped form.
+			v, ok := tree.EscapedString(str)
+			if !ok {
+				return tree.Value{}, fmt.Errorf("invalid lone surrogate string")
+			}
+			return v, nil
 		}
 		return tree.String(str), err
 	case c == '{':
@@ -742,8 +750,20 @@ func (p *inlineParser) value() (tree.Value, error) {
 	return tree.Value{}, fmt.Errorf("invalid value %q", lit)
 }
 
-// str parses a JSON string literal at p.i.
+// str parses a JSON string literal at p.i: a key, which may not hold a
+// lone surrogate.
 func (p *inlineParser) str() (string, error) {
+	s, escaped, err := p.strValue()
+	if err == nil && escaped {
+		err = fmt.Errorf("lone surrogate escape in a key")
+	}
+	return s, err
+}
+
+// strValue parses a JSON string literal at p.i. A string holding lone
+// surrogates is returned in its escaped form (tree.Value.Str), escaped
+// true.
+func (p *inlineParser) strValue() (string, bool, error) {
 	j := p.i + 1
 	plain := true
 	for j < len(p.s) && p.s[j] != '"' {
@@ -751,23 +771,23 @@ func (p *inlineParser) str() (string, error) {
 			plain = false
 			j++
 		} else if p.s[j] < 0x20 {
-			return "", fmt.Errorf("control character in string")
+			return "", false, fmt.Errorf("control character in string")
 		}
 		j++
 	}
 	if j >= len(p.s) {
-		return "", fmt.Errorf("unterminated string")
+		return "", false, fmt.Errorf("unterminated string")
 	}
 	lit := p.s[p.i : j+1]
 	p.i = j + 1
 	if plain {
-		return lit[1 : len(lit)-1], nil
+		return lit[1 : len(lit)-1], false, nil
 	}
 	v, err := tree.ParseString(lit)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return v.Str(), nil
+	return v.Str(), v.Escaped(), nil
 }
 
 // cellEnd returns the end of the cell starting at p: a quoted string or

@@ -14,7 +14,7 @@ import (
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		"a: 1\nb:\n  c: x", "[2]{a,b=null}:\n1,\n2,", "[2]{n,h{r,s},m}:\n7,x,y,null\n8,\"a,b\",@1,1", "~1 = https://x.io\n@1 = {\"u\":\"~1/a\"}\nv: @1\nw: ~~t",
-		"d: ```diff\n@@ -1 +1 @@\n-a\n+b\n```", "[2]:\n- k: 1\n  j: 2\n- [1]", "```toon\na: 1\n```", `{"a":[1,2.50]}`,
+		"d: ```diff\n@@ -1 +1 @@\n-a\n+b\n```", "[2]:\n- k: 1\n  j: 2\n- [1]", "```toon\na: 1\n```", `{"a":[1,2.50]}`, "[2]{t}:\n\"\\ud83d\"\n\"~~\\udc00\"", `a: ["\ud83d",{"k":"\\ud83d"}]`,
 	} {
 		f.Add(s)
 	}
@@ -36,7 +36,8 @@ func FuzzDecode(f *testing.F) {
 
 // FuzzEncodeJSON: any JSON document's auto encoding decodes to it.
 func FuzzEncodeJSON(f *testing.F) {
-	for _, s := range []string{`[{"a":1,"b":"~x"},{"a":2,"c":null}]`, `{"u":["http://a/b/c","http://a/b/d"],"x":"@1"}`, `"s"`, `[]`, `{"":{"":""}}`} {
+	for _, s := range []string{`[{"a":1,"b":"~x"},{"a":2,"c":null}]`, `{"u":["http://a/b/c","http://a/b/d"],"x":"@1"}`, `"s"`, `[]`, `{"":{"":""}}`,
+		`[{"t":"cut \ud83d","u":"http://a/b/c"},{"t":"~\udc00","u":"http://a/b/d"},{"t":"\\ud83d"}]`, `{"a":["x \udbff\ny long enough to be a fenced block of text, or so it seems at first"]}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

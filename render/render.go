@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -103,8 +104,15 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	*buf = tree.AppendJSON((*buf)[:0], v)
-	compact := string(*buf)
+	var compact string
+	n := tree.JSONLen(v)
+	large := n > maxPooledBuf
+	if large {
+		compact = writeCompact(v, n)
+	} else {
+		*buf = tree.AppendJSON((*buf)[:0], v)
+		compact = string(*buf)
+	}
 	var text string
 	var formats []Format
 	switch o.Format {
@@ -116,7 +124,7 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 			text = Mark(text, v)
 		}
 	case Auto, "":
-		text, formats = autoText(v, &o, compact, buf)
+		text, formats = autoText(v, &o, &compact, buf)
 		if tmpl != "" && formats[0] != JSON && formats[0] != TOON {
 			formats = append([]Format{tmpl}, formats...)
 		}
@@ -124,9 +132,17 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 		return "", nil, fmt.Errorf("render: unknown format %q", o.Format)
 	}
 	if !o.SkipVerify && text != compact {
+		// Decoding holds a second tree of the value: a large compact
+		// JSON is let go meanwhile and written again if it is needed.
+		if large {
+			compact = ""
+		}
 		if err := verify(text, v); err != nil {
 			if o.Format == TOON {
 				return "", nil, err
+			}
+			if large {
+				compact = writeCompact(v, n)
 			}
 			return compact, []Format{JSON}, nil
 		}
@@ -142,15 +158,27 @@ func Mark(text string, v tree.Value) string {
 	if Marked(text) || len(text) > 0 && (text[0] == '{' || text[0] == '[') && text == string(tree.AppendJSON(nil, v)) {
 		return text
 	}
-	// Declarations and fences are never what TOON reads: no need to
-	// decode to know.
-	if strings.HasPrefix(text, "```") || isDeclaration(text) {
-		return Marker + "\n" + text
-	}
-	if tv, err := toon.UnmarshalString(text, nil); err == nil && tree.Equal(tv, v) {
+	if !needsMark(text, v) {
 		return text
 	}
 	return Marker + "\n" + text
+}
+
+// maxMarkCheck is the longest text Mark decodes as TOON to see whether it
+// may go unmarked; a longer one is marked (a few tokens, where decoding
+// would hold a second tree of the value).
+const maxMarkCheck = 1 << 20
+
+// needsMark reports whether text, an unmarked auto encoding of v that is
+// not compact JSON, needs the Marker line.
+func needsMark(text string, v tree.Value) bool {
+	// Declarations and fences are never what TOON reads: no need to
+	// decode to know.
+	if strings.HasPrefix(text, "```") || isDeclaration(text) || len(text) > maxMarkCheck {
+		return true
+	}
+	tv, err := toon.UnmarshalString(text, nil)
+	return err != nil || !tree.Equal(tv, v)
 }
 
 // isDeclaration reports whether text opens with a "~N = " or "@N = "
@@ -187,17 +215,55 @@ func putBuf(b *[]byte) {
 	}
 }
 
+// writeCompact returns v's compact JSON, n bytes, written once into
+// memory of its own (no growing, no copy into a string).
+func writeCompact(v tree.Value, n int) string {
+	b := tree.AppendJSON(make([]byte, 0, n), v)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // autoText picks the cheapest of the candidates; buf is scratch space.
-func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []Format) {
+// The compact JSON of a large value is counted and let go (*compact set
+// to "") while the encoder holds its maps, and written again if it is
+// the cheapest.
+func autoText(v tree.Value, o *Options, compactp *string, buf *[]byte) (string, []Format) {
 	e := newAutoEncoder(o)
 	defer e.release()
-	*buf = e.encode((*buf)[:0], v)
-	doc := string(*buf)
+	compact := *compactp
+	jsonN := o.Counter.Count(compact)
+	var doc string
+	if n := len(compact); n > maxPooledBuf {
+		compact, *compactp = "", ""
+		// Written after room for the marker line, in memory of its own,
+		// so that neither marking nor returning it copies the text.
+		size := n / 2 // a container's auto document is about half its JSON
+		if v.Kind() < tree.KindArray {
+			size = n // a scalar's is its JSON
+		}
+		b := append(make([]byte, 0, size+len(Marker)+1), Marker+"\n"...)
+		b = e.encode(b, v)
+		marked := unsafe.String(unsafe.SliceData(b), len(b))
+		doc = marked[len(Marker)+1:]
+		if len(doc) == n {
+			// A scalar root is written inline, as its compact JSON;
+			// anything else is compared with the compact JSON.
+			if v.Kind() < tree.KindArray {
+				compact, *compactp = doc, doc
+			} else if c := writeCompact(v, n); c == doc {
+				compact, *compactp = doc, doc
+			}
+		}
+		if !o.Unmarked && doc != compact && !Marked(doc) && needsMark(doc, v) {
+			doc = marked
+		}
+	} else {
+		*buf = e.encode((*buf)[:0], v)
+		doc = string(*buf)
+	}
 	best, bestF := compact, []Format{JSON}
-	bestN := o.Counter.Count(compact)
-	jsonN := bestN
+	bestN := jsonN
 	if doc != compact {
-		if !o.Unmarked {
+		if !o.Unmarked && !Marked(doc) {
 			doc = Mark(doc, v)
 		}
 		if n := o.Counter.Count(doc); n < bestN {
@@ -216,6 +282,10 @@ func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []
 				best, bestF = t, []Format{TOON}
 			}
 		}
+	}
+	if best == "" { // compact JSON, let go above: written again
+		best = writeCompact(v, tree.JSONLen(v))
+		*compactp = best
 	}
 	return best, bestF
 }

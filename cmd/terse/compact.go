@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 )
 
 const compactDoc = `
@@ -30,6 +31,9 @@ whichever keeps the most value for the tool's strategy. Text is fitted by
 lines (logs: head and tail, error lines kept with one line of context) and
 diffs by file. The output is at most --budget tokens by the real tokenizer,
 and byte-identical to the plain encoding when it already fits.
+
+Binary input (not UTF-8 text) is written out unchanged, with a note on
+stderr and kind "binary" in the Report.
 
 Everything left out is declared in the output: gaps with their positions,
 a "> [+N more …]" hint and a chunk index. The full result is stored (in
@@ -58,7 +62,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	to := fs.String("to", "auto", "output `format` for JSON: auto (the cheapest verified encoding, never more tokens than compact JSON), json or toon; a config file's format applies when this flag is not given")
 	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
 	cfgPath := fs.String("config", "", "terse config `file` (TOML): budget, tokenizer, format, store and per-tool rules")
-	reportPath := fs.String("report", "", "write the Report as JSON to `file`")
+	reportPath := fs.String("report", "", "write the Report as JSON to `file` (\"-\": standard output, after the text)")
 	items := fs.String("items", "", "JSON `pointer` of the item array (default: detected)")
 	strategy := fs.String("strategy", "", "force a strategy: "+fmt.Sprint(fit.Strategies))
 	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
@@ -150,8 +154,31 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	limitMemory(len(data))
+	var res terse.Result
+	if tokens.Binary(data) {
+		// Binary input is not text a model can read, nor something terse
+		// may rewrite: it passes through unchanged, with a note.
+		binaryNote(stderr, name, len(data))
+		n := tokens.CountBytes(c, data)
+		res.Report = terse.Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: opts.Budget, Tool: *tool,
+			RawTokens: n, OutputTokens: n, RawChars: len(data), OutputChars: len(data), Ratio: 1,
+			Kind: "binary", Format: "binary"}
+		if _, err := stdout.Write(data); err != nil {
+			return err
+		}
+		return writeReport(*reportPath, stdout, res.Report)
+	}
 	start := time.Now()
-	res, err := p.Process(ctx, data, &terse.Request{Tool: *tool})
+	// JSON is parsed here without copying the input (data is not changed
+	// afterwards); anything else goes to Process, which tells text from JSON.
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
+	} else if v, perr := tree.ParseOwned(data); perr == nil {
+		res, err = p.ProcessValue(ctx, v, &terse.Request{Tool: *tool})
+	} else {
+		res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
+	}
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
 		f := telemetry.Detect(data)
@@ -170,21 +197,32 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return inputError(stderr, name, err)
 	}
-	if *reportPath != "" {
-		b, err := json.MarshalIndent(res.Report, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*reportPath, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
-	}
 	// End with a newline, unless that one more token would break the
 	// budget: the budget holds for what is printed.
 	text := res.Text
 	if len(text) > 0 && text[len(text)-1] != '\n' && c.Count(text+"\n") <= res.Report.Budget {
 		text += "\n"
 	}
-	_, err = io.WriteString(stdout, text)
-	return err
+	if _, err := io.WriteString(stdout, text); err != nil {
+		return err
+	}
+	return writeReport(*reportPath, stdout, res.Report)
+}
+
+// writeReport writes the Report as indented JSON to path ("-" is standard
+// output, after the text); an empty path writes nothing.
+func writeReport(path string, stdout io.Writer, rep terse.Report) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeOutput(path, stdout, append(b, '\n'))
+}
+
+// binaryNote says on stderr that binary input passed through unchanged.
+func binaryNote(stderr io.Writer, name string, n int) {
+	fmt.Fprintf(stderr, "terse: %s: binary input (%d bytes, not UTF-8 text), passed through unchanged\n", name, n)
 }

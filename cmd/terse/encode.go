@@ -34,6 +34,10 @@ checked by decoding before it is printed. When valid TOON would read the
 auto text differently, it opens with the line "(auto)".
 
 Malformed JSON is reported as FILE:LINE:COL: message, with exit status 1.
+TOON cannot carry a repeated object key or a lone UTF-16 surrogate escape
+("\ud83d"): --to toon refuses such input with the key's position or the
+string's JSON Pointer (json and auto keep them). Binary input (not UTF-8
+text) is written out unchanged, with a note on stderr.
 
 Examples:
   terse encode payload.json
@@ -77,13 +81,28 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	v, err := tree.ParseOwned(data) // data is not used again
+	limitMemory(len(data))
+	if tokens.Binary(data) {
+		binaryNote(stderr, name, len(data))
+		_, err := stdout.Write(data)
+		return err
+	}
+	// TOON cannot carry a repeated key: it is refused where it repeats,
+	// never silently reduced to one member.
+	po := tree.ParseOptions{NoDuplicateKeys: *to == "toon"}
+	v, err := po.ParseOwned(data) // data is not used again
 	if err != nil {
 		return inputError(stderr, name, err)
 	}
 	var out []byte
 	switch *to {
 	case "toon":
+		// Nor can spec TOON carry a lone surrogate escape ("\ud83d"):
+		// refused, naming where it is.
+		if err := toon.Representable(v); err != nil {
+			fmt.Fprintf(stderr, "%s: %v; --to auto or --to json keep it\n", name, err)
+			return errReported
+		}
 		// The encoder writes in 64 KiB chunks; no output buffer the size
 		// of the document.
 		if err := toon.NewEncoder(stdout, opts).Encode(v); err != nil {
@@ -102,7 +121,12 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if err != nil {
 			return err
 		}
-		out = []byte(text)
+		// Written as it is, not copied into a buffer with the newline.
+		if _, err := io.WriteString(stdout, text); err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, "\n")
+		return err
 	}
 	out = append(out, '\n')
 	_, err = stdout.Write(out)

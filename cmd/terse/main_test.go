@@ -26,6 +26,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
+		Cmds:          scriptCmds,
 		Setup: func(env *testscript.Env) error {
 			// Scripts read shared corpus files through $SHARED when present.
 			if d := sharedDir(); d != "" {
