@@ -99,7 +99,11 @@ type Request struct {
 	// Tool is the name of the tool that produced the result; it selects
 	// the trimming strategy (Options.Strategies, fit.Resolve).
 	Tool string
-	// Budget, when positive, replaces Options.Budget for this call.
+	// Budget, when positive, replaces Options.Budget for this call. A
+	// budget too small for even the one-line notice that declares what is
+	// left out (and its chunk handle) is raised to that notice, or to the
+	// whole result when that is smaller: nothing is ever dropped without
+	// a handle. Report.Budget is the budget applied.
 	Budget int
 	// Session is the dedup partition (session and context) of the call;
 	// the zero Key is a partition like any other.
@@ -407,6 +411,28 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			break
 		}
 		fo.Budget -= tn - fo0.Budget
+	}
+	if res.Stats.Truncated && tn > fo0.Budget {
+		// Not even the one-line notice that declares what is left out
+		// fits: the budget is raised to that notice, the least text that
+		// keeps everything retrievable, and the result is fitted to it
+		// (whole, when the whole fits).
+		fo0.Budget, fo.Budget = tn, t3 // t3: the notice without the filter note
+		rep.Budget = tn
+		var err error
+		if isJSON {
+			res, err = fit.FitJSON(ctx, v, &fo)
+		} else {
+			res, err = fit.FitText(ctx, text, &fo)
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		t3 = m.count(res.Text)
+		body, tn = prefix+res.Text, t3
+		if prefix != "" {
+			tn = c.Count(body)
+		}
 	}
 	st := res.Stats
 	switch {
