@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,6 +53,7 @@ type Gateway struct {
 	reg     *prometheus.Registry
 	metrics *gwMetrics
 	watched sync.Map // session id -> struct{}: sessions whose end is awaited
+	scale   *gwScale // tenants and shared state (gateway_scale.go)
 }
 
 // gwUpstream is one upstream server of a gateway.
@@ -75,6 +77,7 @@ type gwUpstream struct {
 func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 	g := &Gateway{eng: newEngine(opts), reg: prometheus.NewRegistry()}
 	g.metrics = newGWMetrics(g.reg)
+	g.scale = newScale(g.reg)
 	if g.eng.opts.Stats.Metrics == nil {
 		g.eng.opts.Stats.Metrics = g.metrics
 	}
@@ -90,7 +93,11 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		conv, _ := req.Params.Meta[MetaConversation].(string)
-		g.eng.compact(sessionID(req.Session), conv)
+		sid := ""
+		if req.Session != nil {
+			sid = req.Session.ID()
+		}
+		g.compact(ctx, tenantOf(req), sid, conv)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok: later results will not refer to earlier ones"}}}, nil
 	})
 	seen := map[string]bool{}
@@ -144,7 +151,8 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-// Handler serves MCP at /mcp (Streamable HTTP, stateful sessions), health
+// Handler serves MCP at /mcp (Streamable HTTP: stateless for clients of
+// protocol 2026-07-28, stateful sessions for earlier ones), health
 // at /healthz and Prometheus metrics at /metrics. At /mcp it also accepts
 // the notification [CompactNotification], which advances the dedup
 // partition of the session named by its Mcp-Session-Id header.
@@ -152,7 +160,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: g.eng.opts.idleTimeout()})
-	mux.Handle("/mcp", g.compactNotifications(mcpH))
+	statelessH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+	mux.Handle("/mcp", g.authenticate(g.compactNotifications(byVersion(mcpH, statelessH))))
 	mux.HandleFunc("/healthz", g.healthz)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.reg, promhttp.HandlerOpts{}))
 	return mux
@@ -210,7 +220,11 @@ func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
 		params, _ := v.Get("params")
 		meta, _ := params.Get("_meta")
 		conv, _ := meta.Get(MetaConversation)
-		g.eng.compact(sid, conv.Str())
+		tenant := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			tenant = ti.UserID
+		}
+		g.compact(r.Context(), tenant, sid, conv.Str())
 		w.WriteHeader(http.StatusAccepted)
 	})
 }
@@ -286,9 +300,13 @@ func (g *Gateway) watchSessions(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
 			id := ss.ID()
 			if _, loaded := g.watched.LoadOrStore(id, struct{}{}); !loaded {
+				scope := id
+				if t := tenantOf(req); t != "" {
+					scope = t + ":" + id
+				}
 				go func() {
 					ss.Wait()
-					g.eng.forget(id)
+					g.eng.forget(scope)
 					g.watched.Delete(id)
 				}()
 			}
@@ -550,10 +568,17 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 	conv, _ := params.Meta[MetaConversation].(string)
 	client := clientName(req)
 	pol := e.opts.policy(client)
-	c, changed, answer, brec := e.begin(ctx, u.spec.Name, tool, params.Name, client, sessionID(req.Session), conv, args, info, true)
+	who := g.who(ctx, req, conv)
+	if refused := g.checkChunk(ctx, who, args, params.Name); refused != nil {
+		rec.Outcome = "chunk"
+		return rawCallResult(tree.AppendJSON(nil, *refused)), nil
+	}
+	c, changed, answer, brec := e.begin(ctx, u.spec.Name, tool, params.Name, client, who.scope, who.conv, args, info, true)
 	if answer != nil {
 		rec = brec
-		return rawCallResult(tree.AppendJSON(nil, *answer)), nil
+		out := tree.AppendJSON(nil, *answer)
+		g.own(ctx, who, out)
+		return rawCallResult(out), nil
 	}
 	cs, err := u.session(ctx)
 	if err != nil {
@@ -594,6 +619,8 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 	}
 	if out == nil {
 		out = slot.raw
+	} else {
+		g.own(ctx, who, out)
 	}
 	return rawCallResult(out), nil
 }

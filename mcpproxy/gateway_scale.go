@@ -1,0 +1,390 @@
+package mcpproxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// GatewayState is what gateway replicas share besides chunks and dedup
+// partitions: compaction counters and the owner of each chunk handle.
+// store/redisstore.State implements it on Redis; without one, the gateway
+// keeps them in memory. Methods are idempotent.
+type GatewayState interface {
+	// Generations returns the compaction counters of scopes (0 when
+	// never compacted).
+	Generations(ctx context.Context, scopes ...string) ([]int, error)
+	// Advance moves the counter of scope past seen, once however many
+	// replicas advance it from the same value.
+	Advance(ctx context.Context, scope string, seen int) error
+	// Own records owner as the owner of handles that have none.
+	Own(ctx context.Context, owner string, handles ...string) error
+	// Owner returns the owner of handle, "" when unknown.
+	Owner(ctx context.Context, handle string) (string, error)
+}
+
+// protocolStateless is the first MCP version whose core needs no session
+// held by the server (SEP-2575/2567): requests that declare it are served
+// statelessly, so that any replica answers any request.
+const protocolStateless = "2026-07-28"
+
+// stateTimeout bounds each call of the shared state made for a request.
+const stateTimeout = 500 * time.Millisecond
+
+// gwScale is the gateway's tenancy and shared state.
+type gwScale struct {
+	mu      sync.RWMutex
+	tokens  map[string]string // bearer token -> tenant
+	state   GatewayState      // memState unless SetState
+	shared  bool              // SetState was called
+	errs    *prometheus.CounterVec
+	up      prometheus.Gauge
+	refused *prometheus.CounterVec
+}
+
+func newScale(reg prometheus.Registerer) *gwScale {
+	s := &gwScale{
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_shared_state_errors_total",
+			Help: "Failed operations on the shared state (Redis), by what was attempted; the call went on without it."}, []string{"op"}),
+		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "terse_gateway_shared_state_up",
+			Help: "1 when the last operation on the shared state succeeded (or there is none), else 0."}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_chunk_refused_total",
+			Help: "Chunk fetches refused, by reason (other_owner, unknown, state_down)."}, []string{"reason"}),
+	}
+	s.up.Set(1)
+	s.state = &memState{}
+	reg.MustRegister(s.errs, s.up, s.refused)
+	for _, op := range []string{"dedup", "generations", "advance", "own", "owner"} {
+		s.errs.WithLabelValues(op)
+	}
+	for _, r := range []string{"other_owner", "unknown", "state_down"} {
+		s.refused.WithLabelValues(r)
+	}
+	return s
+}
+
+func (s *gwScale) failed(op string, err error) {
+	if err == nil {
+		s.up.Set(1)
+		return
+	}
+	s.errs.WithLabelValues(op).Inc()
+	s.up.Set(0)
+}
+
+// SetTokens turns on bearer-token authentication of /mcp: tokens maps each
+// accepted token to the tenant it names. Tenants never share dedup state
+// or chunks. An empty map turns authentication off. Call it before
+// serving.
+func (g *Gateway) SetTokens(tokens map[string]string) {
+	g.scale.mu.Lock()
+	defer g.scale.mu.Unlock()
+	g.scale.tokens = tokens
+}
+
+// SetState makes the gateway keep compaction counters and chunk owners in
+// s, shared with the other replicas. Call it before serving; the dedup
+// cache (Options.Dedup) is shared separately (dedup.Cache.SetShared).
+func (g *Gateway) SetState(s GatewayState) {
+	g.scale.mu.Lock()
+	defer g.scale.mu.Unlock()
+	g.scale.state, g.scale.shared = s, s != nil
+	if s == nil {
+		g.scale.state = &memState{}
+	}
+}
+
+// SharedError counts a failure of the shared dedup partitions; give it to
+// dedup.Cache.SetShared.
+func (g *Gateway) SharedError(err error) { g.scale.failed("dedup", err) }
+
+// authenticate requires a known bearer token on every request when tokens
+// are set; the tenant it names reaches the calls as TokenInfo.UserID.
+func (g *Gateway) authenticate(next http.Handler) http.Handler {
+	g.scale.mu.RLock()
+	on := len(g.scale.tokens) > 0
+	g.scale.mu.RUnlock()
+	if !on {
+		return next
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		g.scale.mu.RLock()
+		defer g.scale.mu.RUnlock()
+		tenant := ""
+		for t, name := range g.scale.tokens {
+			if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+				tenant = name
+			}
+		}
+		if tenant == "" {
+			return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
+		}
+		return &auth.TokenInfo{UserID: tenant, Expiration: time.Now().Add(24 * time.Hour)}, nil
+	}
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{})(next)
+}
+
+// byVersion serves requests of the stateless protocol (MCP-Protocol-Version
+// 2026-07-28 or later) with stateless and the others (2025-11-25,
+// 2025-06-18, …, which hold a session) with stateful: the version is
+// negotiated per client, per request.
+func byVersion(stateful, stateless http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= protocolStateless {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
+
+// tenantOf returns the tenant of a request: "" without authentication.
+func tenantOf(req mcp.Request) string {
+	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+		return ex.TokenInfo.UserID
+	}
+	return ""
+}
+
+// identity is who a call belongs to.
+type identity struct {
+	scope string // the session given to the engine: dedup partitions
+	conv  string // the conversation given to the engine ("" when folded into scope)
+	owner string // what chunk handles are bound to
+	key   string // the scope of the shared compaction counter ("": the engine's)
+	gen   int    // that counter as read
+}
+
+// who names the caller of req; see whoFor.
+func (g *Gateway) who(ctx context.Context, req mcp.Request, conv string) identity {
+	sid := ""
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		sid = ss.ID()
+	}
+	return g.whoFor(ctx, tenantOf(req), sid, conv)
+}
+
+// whoFor names a caller. A stateful session is its tenant and session id;
+// without shared state its partitions are the engine's (counters dropped
+// when the session ends). A stateless request (2026-07-28) has no
+// session: its conversation (params._meta "terse/conversation") is the
+// session; with none, its results are never referenced (each call is a
+// partition of its own) and its chunks are the tenant's. With shared
+// state, and for stateless requests, the compaction counters are the
+// GatewayState's, read on each call and part of the scope given to the
+// engine, whose own counters then stay at 0.
+func (g *Gateway) whoFor(ctx context.Context, tenant, sid, conv string) identity {
+	prefix := ""
+	if tenant != "" {
+		prefix = tenant + ":"
+	}
+	g.scale.mu.RLock()
+	st, shared := g.scale.state, g.scale.shared
+	g.scale.mu.RUnlock()
+	if sid != "" && !shared {
+		return identity{scope: prefix + sid, conv: conv, owner: prefix + sid}
+	}
+	var id identity
+	switch {
+	case sid != "" && conv != "":
+		id.owner, id.key = prefix+sid, prefix+sid+"#"+conv
+	case sid != "":
+		id.owner, id.key = prefix+sid, prefix+sid
+	case conv != "":
+		id.owner, id.key = prefix+"~#"+conv, prefix+"~#"+conv
+	default:
+		var b [8]byte
+		rand.Read(b[:])
+		return identity{scope: prefix + "~" + hex.EncodeToString(b[:]), owner: prefix + "~"}
+	}
+	keys := []string{id.key}
+	if sid != "" && conv != "" {
+		keys = append(keys, prefix+sid) // the whole session's counter
+	}
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	gens, err := st.Generations(sctx, keys...)
+	if shared {
+		g.scale.failed("generations", err)
+	}
+	if err != nil {
+		gens = make([]int, len(keys))
+	}
+	id.gen = gens[0]
+	id.scope = id.key + "@" + strconv.Itoa(gens[0])
+	if len(gens) > 1 {
+		id.scope += "." + strconv.Itoa(gens[1])
+	}
+	return id
+}
+
+// compact advances the dedup partition of a caller: of its conversation
+// when it names one, else of its whole session (and so of every
+// conversation in it).
+func (g *Gateway) compact(ctx context.Context, tenant, sid, conv string) {
+	id := g.whoFor(ctx, tenant, sid, conv)
+	if id.key == "" {
+		if sid != "" {
+			g.eng.compact(id.scope, conv)
+		}
+		return
+	}
+	g.scale.mu.RLock()
+	st, shared := g.scale.state, g.scale.shared
+	g.scale.mu.RUnlock()
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	err := st.Advance(sctx, id.key, id.gen)
+	if shared {
+		g.scale.failed("advance", err)
+	}
+	// What the partition had seen is dropped now (else it expires).
+	g.eng.reset([]string{id.scope + "/0"})
+}
+
+// handleRE finds chunk handles (fit's "c_" and 16 hex digits) in a result.
+var handleRE = regexp.MustCompile(`\bc_[0-9a-f]{16}\b`)
+
+// own records the caller as the owner of the chunk handles in out.
+func (g *Gateway) own(ctx context.Context, id identity, out []byte) {
+	hs := handleRE.FindAll(out, -1)
+	if len(hs) == 0 {
+		return
+	}
+	handles := make([]string, 0, len(hs))
+	for _, h := range hs {
+		handles = append(handles, string(h))
+	}
+	g.scale.mu.RLock()
+	st, shared := g.scale.state, g.scale.shared
+	g.scale.mu.RUnlock()
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	if err := st.Own(sctx, id.owner, handles...); shared {
+		g.scale.failed("own", err)
+	}
+}
+
+// checkChunk refuses a _chunk fetch whose handle was issued to another
+// tenant or session, or to nobody this gateway knows; it returns the
+// result to answer with, or nil to go on.
+func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value, exposed string) *tree.Value {
+	v, ok := args.Get(ParamChunk)
+	if !ok {
+		return nil
+	}
+	h := handleRE.FindString(v.Str() + v.Num())
+	if h == "" {
+		return nil // not a handle: the engine says so
+	}
+	g.scale.mu.RLock()
+	st, shared := g.scale.state, g.scale.shared
+	g.scale.mu.RUnlock()
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	owner, err := st.Owner(sctx, h)
+	if shared {
+		g.scale.failed("owner", err)
+	}
+	{
+		if err != nil {
+			g.scale.refused.WithLabelValues("state_down").Inc()
+			res := errorResult(fmt.Sprintf("terse: chunk %s cannot be fetched right now: the gateway's shared state is unreachable. Try again shortly, or call %s without _chunk to get a fresh result.", h, exposed))
+			return &res
+		}
+	}
+	switch owner {
+	case id.owner:
+		return nil
+	case "":
+		g.scale.refused.WithLabelValues("unknown").Inc()
+		res := errorResult(fmt.Sprintf("terse: chunk %s: %v (unknown or expired handle). Call %s without _chunk to get a fresh result.", h, ErrChunkNotFound, exposed))
+		return &res
+	}
+	g.scale.refused.WithLabelValues("other_owner").Inc()
+	res := errorResult(fmt.Sprintf("terse: chunk %s was issued to another tenant or session and cannot be fetched from this one. Call %s without _chunk to get a fresh result.", h, exposed))
+	return &res
+}
+
+// memState is the GatewayState of a gateway without shared state: in
+// memory, bounded (oldest first out).
+type memState struct {
+	mu    sync.Mutex
+	gens  map[string]int
+	own   map[string]string
+	order []string // keys of gens ("g"+k) and own ("o"+k), oldest first
+}
+
+const maxMemState = 1 << 16
+
+func (m *memState) add(k string) {
+	m.order = append(m.order, k)
+	for len(m.order) > maxMemState {
+		old := m.order[0]
+		m.order = m.order[1:]
+		if old[0] == 'g' {
+			delete(m.gens, old[1:])
+		} else {
+			delete(m.own, old[1:])
+		}
+	}
+}
+
+func (m *memState) Generations(_ context.Context, scopes ...string) ([]int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]int, len(scopes))
+	for i, s := range scopes {
+		out[i] = m.gens[s]
+	}
+	return out, nil
+}
+
+func (m *memState) Advance(_ context.Context, scope string, seen int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gens == nil {
+		m.gens = map[string]int{}
+	}
+	if _, ok := m.gens[scope]; !ok {
+		m.add("g" + scope)
+	}
+	if m.gens[scope] <= seen {
+		m.gens[scope] = seen + 1
+	}
+	return nil
+}
+
+func (m *memState) Own(_ context.Context, owner string, handles ...string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.own == nil {
+		m.own = map[string]string{}
+	}
+	for _, h := range handles {
+		if _, ok := m.own[h]; !ok {
+			m.own[h] = owner
+			m.add("o" + h)
+		}
+	}
+	return nil
+}
+
+func (m *memState) Owner(_ context.Context, h string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.own[h], nil
+}
