@@ -1,0 +1,15 @@
+package main
+
+import "testing"
+
+func TestGatewayTokens(t *testing.T) {
+	got, err := gatewayTokens(map[string]string{"team-a": "aaaaaaaaaaaaaaaa1"}, " team-b=bbbbbbbbbbbbbbbb2 ,")
+	if err != nil || got["aaaaaaaaaaaaaaaa1"] != "team-a" || got["bbbbbbbbbbbbbbbb2"] != "team-b" || len(got) != 2 {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, env := range []string{"team-b", "team b=bbbbbbbbbbbbbbbb2", "team-b=short", "team-b=aaaaaaaaaaaaaaaa1"} {
+		if _, err := gatewayTokens(map[string]string{"team-a": "aaaaaaaaaaaaaaaa1"}, env); err == nil {
+			t.Errorf("%q accepted", env)
+		}
+	}
+}
