@@ -83,7 +83,7 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 	}
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "terse-gateway", Version: "1"}, &mcp.ServerOptions{
 		HasTools: true,
-		Logger:   g.eng.opts.Logger,
+		Logger:   sdkLogger(g.eng.opts.Logger),
 	})
 	g.srv.AddReceivingMiddleware(g.watchSessions, g.serveTools)
 	g.srv.AddTool(&mcp.Tool{
