@@ -25,6 +25,8 @@ type cluster struct {
 	dir       string
 	bin       string
 	redisPort int
+	redisURL  string // instead of redisPort, for a cluster not started here
+	token     string // bearer token of the clients
 	lbURL     string
 	replicas  []*replicaProc
 	haproxy   *exec.Cmd
@@ -175,7 +177,13 @@ func (c *cluster) startRedis() {
 
 // redis runs one command with redis-cli and returns its output.
 func (c *cluster) redis(args ...string) string {
-	out, _ := exec.Command("redis-cli", append([]string{"-p", strconv.Itoa(c.redisPort)}, args...)...).Output()
+	where := []string{"-p", strconv.Itoa(c.redisPort)}
+	if c.redisURL != "" {
+		where = []string{"-u", c.redisURL}
+	} else if c.redisPort == 0 {
+		return ""
+	}
+	out, _ := exec.Command("redis-cli", append(where, args...)...).Output()
 	return strings.TrimSpace(string(out))
 }
 
@@ -249,6 +257,28 @@ func tail(s string, n int) string {
 	return s
 }
 
+// bearer adds a bearer token to every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// remoteCluster is a gateway deployment named by TERSE_SCALE_URL (its
+// load balancer's base URL; its upstream must be server-memory named
+// "mem"), with TERSE_SCALE_TOKEN as bearer token and TERSE_SCALE_REDIS
+// as the Redis URL whose commands are counted (optional); nil when
+// TERSE_SCALE_URL is not set.
+func remoteCluster(t *testing.T) *cluster {
+	u := os.Getenv("TERSE_SCALE_URL")
+	if u == "" {
+		return nil
+	}
+	return &cluster{t: t, lbURL: strings.TrimSuffix(u, "/"), token: os.Getenv("TERSE_SCALE_TOKEN"), redisURL: os.Getenv("TERSE_SCALE_REDIS")}
+}
+
 // client connects an MCP client of protocol 2026-07-28 (stateless) to
 // the load balancer.
 func (c *cluster) client() *mcp.ClientSession {
@@ -259,7 +289,11 @@ func (c *cluster) client() *mcp.ClientSession {
 	var last string
 	for range 5 {
 		cl := mcp.NewClient(&mcp.Implementation{Name: "scale-client", Version: "1"}, nil)
-		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: c.lbURL + "/mcp", MaxRetries: -1}, nil)
+		tr := &mcp.StreamableClientTransport{Endpoint: c.lbURL + "/mcp", MaxRetries: -1}
+		if c.token != "" {
+			tr.HTTPClient = &http.Client{Transport: bearer(c.token)}
+		}
+		cs, err := cl.Connect(context.Background(), tr, nil)
 		if err != nil {
 			last = err.Error()
 			continue

@@ -41,7 +41,10 @@ func loadSpec(t *testing.T) (int, []int) {
 // full read (a reference after the first), a search, an open of three
 // entities and a read trimmed to 300 tokens (chunks stored in Redis).
 func TestLoad(t *testing.T) {
-	c := startCluster(t)
+	c := remoteCluster(t)
+	if c == nil {
+		c = startCluster(t)
+	}
 	calls, conc := loadSpec(t)
 	seed(t, c.client(), 60)
 	fmt.Printf("| calls | concurrency | calls/s | p50 ms | p99 ms | errors | Redis cmds/call | peak RSS per replica (MiB) |\n|---|---|---|---|---|---|---|---|\n")
@@ -89,6 +92,9 @@ func TestLoad(t *testing.T) {
 		ops := float64(c.redisCommands()-redis0) / float64(calls)
 		slices.Sort(lat)
 		var rss []string
+		if len(c.replicas) == 0 {
+			rss = append(rss, "n/a")
+		}
 		for _, r := range c.replicas {
 			rss = append(rss, fmt.Sprintf("%.0f", float64(peakRSS(r.cmd.Process.Pid))/(1<<20)))
 		}

@@ -245,16 +245,4 @@ func (s *State) Owner(ctx context.Context, handle string) (string, error) {
 	return v, wrap("owner", err)
 }
 
-// Secret returns the value stored under name, storing value first when
-// there is none: the first replica's value wins, so that all replicas
-// share it (a key for chunk handles). It never expires.
-func (s *State) Secret(ctx context.Context, name, value string) (string, error) {
-	k := StatePrefix + "secret:" + name
-	if err := s.client.SetNX(ctx, k, value, 0).Err(); err != nil {
-		return "", wrap("secret", err)
-	}
-	v, err := s.client.Get(ctx, k).Result()
-	return v, wrap("secret", err)
-}
-
 var _ dedup.Shared = (*State)(nil)
