@@ -55,6 +55,7 @@ func NewState(url string, ttl time.Duration) (*State, error) {
 	opt.ReadTimeout = DefaultStateTimeout
 	opt.WriteTimeout = DefaultStateTimeout
 	opt.MaxRetries = -1
+	opt.DialerRetries = 1 // a refused connection fails the command at once
 	opt.PoolSize = 64
 	if ttl <= 0 {
 		ttl = 30 * time.Minute
