@@ -13,3 +13,19 @@ func TestGatewayTokens(t *testing.T) {
 		}
 	}
 }
+
+func FuzzGatewayTokens(f *testing.F) {
+	f.Add("team-a=aaaaaaaaaaaaaaaa1,team-b=bbbbbbbbbbbbbbbb2")
+	f.Add(" ,=,x==")
+	f.Fuzz(func(t *testing.T, env string) {
+		got, err := gatewayTokens(map[string]string{"base": "cccccccccccccccc3"}, env)
+		if err != nil {
+			return
+		}
+		for tok, tenant := range got {
+			if len(tok) < 16 || tenant == "" {
+				t.Fatalf("%q: accepted token %q of %q", env, tok, tenant)
+			}
+		}
+	})
+}
