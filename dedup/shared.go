@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,12 @@ type Shared interface {
 	// Drop forgets partition k.
 	Drop(ctx context.Context, k Key) error
 }
+
+// ErrNotRecorded, returned by a [Shared]'s Add, declines to record an
+// entry without failing: the result is shown without an id line, and the
+// error is not counted. A Shared returns it for partitions that are never
+// read again (a call that is a partition of its own).
+var ErrNotRecorded = errors.New("dedup: not recorded")
 
 // SharedEntry is one result a partition was shown, as a [Shared] keeps it.
 type SharedEntry struct {
@@ -100,7 +107,9 @@ func (c *Cache) sharedRecord(k Key, call Call, fp [16]byte) Outcome {
 	ctx, cancel := sharedCtx()
 	defer cancel()
 	if err := c.shared.Add(ctx, k, e, c.opts.MaxEntries); err != nil {
-		c.sharedFailed(err)
+		if !errors.Is(err, ErrNotRecorded) {
+			c.sharedFailed(err)
+		}
 		return Outcome{}
 	}
 	return Outcome{ID: e.ID, IDLine: IDLine(e.ID)}

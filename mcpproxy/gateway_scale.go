@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -152,6 +154,55 @@ func byVersion(stateful, stateless http.Handler) http.Handler {
 	})
 }
 
+// ephemeral marks the scope of a call that is a partition of its own:
+// nothing in it is ever referenced (see SharedDedup).
+const ephemeral = "~!"
+
+// SharedDedup wraps the dedup.Shared of a gateway's cache: the partition
+// of a stateless call without a conversation, which no later call reads,
+// is neither looked up nor recorded (no round trip, no key left in Redis
+// until its TTL, and no id line the model could never use).
+func SharedDedup(s dedup.Shared) dedup.Shared { return skipEphemeral{s} }
+
+type skipEphemeral struct{ dedup.Shared }
+
+func isEphemeral(k dedup.Key) bool { return strings.Contains(k.Session, ephemeral) }
+
+func (s skipEphemeral) Lookup(ctx context.Context, k dedup.Key, fp [16]byte) (string, bool, error) {
+	if isEphemeral(k) {
+		return "", false, nil
+	}
+	return s.Shared.Lookup(ctx, k, fp)
+}
+
+func (s skipEphemeral) Add(ctx context.Context, k dedup.Key, e dedup.SharedEntry, max int) error {
+	if isEphemeral(k) {
+		return dedup.ErrNotRecorded
+	}
+	return s.Shared.Add(ctx, k, e, max)
+}
+
+func (s skipEphemeral) Entries(ctx context.Context, k dedup.Key) ([]dedup.SharedEntry, error) {
+	if isEphemeral(k) {
+		return nil, nil
+	}
+	return s.Shared.Entries(ctx, k)
+}
+
+func (s skipEphemeral) Remove(ctx context.Context, k dedup.Key, ids ...string) error {
+	if isEphemeral(k) {
+		return nil
+	}
+	return s.Shared.Remove(ctx, k, ids...)
+}
+
+func (s skipEphemeral) Drop(ctx context.Context, k dedup.Key) error {
+	if isEphemeral(k) {
+		return nil
+	}
+	return s.Shared.Drop(ctx, k)
+}
+
 // tenantOf returns the tenant of a request: "" without authentication.
 func tenantOf(req mcp.Request) string {
 	if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
@@ -209,7 +260,7 @@ func (g *Gateway) whoFor(ctx context.Context, tenant, sid, conv string) identity
 	default:
 		var b [8]byte
 		rand.Read(b[:])
-		return identity{scope: prefix + "~" + hex.EncodeToString(b[:]), owner: prefix + "~"}
+		return identity{scope: prefix + ephemeral + hex.EncodeToString(b[:]), owner: prefix + "~"}
 	}
 	keys := []string{id.key}
 	if sid != "" && conv != "" {

@@ -22,7 +22,7 @@ import (
 func replica(t *testing.T, st store.Store, dd dedup.Shared, gs GatewayState, tokens map[string]string) string {
 	t.Helper()
 	opts := testOptions(func(o *terse.Options) { o.Store = st })
-	opts.Dedup.SetShared(dd, nil)
+	opts.Dedup.SetShared(SharedDedup(dd), nil)
 	g, err := NewGateway(fakeSpecs(t), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +136,14 @@ func TestGatewayStatelessReplicas(t *testing.T) {
 	if got := textOf(t, callRows(t, c2, "conv2", map[string]any{"n": 30})); strings.HasPrefix(got, "> [ref") {
 		t.Fatalf("another conversation got a reference: %.100q", got)
 	}
-	// Without a conversation, nothing is referenced.
-	callRows(t, c1, "", map[string]any{"n": 30})
+	// Without a conversation, nothing is referenced, nor recorded.
+	ops := dd.Ops()
+	if got := textOf(t, callRows(t, c1, "", map[string]any{"n": 30})); strings.HasPrefix(got, ">") {
+		t.Fatalf("a stateless call without a conversation got an id line: %.100q", got)
+	}
+	if dd.Ops() != ops {
+		t.Fatalf("a call without a conversation used the shared dedup store %d times", dd.Ops()-ops)
+	}
 	if got := textOf(t, callRows(t, c2, "", map[string]any{"n": 30})); strings.HasPrefix(got, "> [ref") {
 		t.Fatalf("a stateless call without a conversation got a reference: %.100q", got)
 	}

@@ -140,7 +140,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		defer st.Close()
 		if opts.Dedup != nil {
-			opts.Dedup.SetShared(st, g.SharedError)
+			opts.Dedup.SetShared(mcpproxy.SharedDedup(st), g.SharedError)
 		}
 		g.SetState(st)
 		if err := st.Ping(ctx); err != nil {
