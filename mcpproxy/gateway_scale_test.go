@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +127,10 @@ func TestGatewayStatelessReplicas(t *testing.T) {
 	}
 	if c1.ID() != "" {
 		t.Fatalf("a stateless client got session %q", c1.ID())
+	}
+	lt, err := c2.ListTools(context.Background(), nil)
+	if err != nil || !slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == "a__rows" }) {
+		t.Fatalf("stateless tools/list: %v %v", lt, err)
 	}
 	first := textOf(t, callRows(t, c1, "conv1", map[string]any{"n": 30}))
 	m := idLine.FindStringSubmatch(first)
