@@ -181,6 +181,8 @@ const sessionHeader = "Mcp-Session-Id"
 // dedup partition of the session named by the Mcp-Session-Id header (of
 // one conversation when params._meta names one under [MetaConversation]),
 // exactly like a call of [CompactTool] in that session, and answers 202
+// (a stateless client, MCP-Protocol-Version 2026-07-28, names the
+// conversation instead of a session)
 // Accepted as for any notification. A missing header is a 400, an unknown
 // session a 404. Every other message goes to next unchanged.
 func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
@@ -209,17 +211,25 @@ func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
 			return
 		}
 		sid := r.Header.Get(sessionHeader)
-		if sid == "" {
-			http.Error(w, "Bad Request: "+CompactNotification+" needs the "+sessionHeader+" header of the session to compact", http.StatusBadRequest)
-			return
-		}
-		if !g.hasSession(sid) {
-			http.Error(w, "session not found", http.StatusNotFound)
-			return
-		}
 		params, _ := v.Get("params")
 		meta, _ := params.Get("_meta")
 		conv, _ := meta.Get(MetaConversation)
+		// A stateless client (2026-07-28) has no session: it names the
+		// conversation to compact.
+		stateless := r.Header.Get("Mcp-Protocol-Version") >= protocolStateless
+		switch {
+		case stateless && conv.Str() == "":
+			http.Error(w, "Bad Request: "+CompactNotification+" needs params._meta."+MetaConversation+" naming the conversation to compact", http.StatusBadRequest)
+			return
+		case stateless:
+			sid = ""
+		case sid == "":
+			http.Error(w, "Bad Request: "+CompactNotification+" needs the "+sessionHeader+" header of the session to compact", http.StatusBadRequest)
+			return
+		case !g.hasSession(sid):
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
 		tenant := ""
 		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 			tenant = ti.UserID

@@ -171,6 +171,32 @@ func TestGatewayStatelessReplicas(t *testing.T) {
 	if got := textOf(t, callRows(t, c1, "conv1", map[string]any{"n": 30})); !idLine.MatchString(got) {
 		t.Fatalf("after compaction on the other replica: %.100q, want the whole result", got)
 	}
+	// The notification does the same for a stateless client: it names the
+	// conversation, and there is no session header.
+	if got := textOf(t, callRows(t, c1, "conv9", map[string]any{"n": 30})); !idLine.MatchString(got) {
+		t.Fatalf("conv9's first read: %.100q", got)
+	}
+	post := func(body string) int {
+		req, _ := http.NewRequest(http.MethodPost, r1+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", protocolStateless)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(`{"jsonrpc":"2.0","method":"` + CompactNotification + `"}`); code != http.StatusBadRequest {
+		t.Fatalf("stateless compaction without a conversation: HTTP %d, want 400", code)
+	}
+	if code := post(`{"jsonrpc":"2.0","method":"` + CompactNotification + `","params":{"_meta":{"` + MetaConversation + `":"conv9"}}}`); code != http.StatusAccepted {
+		t.Fatalf("stateless compaction: HTTP %d, want 202", code)
+	}
+	if got := textOf(t, callRows(t, c2, "conv9", map[string]any{"n": 30})); !idLine.MatchString(got) {
+		t.Fatalf("after %s of conv9: %.100q, want the whole result", CompactNotification, got)
+	}
 }
 
 // TestGatewaySessionVersions: 2025-11-25 and 2025-06-18 clients keep
