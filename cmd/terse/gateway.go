@@ -26,7 +26,8 @@ results placed where each client's model reads them.
 Dedup state is per MCP session (and per conversation named in the
 params._meta key "terse/conversation"). A client compacts it by calling
 terse_compact or by POSTing the notification notifications/terse/compact
-to /mcp with its Mcp-Session-Id header.
+to /mcp with its Mcp-Session-Id header (a 2026-07-28 client, which has
+no session, names the conversation in params._meta instead).
 
 Also served: /healthz (JSON, 503 when no upstream is up) and /metrics
 (Prometheus, with the Go and process collectors:
