@@ -31,10 +31,7 @@ var allowed = map[string][]string{
 	"store":            {},
 	"store/redisstore": {"store", "dedup"},
 	"store/storetest":  {"store", "internal/corpus"},
-
-	// Tests only: the gateway at scale, behind TERSE_SCALE.
-	"internal/scaletest": {},
-
+	"internal/scale":   {}, // tests only: the gateway at scale (TERSE_SCALE)
 	"fit":              {"tree", "tokens", "toon", "render", "store"},
 	"history":          {"tree", "tokens"},
 	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},

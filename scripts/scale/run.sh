@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the gateway scale harness (internal/scaletest): Redis, three
+# Runs the gateway scale harness (internal/scale): Redis, three
 # `terse gateway` replicas on loopback behind haproxy (round robin, no
 # stickiness) and server-memory from npm. TestCluster checks dedup and
 # chunks across replicas, a replica killed mid-run and Redis stopped and
@@ -21,4 +21,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ -x mcpproxy/testdata/npm/node_modules/.bin/mcp-server-memory ] || bash scripts/install-mcp-servers.sh
 TERSE_SCALE=1 TERSE_SCALE_LOAD="${1:-5000:8,32,64}" \
-	go test ./internal/scaletest -run 'TestCluster|TestLoad' -count=1 -v -timeout 30m
+	go test ./internal/scale -run 'TestCluster|TestLoad' -count=1 -v -timeout 30m

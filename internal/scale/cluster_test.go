@@ -1,4 +1,4 @@
-package scaletest
+package scale
 
 import (
 	"bufio"
