@@ -249,7 +249,8 @@ func (g *Gateway) hasSession(id string) bool {
 	return false
 }
 
-// healthz answers 200 with each upstream's state; 503 when none is up.
+// healthz answers 200 with each upstream's state (and the shared
+// state's); 503 when no upstream is up.
 func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	type state struct {
 		Name  string `json:"name"`
@@ -259,7 +260,12 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	var out struct {
 		OK      bool    `json:"ok"`
 		Servers []state `json:"servers"`
+		// SharedState is "up" or "down" with shared state (Redis): down,
+		// calls go on without dedup and chunks, so it does not make the
+		// gateway unhealthy.
+		SharedState string `json:"shared_state,omitempty"`
 	}
+	out.SharedState = g.scale.health()
 	for _, u := range g.ups {
 		u.mu.Lock()
 		s := state{Name: u.spec.Name, Up: u.cs != nil, Tools: len(u.exposed)}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -56,6 +57,7 @@ type gwScale struct {
 	errs    *prometheus.CounterVec
 	up      prometheus.Gauge
 	refused *prometheus.CounterVec
+	down    atomic.Bool
 }
 
 func newScale(reg prometheus.Registerer) *gwScale {
@@ -79,13 +81,30 @@ func newScale(reg prometheus.Registerer) *gwScale {
 	return s
 }
 
+// health is "" without shared state, else "up" or "down" as of the last
+// operation on it.
+func (s *gwScale) health() string {
+	s.mu.RLock()
+	shared := s.shared
+	s.mu.RUnlock()
+	if !shared {
+		return ""
+	}
+	if s.down.Load() {
+		return "down"
+	}
+	return "up"
+}
+
 func (s *gwScale) failed(op string, err error) {
 	if err == nil {
 		s.up.Set(1)
+		s.down.Store(false)
 		return
 	}
 	s.errs.WithLabelValues(op).Inc()
 	s.up.Set(0)
+	s.down.Store(true)
 }
 
 // SetTokens turns on bearer-token authentication of /mcp: tokens maps each

@@ -317,11 +317,20 @@ func TestGatewaySharedStateDown(t *testing.T) {
 	if !res.IsError || !strings.Contains(textOf(t, res), "shared state is unreachable") {
 		t.Fatalf("chunk with the state down: %.200q", textOf(t, res))
 	}
-	resp, err := http.Get(url + "/metrics")
+	resp, err := http.Get(url + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"shared_state":"down"`) {
+		t.Errorf("/healthz with the state down: HTTP %d %s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{"terse_gateway_shared_state_up 0", `terse_gateway_shared_state_errors_total{op="dedup"}`,
 		`terse_gateway_chunk_refused_total{reason="state_down"} 1`} {
