@@ -593,7 +593,7 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 	if answer != nil {
 		rec = brec
 		out := tree.AppendJSON(nil, *answer)
-		g.own(ctx, who, out)
+		g.own(ctx, who, out, nil)
 		return rawCallResult(out), nil
 	}
 	cs, err := u.session(ctx)
@@ -636,7 +636,7 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 	if out == nil {
 		out = slot.raw
 	} else {
-		g.own(ctx, who, out)
+		g.own(ctx, who, out, slot.raw)
 	}
 	return rawCallResult(out), nil
 }

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,10 +36,11 @@ type GatewayState interface {
 	// Advance moves the counter of scope past seen, once however many
 	// replicas advance it from the same value.
 	Advance(ctx context.Context, scope string, seen int) error
-	// Own records owner as the owner of handles that have none.
+	// Own adds owner to the owners of handles.
 	Own(ctx context.Context, owner string, handles ...string) error
-	// Owner returns the owner of handle, "" when unknown.
-	Owner(ctx context.Context, handle string) (string, error)
+	// Owns reports whether owner is an owner of handle, and whether the
+	// handle has any.
+	Owns(ctx context.Context, handle, owner string) (owns, known bool, err error)
 }
 
 // protocolStateless is the first MCP version whose core needs no session
@@ -329,15 +332,24 @@ func (g *Gateway) compact(ctx context.Context, tenant, sid, conv string) {
 // handleRE finds chunk handles (fit's "c_" and 16 hex digits) in a result.
 var handleRE = regexp.MustCompile(`\bc_[0-9a-f]{16}\b`)
 
-// own records the caller as the owner of the chunk handles in out.
-func (g *Gateway) own(ctx context.Context, id identity, out []byte) {
+// own records the caller as an owner of the chunk handles in out, the
+// result it is sent, except those already in upstream, the bytes the
+// upstream sent: a handle is owned by whoever was shown it by terse, and
+// a result that only quotes one (data planted to claim another session's
+// chunks) earns nothing.
+func (g *Gateway) own(ctx context.Context, id identity, out, upstream []byte) {
 	hs := handleRE.FindAll(out, -1)
 	if len(hs) == 0 {
 		return
 	}
 	handles := make([]string, 0, len(hs))
 	for _, h := range hs {
-		handles = append(handles, string(h))
+		if !bytes.Contains(upstream, h) && !slices.Contains(handles, string(h)) {
+			handles = append(handles, string(h))
+		}
+	}
+	if len(handles) == 0 {
+		return
 	}
 	g.scale.mu.RLock()
 	st, shared := g.scale.state, g.scale.shared
@@ -366,21 +378,18 @@ func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value, 
 	g.scale.mu.RUnlock()
 	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	owner, err := st.Owner(sctx, h)
+	owns, known, err := st.Owns(sctx, h, id.owner)
 	if shared {
 		g.scale.failed("owner", err)
 	}
-	{
-		if err != nil {
-			g.scale.refused.WithLabelValues("state_down").Inc()
-			res := errorResult(fmt.Sprintf("terse: chunk %s cannot be fetched right now: the gateway's shared state is unreachable. Try again shortly, or call %s without _chunk to get a fresh result.", h, exposed))
-			return &res
-		}
-	}
-	switch owner {
-	case id.owner:
+	switch {
+	case err != nil:
+		g.scale.refused.WithLabelValues("state_down").Inc()
+		res := errorResult(fmt.Sprintf("terse: chunk %s cannot be fetched right now: the gateway's shared state is unreachable. Try again shortly, or call %s without _chunk to get a fresh result.", h, exposed))
+		return &res
+	case owns:
 		return nil
-	case "":
+	case !known:
 		g.scale.refused.WithLabelValues("unknown").Inc()
 		res := errorResult(fmt.Sprintf("terse: chunk %s: %v (unknown or expired handle). Call %s without _chunk to get a fresh result.", h, ErrChunkNotFound, exposed))
 		return &res
@@ -395,7 +404,7 @@ func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value, 
 type memState struct {
 	mu    sync.Mutex
 	gens  map[string]int
-	own   map[string]string
+	own   map[string][]string
 	order []string // keys of gens ("g"+k) and own ("o"+k), oldest first
 }
 
@@ -443,21 +452,25 @@ func (m *memState) Own(_ context.Context, owner string, handles ...string) error
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.own == nil {
-		m.own = map[string]string{}
+		m.own = map[string][]string{}
 	}
 	for _, h := range handles {
-		if _, ok := m.own[h]; !ok {
-			m.own[h] = owner
+		os, ok := m.own[h]
+		if !ok {
 			m.add("o" + h)
+		}
+		if !slices.Contains(os, owner) {
+			m.own[h] = append(os, owner)
 		}
 	}
 	return nil
 }
 
-func (m *memState) Owner(_ context.Context, h string) (string, error) {
+func (m *memState) Owns(_ context.Context, h, owner string) (bool, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.own[h], nil
+	os, known := m.own[h]
+	return slices.Contains(os, owner), known, nil
 }
 
 // sdkLogger is the logger given to the go-sdk server: l at WARN and above.

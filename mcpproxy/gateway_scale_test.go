@@ -224,6 +224,12 @@ func TestGatewayCrossSessionChunk(t *testing.T) {
 	if !res.IsError || !strings.Contains(textOf(t, res), "issued to another tenant or session") {
 		t.Fatalf("chunk of session 1 fetched in session 2: %v %.200q", res.IsError, textOf(t, res))
 	}
+	// The same result in session 2 is session 2's to fetch too (its
+	// handle may be the same: handles are minted from the content).
+	h2 := handleIn(t, callRows(t, s2, "", map[string]any{"n": 400, ParamBudget: 300}))
+	if res := callRows(t, s2, "", map[string]any{ParamChunk: h2 + ".1"}); res.IsError {
+		t.Fatalf("session 2's own chunk refused: %s", textOf(t, res))
+	}
 	res = callRows(t, s2, "", map[string]any{ParamChunk: "c_0123456789abcdef.1"})
 	if !res.IsError || !strings.Contains(textOf(t, res), "unknown or expired") {
 		t.Fatalf("unknown handle: %v %.200q", res.IsError, textOf(t, res))
@@ -280,7 +286,9 @@ var errDown = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
 func (downState) Generations(context.Context, ...string) ([]int, error) { return nil, errDown }
 func (downState) Advance(context.Context, string, int) error            { return errDown }
 func (downState) Own(context.Context, string, ...string) error          { return errDown }
-func (downState) Owner(context.Context, string) (string, error)         { return "", errDown }
+func (downState) Owns(context.Context, string, string) (bool, bool, error) {
+	return false, false, errDown
+}
 
 // downShared is a dedup.Shared whose backend is unreachable.
 type downShared struct{}
@@ -337,5 +345,24 @@ func TestGatewaySharedStateDown(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestGatewayOwnsOnlyWhatItIssued: a handle the upstream's own bytes
+// already carry (data quoting one, perhaps to claim another session's
+// chunks) gives no ownership; one terse added does.
+func TestGatewayOwnsOnlyWhatItIssued(t *testing.T) {
+	g, err := NewGateway(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const minted, quoted = "c_1111111111111111", "c_2222222222222222"
+	g.own(ctx, identity{owner: "t:s"}, []byte(`{"text":"`+quoted+` ... _chunk \"`+minted+`.1\""}`), []byte(`{"text":"`+quoted+`"}`))
+	if owns, _, _ := g.scale.state.Owns(ctx, minted, "t:s"); !owns {
+		t.Error("the handle terse issued is not owned")
+	}
+	if owns, known, _ := g.scale.state.Owns(ctx, quoted, "t:s"); owns || known {
+		t.Error("a handle quoted by the upstream was recorded")
 	}
 }

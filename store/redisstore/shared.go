@@ -222,28 +222,38 @@ if v <= tonumber(ARGV[1]) then redis.call('SET', KEYS[1], tonumber(ARGV[1]) + 1)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`)
 
-// Own records owner as the owner of each handle (idempotent; a handle
-// keeps its first owner).
+// Own adds owner to the owners of each handle (idempotent): a handle
+// minted from the same content in two sessions has both.
 func (s *State) Own(ctx context.Context, owner string, handles ...string) error {
 	if len(handles) == 0 {
 		return nil
 	}
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, h := range handles {
-			p.SetArgs(ctx, StatePrefix+"own:"+h, owner, redis.SetArgs{Mode: "NX", TTL: s.TTL})
+			p.SAdd(ctx, StatePrefix+"own:"+h, owner)
+			p.PExpire(ctx, StatePrefix+"own:"+h, s.TTL)
 		}
 		return nil
 	})
 	return wrap("own", err)
 }
 
-// Owner returns the owner of handle, "" when none is recorded.
-func (s *State) Owner(ctx context.Context, handle string) (string, error) {
-	v, err := s.client.GetEx(ctx, StatePrefix+"own:"+handle, s.TTL).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", nil
+// Owns reports whether owner is an owner of handle, and whether the
+// handle has any owner, in one round trip; it re-arms the handle's TTL.
+func (s *State) Owns(ctx context.Context, handle, owner string) (owns, known bool, err error) {
+	k := StatePrefix + "own:" + handle
+	var is *redis.BoolCmd
+	var n *redis.IntCmd
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		is = p.SIsMember(ctx, k, owner)
+		n = p.Exists(ctx, k)
+		p.PExpire(ctx, k, s.TTL)
+		return nil
+	})
+	if err != nil {
+		return false, false, wrap("owns", err)
 	}
-	return v, wrap("owner", err)
+	return is.Val(), n.Val() > 0, nil
 }
 
 var _ dedup.Shared = (*State)(nil)

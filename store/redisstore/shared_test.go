@@ -106,11 +106,17 @@ func TestStateGenerationsOwners(t *testing.T) {
 		t.Fatalf("generation %d, want 1", g[0])
 	}
 	st.Own(ctx, "t1:s1", "c_00"+sc)
+	st.Own(ctx, "t1:s1", "c_00"+sc)
 	st.Own(ctx, "t2:s2", "c_00"+sc)
-	if o, _ := st.Owner(ctx, "c_00"+sc); o != "t1:s1" {
-		t.Fatalf("owner %q", o)
+	for _, o := range []string{"t1:s1", "t2:s2"} {
+		if owns, known, err := st.Owns(ctx, "c_00"+sc, o); !owns || !known || err != nil {
+			t.Fatalf("%s: %v %v %v", o, owns, known, err)
+		}
 	}
-	if o, _ := st.Owner(ctx, "c_none"+sc); o != "" {
-		t.Fatalf("owner of unknown %q", o)
+	if owns, known, _ := st.Owns(ctx, "c_00"+sc, "t3:s3"); owns || !known {
+		t.Fatalf("a third session: owns %v known %v", owns, known)
+	}
+	if owns, known, _ := st.Owns(ctx, "c_none"+sc, "t1:s1"); owns || known {
+		t.Fatalf("unknown handle: owns %v known %v", owns, known)
 	}
 }
