@@ -74,7 +74,7 @@ func startCluster(t *testing.T) *cluster {
 	if _, err := os.Stat(memory); err != nil {
 		t.Fatalf("server-memory not installed: run scripts/install-mcp-servers.sh")
 	}
-	c := &cluster{t: t, dir: t.TempDir()}
+	c := &cluster{t: t, dir: t.TempDir(), token: tokenA}
 	c.bin = filepath.Join(c.dir, "terse")
 	build := exec.Command("go", "build", "-o", c.bin, "./cmd/terse")
 	build.Dir = root
@@ -90,11 +90,14 @@ redis = "redis://127.0.0.1:%d/0"
 [dedup]
 enabled = true
 
+[gateway]
+tokens = { team-a = %q, team-b = %q }
+
 [[servers]]
 name = "mem"
 command = %q
 env = ["MEMORY_FILE_PATH=%s"]
-`, c.redisPort, memory, filepath.Join(c.dir, "memory.jsonl"))
+`, c.redisPort, tokenA, tokenB, memory, filepath.Join(c.dir, "memory.jsonl"))
 	if err := os.WriteFile(filepath.Join(c.dir, "terse.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +260,12 @@ func tail(s string, n int) string {
 	return s
 }
 
+// The tenants of the cluster's gateways, and their tokens.
+const (
+	tokenA = "team-a-0123456789abcdef"
+	tokenB = "team-b-0123456789abcdef"
+)
+
 // bearer adds a bearer token to every request.
 type bearer string
 
@@ -283,6 +292,12 @@ func remoteCluster(t *testing.T) *cluster {
 // the load balancer.
 func (c *cluster) client() *mcp.ClientSession {
 	c.t.Helper()
+	return c.clientAs(c.token)
+}
+
+// clientAs is client with another bearer token ("" for none).
+func (c *cluster) clientAs(token string) *mcp.ClientSession {
+	c.t.Helper()
 	// A connect whose server/discover meets a replica as it dies falls
 	// back to the session-based handshake (the SDK client's choice):
 	// connect again.
@@ -290,8 +305,8 @@ func (c *cluster) client() *mcp.ClientSession {
 	for range 5 {
 		cl := mcp.NewClient(&mcp.Implementation{Name: "scale-client", Version: "1"}, nil)
 		tr := &mcp.StreamableClientTransport{Endpoint: c.lbURL + "/mcp", MaxRetries: -1}
-		if c.token != "" {
-			tr.HTTPClient = &http.Client{Transport: bearer(c.token)}
+		if token != "" {
+			tr.HTTPClient = &http.Client{Transport: bearer(token)}
 		}
 		cs, err := cl.Connect(context.Background(), tr, nil)
 		if err != nil {

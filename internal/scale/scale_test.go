@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -139,7 +140,24 @@ func TestCluster(t *testing.T) {
 	if text, isErr, err := call(cs, "read_graph", "conv-other", map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "another tenant or session") {
 		t.Fatalf("chunk fetched from another conversation: %v %v %.200q", err, isErr, text)
 	}
-	t.Logf("step 2: handle %s, %d chunks fetched on %d replicas; another conversation refused", h, n, served)
+	// Nor another tenant, in a conversation of the same name; and a
+	// request without a token is refused.
+	other := c.clientAs(tokenB)
+	if text, isErr, err := call(other, "read_graph", conv, map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "another tenant or session") {
+		t.Fatalf("chunk fetched by another tenant: %v %v %.200q", err, isErr, text)
+	}
+	if got := mustCall(t, other, "read_graph", "conv-main", nil); !idLine.MatchString(got) {
+		t.Fatalf("another tenant's first read in conv-main: %.100q, want the whole result", got)
+	}
+	resp, err := http.Post(c.lbURL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a request without a token: HTTP %d, want 401", resp.StatusCode)
+	}
+	t.Logf("step 2: handle %s, %d chunks fetched on %d replicas; another conversation and another tenant refused; no token, 401", h, n, served)
 
 	// 3. A replica killed mid-run: calls in flight on it fail with an
 	// error, the others and every later call succeed, and no handle is
