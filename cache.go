@@ -67,6 +67,16 @@ func (c *countCache) CountBytes(b []byte) int {
 	return tokens.CountBytes(c.Counter, b)
 }
 
+// Known returns the count of s when the cache has it, without counting
+// (the fitter asks before it counts a prefix to see that a text does not
+// fit).
+func (c *countCache) Known(s string) (int, bool) {
+	if len(s) < countCacheMin {
+		return 0, false
+	}
+	return c.lookup(s)
+}
+
 func (c *countCache) lookup(s string) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

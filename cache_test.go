@@ -93,7 +93,7 @@ func TestAutoMemo(t *testing.T) {
 		tree.Object(tree.Member{Key: "k", Value: tree.String("v")})
 	f := Auto(nil, "")
 	fresh := func(v tree.Value) string {
-		s, _, err := render.Encode(v, &render.Options{Counter: tokens.O200kBase()})
+		s, _, err := render.Encode(v, &render.Options{Counter: tokens.O200kBase(), Unmarked: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,5 +141,20 @@ func TestAutoMemo(t *testing.T) {
 	}
 	if got := string(g.Append(nil, doc)); got != fresh(doc) || counter.calls != calls {
 		t.Errorf("Append(doc) after its draft: %d counts, text %q, want %q", counter.calls-calls, got, fresh(doc))
+	}
+}
+
+func TestCountCacheKnown(t *testing.T) {
+	c := newCountCache(tokens.O200kBase())
+	long := strings.Repeat("a known text, ", 100)
+	if _, ok := c.Known(long); ok {
+		t.Fatal("known before it was counted")
+	}
+	n := c.Count(long)
+	if got, ok := c.Known(long); !ok || got != n {
+		t.Fatalf("Known = %d, %v; want %d, true", got, ok, n)
+	}
+	if _, ok := c.Known("short"); ok {
+		t.Fatal("short texts are not remembered")
 	}
 }

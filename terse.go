@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+	"unsafe"
 
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/filter"
@@ -58,6 +60,15 @@ type Options struct {
 	// Fetch is the command shown for fetching a chunk, with {handle} and
 	// {n} placeholders. Empty means fit.DefaultFetch.
 	Fetch string
+	// Key keys chunk handles (fit.Options.Key): 32 random bytes per
+	// process make them unguessable. Nil means fit's default.
+	Key []byte
+	// StoreTimeout bounds each store call (fit.Options.StoreTimeout);
+	// zero means fit.DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	// RawHint says how to get a whole result when its chunks cannot be
+	// stored (fit.Options.RawHint); empty means fit.DefaultRawHint.
+	RawHint string
 
 	// Filter, when set, is a declared projection applied before fitting;
 	// its in-band note precedes the output.
@@ -93,6 +104,10 @@ type Request struct {
 	// Session is the dedup partition (session and context) of the call;
 	// the zero Key is a partition like any other.
 	Session dedup.Key
+	// Scope is what the call's chunk handles are bound to (the session
+	// and conversation, fit.Options.Scope): a chunk stored under one
+	// scope is refused to a fetch under another.
+	Scope string
 	// Paths are the file paths the call reads or writes (from its
 	// arguments), if any: a mutating call invalidates the partition's
 	// earlier reads of them and of paths under them.
@@ -110,6 +125,10 @@ type Request struct {
 type Result struct {
 	Text   string
 	Report Report
+	// StoreErr is the *fit.StoreError of a store that failed to keep the
+	// chunks of a trimmed result: Text still fits the budget and says
+	// that the rest is not retrievable right now.
+	StoreErr error
 }
 
 // Pipeline processes tool results under fixed options. Build it once per
@@ -143,7 +162,9 @@ func Auto(c tokens.Counter, template string) fit.Format {
 	if c == nil {
 		c = tokens.O200kBase()
 	}
-	ro := render.Options{Counter: c}
+	// Unmarked: the fitter prices items one by one, and a marker line on
+	// each would overstate every item's cost.
+	ro := render.Options{Counter: c, Unmarked: true}
 	if _, ok := render.TemplateByName(render.Format(template)); ok {
 		ro.Template = render.Format(template)
 	}
@@ -199,6 +220,7 @@ func New(opts *Options) (*Pipeline, error) {
 		Budget: o.Budget, Counter: o.Tokenizer, Format: p.fmt, Formats: formats, Pointer: o.Pointer,
 		Strategy: o.Strategy, Strategies: o.Strategies,
 		Drop: o.DropFields, Keep: o.KeepFields, Identity: o.Identity, Store: o.Store, Fetch: o.Fetch,
+		Key: o.Key, StoreTimeout: o.StoreTimeout, RawHint: o.RawHint,
 	}
 	if p.fo.Budget <= 0 {
 		p.fo.Budget = fit.DefaultBudget
@@ -275,13 +297,16 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// budget.
 	fo0 := p.fo
 	fo0.Tool = req.Tool
+	fo0.Scope = req.Scope
 	if req.Budget > 0 {
 		fo0.Budget = req.Budget
 	}
 	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: fo0.Budget, Tool: req.Tool}
 	var rawText string
 	if isJSON {
-		rawText = string(tree.AppendJSON(nil, v))
+		// Sized once and never written again: shared as a string.
+		b := tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)), v)
+		rawText = unsafe.String(unsafe.SliceData(b), len(b))
 		rep.Pagination, rep.Sort = providerMeta(v, req.Headers)
 	} else {
 		rawText = text
@@ -348,6 +373,11 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if note != "" {
 		prefix = note + "\n"
 		fo.Budget -= c.Count(prefix)
+	}
+	if isJSON {
+		// The compact JSON of v: the fitter need not encode it again
+		// (strings are never written, so it can be kept).
+		fo.Compact = unsafe.Slice(unsafe.StringData(content), len(content))
 	}
 	var res fit.Result
 	var body string
@@ -426,7 +456,9 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		Fitting:  t2 - t3,
 		Dedup:    tn - tout, // the id line's cost on a miss
 	}
-	return p.finish(out, tout, rep), nil
+	r := p.finish(out, tout, rep)
+	r.StoreErr = res.StoreErr
+	return r, nil
 }
 
 // memo counts tokens, remembering the last few texts counted.
@@ -485,9 +517,19 @@ func kindOf(isJSON bool) string {
 	return "text"
 }
 
-// Chunk returns chunk n (1-based) of a result stored under handle. An
-// unknown or expired handle is a *fit.ExpiredError whose message says how
-// to get the data again.
-func (p *Pipeline) Chunk(ctx context.Context, handle string, n int) (string, error) {
-	return fit.Chunk(ctx, handle, n, &p.fo)
+// Chunk returns chunk n (1-based) of a result stored under handle, within
+// req's budget (the pipeline's when req is nil or sets none) and in req's
+// scope: fit.FetchChunk. A handle of another scope is a *fit.ScopeError,
+// an unknown or expired one a *fit.ExpiredError, a chunk number out of
+// range a *fit.ChunkRangeError, a failing store a *fit.StoreError; each
+// message says what to do.
+func (p *Pipeline) Chunk(ctx context.Context, handle string, n int, req *Request) (fit.ChunkResult, error) {
+	fo := p.fo
+	if req != nil {
+		fo.Tool, fo.Scope = req.Tool, req.Scope
+		if req.Budget > 0 {
+			fo.Budget = req.Budget
+		}
+	}
+	return fit.FetchChunk(ctx, handle, n, &fo)
 }

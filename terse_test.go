@@ -86,18 +86,18 @@ func TestTrimmedReportAndChunks(t *testing.T) {
 	}
 	// Every chunk comes back, each within the budget.
 	for n := 1; n <= r.Chunks; n++ {
-		c, err := p.Chunk(ctx, r.Handle, n)
+		c, err := p.Chunk(ctx, r.Handle, n, nil)
 		if err != nil {
 			t.Fatalf("Chunk(%d): %v", n, err)
 		}
-		if got := tokens.O200kBase().Count(c); got > 1500 {
+		if got := tokens.O200kBase().Count(c.Text); got > 1500 {
 			t.Errorf("chunk %d is %d tokens", n, got)
 		}
 	}
-	if _, err := p.Chunk(ctx, "c_0000000000000000", 1); !errors.As(err, new(*fit.ExpiredError)) {
+	if _, err := p.Chunk(ctx, "c_0000000000000000", 1, nil); !errors.As(err, new(*fit.ExpiredError)) {
 		t.Errorf("Chunk(unknown) err = %v, want *fit.ExpiredError", err)
 	}
-	if _, err := p.Chunk(ctx, r.Handle, r.Chunks+1); !errors.As(err, new(*fit.ChunkRangeError)) {
+	if _, err := p.Chunk(ctx, r.Handle, r.Chunks+1, nil); !errors.As(err, new(*fit.ChunkRangeError)) {
 		t.Errorf("Chunk(out of range) err = %v, want *fit.ChunkRangeError", err)
 	}
 	// Deterministic: same input, same bytes (handle included).

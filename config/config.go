@@ -64,6 +64,7 @@ type Config struct {
 	Gateway Gateway  `toml:"gateway"`
 	Servers []Server `toml:"servers"`
 	History History  `toml:"history"`
+	API     API      `toml:"api"`
 	// Tools are per-tool rules, tried by [Config.Tool].
 	Tools []Tool `toml:"tools"`
 
@@ -264,6 +265,7 @@ func Default() *Config {
 		Telemetry: defaultTelemetry(),
 		Hints:     defaultHints(),
 		Profiles:  defaultProfiles(),
+		API:       API{Listen: DefaultAPIListen},
 	}
 }
 
@@ -439,6 +441,7 @@ func (c *Config) Validate() error {
 		v.errorf("history.target", "must be in (0, threshold], got %g", t)
 	}
 	v.nonNegative("history.keep_assistant", c.History.KeepAssistant)
+	v.api(&c.API)
 	for i := range c.Tools {
 		v.tool(i, &c.Tools[i])
 	}

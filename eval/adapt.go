@@ -21,7 +21,7 @@ func encodeJSON(v tree.Value) string {
 	return string(tree.AppendJSON(nil, v))
 }
 
-// encodeRender encodes with render (toon or auto), verified by decoding.
+// encodeRender encodes with render (auto), verified by decoding.
 func encodeRender(v tree.Value, format string, c tokens.Counter) (string, error) {
 	text, _, err := render.Encode(v, &render.Options{Format: render.Format(format), Counter: c})
 	return text, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -51,6 +52,9 @@ func RenderEncoding(name string, c tokens.Counter) Encoding {
 		c = tokens.O200kBase()
 	}
 	return Encoding{Name: name, Lossless: true, Encode: func(_ context.Context, v tree.Value) (Encoded, error) {
+		if name == "toon" {
+			return Encoded{Text: string(toon.Marshal(v)), decode: decodeTOON}, nil
+		}
 		t, err := encodeRender(v, name, c)
 		return Encoded{Text: t}, err
 	}}

@@ -37,5 +37,5 @@ func Example() {
 	// In the list "items", for the item whose "number" is 7: is "body" null, an empty string, or absent (no such field)? Answer null, empty or absent. → null
 	// What is the value of the top-level field "total_count"? → 2
 	// json: 4/4 correct, 46 tokens
-	// toon: 4/4 correct, 43 tokens
+	// toon: 4/4 correct, 39 tokens
 }

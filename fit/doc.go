@@ -23,14 +23,20 @@
 //
 // Choosing a level per item is a multiple-choice knapsack: each option's
 // weight is its token cost in the output format (counted by the
-// tokens.Counter, each rendering once; large inputs are costed from an
-// exactly counted sample), its value is the item's strategy value times
-// the level's share. Solvers by size: exact dynamic programming for small
-// instances, a greedy on incremental efficiency over each item's convex
-// hull, proportional (WFQ) allocation for very many items, and head+tail
-// for linear text. The assembled output is then counted exactly, and the
-// capacity tightened until it fits: the budget is a guarantee by the
-// counter, not an estimate.
+// tokens.Counter, each rendering once), its value is the item's strategy
+// value times the level's share. Large inputs (renderings over 96 KB) are
+// priced, not counted item by item: a level's tokens per JSON byte come
+// from about 24 KB of its items rendered together and counted once, or,
+// for full detail, from the whole document's count when the counter
+// already knows it (Options.Counter with a Known method, as the root
+// package's count cache has); their knapsack is solved in coarse units,
+// and its first capacity is scaled by what the whole document costs
+// against its items' estimates. Solvers by size: exact dynamic
+// programming for small instances, a greedy on incremental efficiency
+// over each item's convex hull, proportional (WFQ) allocation for very
+// many items, and head+tail for linear text. The assembled output is then
+// counted exactly, and the capacity tightened (or grown) until it fits:
+// the budget is a guarantee by the counter, not an estimate.
 //
 // A format whose encoder checks its own output (render's auto verifies
 // each text by decoding it) can give a Draft rendering without the check:

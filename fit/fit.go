@@ -105,6 +105,15 @@ type Options struct {
 	// RawHint says how to get a whole result when its chunks cannot be
 	// stored (the store failed). Empty means DefaultRawHint.
 	RawHint string
+	// Compact is the compact JSON (tree.AppendJSON) of the document
+	// given to FitJSON, when the caller has it already: it is then not
+	// encoded again. It is kept (stored, or returned as the text) and
+	// must not change.
+	Compact []byte
+
+	// wholeTokens is the count of the whole document's encoding, when
+	// known (FitJSON counted it).
+	wholeTokens int
 }
 
 // DefaultRawHint is Options.RawHint's default.
@@ -191,8 +200,11 @@ type engine struct {
 	bytes  [][]int   // rendering size per available level
 	costs  [][]int   // token cost per available level
 	render func(i int, l Level) []byte
-	linear bool    // items are lines: head+tail solver
-	head   float64 // head share for linear text
+	// renderMany, when set, renders items at one level together, as
+	// the output shows them: large inputs' samples are counted so.
+	renderMany func(idx []int, l Level) []byte
+	linear     bool    // items are lines: head+tail solver
+	head       float64 // head share for linear text
 	// assemble returns the complete output for a selection.
 	assemble func(sel []Level, tier int) string
 	chunks   *chunkIndex
@@ -203,12 +215,30 @@ type engine struct {
 	exact *exactTable // the exact solver's table, built by solveAt
 	// lastCap is the capacity solveAt solved last.
 	lastCap int
+	// estimated: costs were estimated from a counted sample (large
+	// inputs); then the knapsack is solved in coarser units and the
+	// capacity grows more boldly, since the final text is what is counted.
+	estimated bool
+	quantum   int      // the unit of the estimated knapsack's weights
+	qprob     *problem // the knapsack in those units
+	// scale is what the whole document at full detail costs, as a share
+	// of its items' estimated costs (0: unknown): items cost less
+	// together than alone (shared keys, table rows, the estimates'
+	// margin), so the first capacity is scaled by it.
+	scale float64
+	// fullRatio is the whole document's tokens per JSON byte of its
+	// items at full detail, when it was counted (0: not known).
+	fullRatio float64
 }
 
 // exactBytes is the total rendering size up to which every option is
 // counted exactly; above it, costs are estimated from an exactly counted
 // sample and the final output is still counted exactly.
 const exactBytes = 96 << 10
+
+// sampleBytes is about how much of a level's renderings is counted when
+// its costs are estimated.
+const sampleBytes = 24 << 10
 
 func (e *engine) measure() {
 	e.costs = make([][]int, e.n)
@@ -228,19 +258,54 @@ func (e *engine) measure() {
 		}
 		return
 	}
+	e.estimated = true
 	// Per level: count up to 32 evenly spread items exactly, estimate the
 	// rest from the sample's tokens per byte, rounded up with a 10 % margin.
+	// Large items are sampled by size: about sampleBytes of renderings (at
+	// least 3 items) give a steady ratio, and counting more costs more
+	// than the final text's exact count.
 	for l := Full; l < Skip; l++ {
+		if l == Full && e.fullRatio > 0 {
+			for i := range e.n {
+				e.costs[i][0] = int(math.Ceil(float64(e.bytes[i][0])*e.fullRatio*1.1)) + 1
+			}
+			continue
+		}
 		var idx []int
+		size := 0
 		for i := range e.n {
 			if k := levelIndex(e.levels[i], l); k >= 0 {
 				idx = append(idx, i)
+				size += e.bytes[i][k]
 			}
 		}
 		if len(idx) == 0 {
 			continue
 		}
-		step := max(1, len(idx)/32)
+		want := 32
+		if size > 0 {
+			want = min(32, max(3, int(int64(sampleBytes)*int64(len(idx))/int64(size))))
+		}
+		step := max(1, len(idx)/want)
+		if e.renderMany != nil {
+			// The sample rendered together, as in the output (a table
+			// of rows costs less than its rows alone), counted once.
+			var sample []int
+			byt := 0
+			for j := 0; j < len(idx); j += step {
+				sample = append(sample, idx[j])
+				byt += e.bytes[idx[j]][levelIndex(e.levels[idx[j]], l)]
+			}
+			ratio := 0.3
+			if byt > 0 {
+				ratio = float64(tokens.CountBytes(c, e.renderMany(sample, l))) / float64(byt)
+			}
+			for _, i := range idx {
+				k := levelIndex(e.levels[i], l)
+				e.costs[i][k] = int(math.Ceil(float64(e.bytes[i][k])*ratio*1.1)) + 1
+			}
+			continue
+		}
 		tok, byt := 0, 0
 		for j := 0; j < len(idx); j += step {
 			i := idx[j]
@@ -400,11 +465,15 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 			capacity -= extra
 		}
 	}
+	if e.scale > 0 {
+		capacity = int(float64(capacity) / e.scale * 0.95)
+	}
 	var sel []Level
 	var best []Level
 	bestText, bestN, bestValue, grows := "", 0, 0.0, 0
-	lo, hi := 0, 0      // capacities known to fit / to overshoot
-	var lastSel []Level // the previous round's selection, text and count
+	lo, hi := 0, 0       // capacities known to fit / to overshoot
+	fitCap, fitN := 0, 0 // the last fitting round's capacity and count
+	var lastSel []Level  // the previous round's selection, text and count
 	lastText, lastN := "", 0
 	for iter := 1; iter <= 10 && capacity > 0; iter++ {
 		*iters++
@@ -463,6 +532,23 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 			capacity = (lo + hi) / 2
 			continue
 		}
+		if e.estimated {
+			// Costs are estimates: aim just under the budget, by the
+			// slope between the last two fitting rounds (what more
+			// capacity adds, as items change level), or the average
+			// one at first. The count of the result decides anyway.
+			target := budget - budget/25
+			slope := float64(content) / float64(used)
+			if fitCap > 0 && capacity > fitCap && n > fitN {
+				slope = float64(n-fitN) / float64(capacity-fitCap)
+			}
+			fitCap, fitN = capacity, n
+			if n >= budget-budget/10 {
+				break
+			}
+			capacity += max(1, int(float64(target-n)/slope))
+			continue
+		}
 		capacity += int(float64(budget-n) * float64(used) / float64(content) * 0.5)
 	}
 	if best != nil {
@@ -513,6 +599,37 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 		e.prob = p
 	}
 	p.capacity = capacity
+	if e.estimated && !e.linear {
+		// Estimated costs are within 10 % or so: solving them to the
+		// token costs far more than it tells. Weights are rounded to a
+		// unit of about 1/2048 of the first capacity (the final count
+		// keeps the budget).
+		q := e.qprob
+		if q == nil {
+			e.quantum = max(1, capacity/2048)
+			q = &problem{items: make([][]option, e.n)}
+			for i, opts := range p.items {
+				qo := make([]option, len(opts))
+				for k, op := range opts {
+					qo[k] = option{(op.w + e.quantum/2) / e.quantum, op.v}
+				}
+				q.items[i] = qo
+			}
+			e.qprob = q
+		}
+		qc := capacity / e.quantum
+		q.capacity = qc
+		if qc > 0 && exactFits(e.n, qc) {
+			if e.exact == nil || e.exact.capacity < qc {
+				// One table for every capacity up to half as much
+				// again as this one.
+				e.exact = newExactTable(q, min(qc+qc/2, exactCells/e.n-1))
+			}
+			return e.exact.solution(q, qc), p, SolverExact
+		}
+		s, name := solve(q, false)
+		return s, p, name
+	}
 	switch {
 	case e.linear:
 		return solveLinear(p, e.head), p, SolverHeadTail
@@ -587,11 +704,27 @@ func FitJSON(ctx context.Context, root tree.Value, opts *Options) (Result, error
 	}
 	// Drafted: most large results do not fit, and then the whole
 	// encoding is only counted.
-	body := o.Format.draft()(nil, root)
-	if fitsQuick(o, body) {
+	var body []byte
+	if o.Compact != nil && o.Format.Name == JSON.Name {
+		body = o.Compact
+	} else {
+		body = o.Format.draft()(nil, root)
+	}
+	var fits bool
+	if _, ok := o.Counter.(knownCounter); ok && len(body) > o.Budget {
+		// A counter that remembers counts (a pipeline's): the whole
+		// encoding is counted once, here, since its caller counts it
+		// for its report anyway; the fitter scales its estimates by it.
+		o.wholeTokens = o.Counter.Count(unsafe.String(unsafe.SliceData(body), len(body)))
+		fits = o.wholeTokens <= o.Budget
+	} else {
+		fits = fitsQuick(o, body)
+	}
+	if fits {
 		if o.Format.Draft != nil {
 			final := o.Format.Append(nil, root)
 			if !bytes.Equal(final, body) && !fitsQuick(o, final) {
+				o.wholeTokens = 0
 				return fitJSON(ctx, o, root, final)
 			}
 			body = final
@@ -627,6 +760,12 @@ func sampledSize(v tree.Value) int {
 func fitsQuick(o Options, text []byte) bool {
 	if len(text) <= o.Budget {
 		return true
+	}
+	if k, ok := o.Counter.(knownCounter); ok {
+		// text is only read during the call.
+		if n, ok := k.Known(unsafe.String(unsafe.SliceData(text), len(text))); ok {
+			return n <= o.Budget
+		}
 	}
 	if p := o.Budget * 8; len(text) > 2*p && tokens.CountBytes(o.Counter, text[:p]) > o.Budget+64 {
 		return false
@@ -782,7 +921,20 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return draft(nil, v)
 	}
-	e.measure()
+	e.renderMany = func(idx []int, l Level) []byte {
+		if mode == modeMembers {
+			mems := make([]tree.Member, len(idx))
+			for j, i := range idx {
+				mems[j] = tree.Member{Key: keys[i], Value: vals[i][levelIndex(e.levels[i], l)]}
+			}
+			return draft(nil, tree.Object(mems...))
+		}
+		vs := make([]tree.Value, len(idx))
+		for j, i := range idx {
+			vs[j] = vals[i][levelIndex(e.levels[i], l)]
+		}
+		return draft(nil, tree.Array(vs...))
+	}
 	var envelope tree.Value
 	switch mode {
 	case modeArray:
@@ -791,6 +943,27 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		envelope = setAt(root, toks, tree.Object())
 	}
 	envCost := e.count(string(draft(nil, envelope)))
+	if o.wholeTokens > envCost {
+		// The whole document is its items at full detail, in context:
+		// its count prices that level without a sample.
+		size := 0
+		for i := range n {
+			size += e.bytes[i][0]
+		}
+		if size > 0 {
+			e.fullRatio = float64(o.wholeTokens-envCost) / float64(size)
+		}
+	}
+	e.measure()
+	if e.estimated && o.wholeTokens > 0 {
+		full := 0
+		for i := range n {
+			full += e.costs[i][0]
+		}
+		if c := o.wholeTokens - envCost; c > 0 && c < full {
+			e.scale = float64(c) / float64(full)
+		}
+	}
 	fullCosts := make([]int, n)
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
@@ -919,7 +1092,17 @@ func stored(o Options, root tree.Value, body []byte) []byte {
 	if body != nil && o.Format.Name == JSON.Name {
 		return body
 	}
+	if o.Compact != nil {
+		return o.Compact
+	}
 	return tree.AppendJSON(nil, root)
+}
+
+// knownCounter is a counter that remembers counts (a cache in front of
+// the tokenizer): Known returns the count of s when it has it, without
+// counting.
+type knownCounter interface {
+	Known(s string) (int, bool)
 }
 
 func detailNote(strategy string) string {

@@ -18,7 +18,8 @@
 //
 // [Reduce] is lazy: nothing changes while the estimate stays at or under
 // Threshold × window (default 0.8). Once over, it replaces old assistant and
-// tool content with the stable placeholder [Placeholder] ("[trimmed]") up
+// tool content with the stable placeholder [Placeholder] ("[trimmed]", or
+// for tool results the text [Options.ResultText] gives for the call) up
 // to a boundary index, and moves the boundary far enough that the estimate
 // drops to Target × window (default 0.6). The gap between the two is
 // hysteresis: the next many turns add no trimming, so the request prefix up

@@ -25,7 +25,19 @@ func bytesToTokens(n int) int { return (2*n + 6) / 7 }
 func safe(raw int) int { return int(math.Ceil(float64(raw) * safety)) }
 
 // sizer measures parts: with the byte estimate when c is nil, else with c.
-type sizer struct{ c tokens.Counter }
+type sizer struct {
+	c  tokens.Counter
+	rt func(id string) string // a trimmed result's text (nil: Placeholder)
+}
+
+// resultText is the text that replaces the content of the trimmed result
+// of call id.
+func (z sizer) resultText(id string) string {
+	if z.rt == nil {
+		return Placeholder
+	}
+	return z.rt(id)
+}
 
 func (z sizer) text(s string) int {
 	if z.c == nil {
@@ -106,7 +118,7 @@ func Estimate(msgs []Message) int { return Count(nil, msgs) }
 // Count is [Estimate] with the text counted by c (nil: bytes/3.5); the
 // overheads are the same, in tokens.
 func Count(c tokens.Counter, msgs []Message) int {
-	z := sizer{c}
+	z := sizer{c: c}
 	raw := 0
 	for i := range msgs {
 		raw += z.message(&msgs[i])

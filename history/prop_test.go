@@ -289,13 +289,13 @@ func TestTrimmedCost(t *testing.T) {
 		c := genConv(t)
 		maxArgs := rapid.SampledFrom([]int{-1, 0, 16}).Draw(t, "max-args")
 		drop := rapid.Bool().Draw(t, "drop-thinking")
-		z := sizer{rapid.SampledFrom(counters()).Draw(t, "counter")}
+		z := sizer{c: rapid.SampledFrom(counters()).Draw(t, "counter")}
 		for _, m := range c.msgs {
 			if !trimmable(m.Role) {
 				continue
 			}
 			tm := m
-			tm.Parts = trimParts(nil, m, maxArgs, drop, &Report{})
+			tm.Parts = trimParts(nil, m, z, maxArgs, drop, &Report{})
 			planned, actual := z.trimmedMessage(&m, maxArgs, drop), z.message(&tm)
 			if actual != planned {
 				t.Fatalf("planned %d, trimmed message costs %d", planned, actual)

@@ -51,6 +51,11 @@ type Options struct {
 	// turns' thinking anyway; text sent together with tool results does
 	// not end a turn). Thinking is never edited either way.
 	KeepThinking bool
+	// ResultText gives the text that replaces a trimmed tool result's
+	// content, from the id of the call it answers; nil means
+	// [Placeholder]. It must depend on the id alone, so that a trimmed
+	// prefix stays byte-identical from call to call.
+	ResultText func(id string) string
 
 	// seed reproduces the seed algorithm exactly, for its test vectors:
 	// no hysteresis, no protection of the newest exchange, no argument
@@ -146,7 +151,7 @@ func Reduce(msgs []Message, window int, st State, o *Options) ([]Message, State,
 	opt := o.withDefaults()
 	norm, nrep := Normalize(msgs, opt.StripTags)
 	n := len(norm)
-	z := sizer{opt.Counter}
+	z := sizer{c: opt.Counter, rt: opt.ResultText}
 	rep := Report{Tokenizer: "estimate", Window: window, Messages: n, Normalize: nrep}
 	if opt.Counter != nil {
 		rep.Tokenizer = opt.Counter.Name()
@@ -424,7 +429,7 @@ func apply(msgs []Message, b, d int, ends []int, opt Options, rep *Report) []Mes
 		if len(arena) < len(m.Parts)+1 {
 			arena = make([]Part, max(256, len(m.Parts)+1))
 		}
-		m.Parts = trimParts(arena[:0:len(m.Parts)+1], m, opt.MaxArgs, ends != nil && ends[i] < b, rep)
+		m.Parts = trimParts(arena[:0:len(m.Parts)+1], m, sizer{rt: opt.ResultText}, opt.MaxArgs, ends != nil && ends[i] < b, rep)
 		arena = arena[len(m.Parts):cap(arena)]
 		out = append(out, m)
 	}
@@ -465,9 +470,6 @@ func splitFromResults(msgs []Message, i int) bool {
 	return len(prev) > 0 && prev[len(prev)-1].src != 0 && prev[len(prev)-1].src == msgs[i].Parts[0].src
 }
 
-// placeholderContent is the content of a trimmed tool result.
-func placeholderContent() []Part { return []Part{{Kind: Text, Text: Placeholder}} }
-
 // ArgsPlaceholder is the JSON object that replaces trimmed tool-call
 // arguments of the given size in bytes. Models read it: its wording is
 // part of the API.
@@ -483,7 +485,7 @@ func trimArgs(args string, maxArgs int) bool {
 
 // trimParts appends m's parts with their content replaced by
 // placeholders to dst.
-func trimParts(dst []Part, m Message, maxArgs int, dropThinking bool, rep *Report) []Part {
+func trimParts(dst []Part, m Message, z sizer, maxArgs int, dropThinking bool, rep *Report) []Part {
 	src := m.src
 	for _, p := range m.Parts {
 		if src == 0 {
@@ -500,7 +502,7 @@ func trimParts(dst []Part, m Message, maxArgs int, dropThinking bool, rep *Repor
 				rep.ArgsTrimmed++
 			}
 		case ToolResult:
-			p.Content = placeholderContent()
+			p.Content = []Part{{Kind: Text, Text: z.resultText(p.ID)}}
 		case Thinking:
 			if dropThinking {
 				rep.ThinkingDropped++
@@ -532,7 +534,7 @@ func (z sizer) trimmedMessage(m *Message, maxArgs int, dropThinking bool) int {
 				n += z.part(p)
 			}
 		case ToolResult:
-			n += z.wrapped(0, Placeholder)
+			n += z.wrapped(0, z.resultText(p.ID))
 		case Thinking:
 			if dropThinking {
 				continue

@@ -16,6 +16,8 @@ const (
 	Anthropic Format = iota + 1
 	// OpenAI is the OpenAI Chat Completions request body.
 	OpenAI
+	// Responses is the OpenAI Responses API request body.
+	Responses
 )
 
 func (f Format) String() string {
@@ -24,19 +26,24 @@ func (f Format) String() string {
 		return "anthropic"
 	case OpenAI:
 		return "openai"
+	case Responses:
+		return "responses"
 	}
 	return "unknown"
 }
 
-// ParseFormat returns the format named "anthropic" or "openai".
+// ParseFormat returns the format named "anthropic", "openai" or
+// "responses".
 func ParseFormat(name string) (Format, error) {
 	switch name {
 	case "anthropic":
 		return Anthropic, nil
 	case "openai":
 		return OpenAI, nil
+	case "responses":
+		return Responses, nil
 	}
-	return 0, fmt.Errorf("unknown format %q (want anthropic or openai)", name)
+	return 0, fmt.Errorf("unknown format %q (want anthropic, openai or responses)", name)
 }
 
 // Request is a decoded provider request: its conversation in the neutral
@@ -89,6 +96,8 @@ func Decode(data []byte, f Format) (*Request, error) {
 		return decodeAnthropic(v)
 	case OpenAI:
 		return decodeOpenAI(v)
+	case Responses:
+		return decodeResponses(v)
 	}
 	return nil, errors.New("history: unknown format")
 }
@@ -99,11 +108,14 @@ func DecodeAnthropic(data []byte) (*Request, error) { return Decode(data, Anthro
 // DecodeOpenAI parses an OpenAI Chat Completions request body.
 func DecodeOpenAI(data []byte) (*Request, error) { return Decode(data, OpenAI) }
 
-// DetectFormat guesses a request's format: Anthropic when it has a
-// top-level "system", or a message whose content blocks are tool_use,
-// tool_result or thinking, or whose role is not one Anthropic allows
-// elsewhere; OpenAI otherwise.
+// DetectFormat guesses a request's format: Responses when it has "input"
+// and no "messages"; Anthropic when it has a top-level "system", or a
+// message whose content blocks are tool_use, tool_result or thinking, or
+// whose role is not one Anthropic allows elsewhere; OpenAI otherwise.
 func DetectFormat(v tree.Value) Format {
+	if v.Has("input") && !v.Has("messages") {
+		return Responses
+	}
 	if v.Has("system") {
 		return Anthropic
 	}
@@ -149,6 +161,8 @@ func (r *Request) Value() (tree.Value, error) {
 		return r.encodeAnthropic()
 	case OpenAI:
 		return r.encodeOpenAI()
+	case Responses:
+		return r.encodeResponses()
 	}
 	return tree.Value{}, errors.New("history: request has no format")
 }
@@ -276,3 +290,7 @@ func toolsFrom(v tree.Value) []Tool {
 	}
 	return out
 }
+
+// Field returns the request's top-level member key ("model", "stream",
+// ...), as sent.
+func (r *Request) Field(key string) (tree.Value, bool) { return r.raw.Get(key) }

@@ -181,8 +181,9 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","content":""}]}`))
 	f.Add([]byte(`{"system":"","messages":[{"role":"user","content":[]},{"role":"user","content":"x","content":"y"}]}`))
 	f.Add([]byte(`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"a","function":{"arguments":{}}}]},{"role":"tool","tool_call_id":"a"}]}`))
+	f.Add([]byte(responsesRequest))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, format := range []Format{Anthropic, OpenAI} {
+		for _, format := range []Format{Anthropic, OpenAI, Responses} {
 			r, err := Decode(data, format)
 			if err != nil {
 				continue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
@@ -24,11 +27,14 @@ import (
 // their terse.Options.Fetch. Its wording is read by models.
 const FetchTemplate = `this tool with _chunk "{handle}.{n}"`
 
+// RawHint is what a fitted result says when its chunks could not be
+// stored: how to get the whole result anyway. Pipelines given to the
+// proxy should use it as their terse.Options.RawHint. Its wording is read
+// by models.
+const RawHint = `re-run the call with _output_mode: "raw" to get the whole result`
+
 // errInvalidResult is finish's error for a result that does not parse.
 var errInvalidResult = errors.New("the result is not valid JSON")
-
-// ErrChunkNotFound is the error of an unknown or expired chunk reference.
-var ErrChunkNotFound = errors.New("chunk not found")
 
 // engine is what the stdio proxy and the gateway share: the reserved
 // parameters, raw mode, chunk answers, the client policy, the budget
@@ -52,6 +58,19 @@ type engine struct {
 	resetHook func(partition string)
 	// tokens numbers the progress tokens minted for upstreams.
 	tokens atomic.Int64
+	// shapes remembers, per chunk handle, the shape of the
+	// structuredContent its chunk replies carry (chunkStructured), in
+	// the order they were minted.
+	shapes     map[string]shape
+	shapeOrder []string
+	// storeErr is the last chunk store failure, "" once a store call
+	// succeeds again; storeSince is when it failed.
+	storeErr   string
+	storeSince time.Time
+	// scopePrefix leads every chunk scope: the stdio proxy's own random
+	// id (its one session is named alike in every process); "" for the
+	// gateway, whose session ids are unique and shared by replicas.
+	scopePrefix string
 }
 
 // progressToken mints a progress token for a request sent upstream:
@@ -88,6 +107,9 @@ type call struct {
 	server, tool string
 	client       string
 	session      string // partition, see engine.partition
+	scope        string // what chunk handles are bound to: session and conversation
+	sessionID    string // the session, for telemetry
+	pol          Policy
 	args         tree.Value
 	raw          bool
 	budget       int // _budget, 0 when absent
@@ -115,18 +137,20 @@ func (e *engine) begin(ctx context.Context, server, tool, exposed, client, sessi
 	}
 	rest, ra, err := splitArgs(args, info)
 	c = &call{server: server, tool: tool, client: client, session: e.partition(session, conv), args: rest,
-		raw: ra.raw, budget: ra.budget, start: time.Now()}
+		raw: ra.raw, budget: ra.budget, start: time.Now(), scope: e.scopePrefix + session + "\x00" + conv, sessionID: session,
+		pol: e.opts.policy(client)}
+	if s, ok := ctx.Value(chunkScopeKey{}).(string); ok {
+		c.scope = s // the gateway's, see withChunkScope
+	}
 	if err != nil {
 		res := errorResult("terse: " + err.Error())
 		rec.Outcome = "error"
 		return nil, false, &res, rec
 	}
 	if ra.chunk != "" {
-		res, err := e.chunk(ctx, c, ra.chunk)
-		if err != nil {
-			res = errorResult(fmt.Sprintf("terse: %v. Call %s without _chunk to get a fresh result.", err, exposed))
-		}
+		res := e.chunk(ctx, c, c.pol, info, ra.chunk, &rec)
 		rec.Outcome = "chunk"
+		e.recordChunk(c, &rec)
 		return nil, false, &res, rec
 	}
 	c.paths = argPaths(rest)
@@ -141,24 +165,172 @@ func (e *engine) begin(ctx context.Context, server, tool, exposed, client, sessi
 
 // chunk answers a _chunk request ("HANDLE.N", as the chunk index quotes
 // it; "HANDLE N" and "HANDLE#N" are accepted too) with a tools/call
-// result. It is the one place chunks are answered.
-func (e *engine) chunk(ctx context.Context, c *call, ref string) (tree.Value, error) {
+// result, within the call's effective budget and in its scope. It is the
+// one place chunks are answered. A refusal (another session's handle, an
+// expired one, a chunk number out of range) is a tool error whose text is
+// fit's, which says what to do. When the tool declares an outputSchema
+// the client keeps, the reply carries structuredContent (see
+// chunkStructured).
+func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, ref string, rec *CallRecord) tree.Value {
 	i := strings.LastIndexAny(ref, ". #:/")
-	if i <= 0 {
-		return tree.Value{}, fmt.Errorf("%w: %q is not a chunk handle like \"c_0123456789abcdef.2\"", ErrChunkNotFound, ref)
+	n, err := 0, error(nil)
+	if i > 0 {
+		n, err = strconv.Atoi(ref[i+1:])
 	}
-	n, err := strconv.Atoi(ref[i+1:])
-	if err != nil {
-		return tree.Value{}, fmt.Errorf("%w: %q does not end in a chunk number", ErrChunkNotFound, ref)
+	if i <= 0 || err != nil {
+		return errorResult(fmt.Sprintf("terse: %q is not a chunk reference: _chunk takes the handle and the chunk number the chunk index shows, like %q", ref, chunkExample))
 	}
-	text, err := e.pipeline(c.tool).Chunk(ctx, ref[:i], n)
+	handle := ref[:i]
+	pl := e.pipeline(c.tool)
+	req := &terse.Request{Tool: c.tool, Budget: effectiveBudget(c.budget, pol.Budget, pl.Budget()), Scope: c.scope}
+	start := time.Now()
+	ch, err := pl.Chunk(ctx, handle, n, req)
+	rec.Pipeline = time.Since(start)
 	if err != nil {
-		if _, ok := errors.AsType[*fit.ExpiredError](err); ok {
-			return tree.Value{}, fmt.Errorf("%w: %v", ErrChunkNotFound, err)
+		if _, ok := errors.AsType[*fit.StoreError](err); ok {
+			rec.StoreFailed = true
+			e.storeFailed(err)
+			return errorResult(fmt.Sprintf("the chunk store is unavailable right now (%v); re-run the original call, with _output_mode: \"raw\" for the whole result", err))
 		}
-		return tree.Value{}, err
+		return errorResult(err.Error())
 	}
-	return tree.Object(tree.Member{Key: "content", Value: tree.Array(textBlock(text, "chunk"))}), nil
+	e.storeOK()
+	rec.TokensAfter = ch.Tokens
+	mems := []tree.Member{{Key: "content", Value: tree.Array(textBlock(ch.Text, "chunk"))}}
+	if info.outputSchema && pol.Reads != ReadsStructured {
+		if sc, ok := e.chunkStructured(ctx, pl, req, info.schema, handle, n, ch); ok {
+			mems = append(mems, tree.Member{Key: "structuredContent", Value: sc})
+		} else {
+			e.opts.Logger.Debug("chunk reply without structuredContent: none valid by the outputSchema", "tool", c.tool)
+		}
+	}
+	return tree.Object(mems...)
+}
+
+// chunkExample is the handle form the chunk index issues.
+const chunkExample = "c_0123456789abcdef.2"
+
+// shape is how a result's structuredContent relates to the text block a
+// handle was minted for, so that chunk replies of a tool with an
+// outputSchema carry structuredContent of the same shape: the document
+// itself (its item array cut to the chunk), or an object wrapping the
+// text under key.
+type shape struct {
+	wrap   bool
+	key    string
+	origin string // "HANDLE.N" whose whole chunk holds the document, for parts
+}
+
+// maxShapes bounds the remembered shapes; past it the oldest half goes.
+const maxShapes = 4096
+
+func (e *engine) rememberShape(handle string, s shape) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.shapes == nil {
+		e.shapes = map[string]shape{}
+	}
+	if _, ok := e.shapes[handle]; !ok {
+		e.shapeOrder = append(e.shapeOrder, handle)
+	}
+	e.shapes[handle] = s
+	if len(e.shapeOrder) > maxShapes {
+		drop := e.shapeOrder[:maxShapes/2]
+		for _, h := range drop {
+			delete(e.shapes, h)
+		}
+		e.shapeOrder = append([]string(nil), e.shapeOrder[maxShapes/2:]...)
+	}
+}
+
+func (e *engine) shapeOf(handle string) (shape, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.shapes[handle]
+	return s, ok
+}
+
+// handleRE matches the chunk handles fit issues.
+var handleRE = regexp.MustCompile(`c_[0-9a-f]{16}`)
+
+// chunkStructured returns the structuredContent of a chunk reply: for a
+// result whose structuredContent wraps its text, the same wrapper around
+// the reply's text; otherwise the source document with its item array
+// cut to the chunk (fit.ChunkResult.Doc), of the chunk itself when it
+// came back whole, else of the whole chunk (or, for a part of one item
+// too large for the budget, of the chunk holding that item). Handles the
+// reply lists inherit the shape. Without a shape to follow (a handle this
+// process did not mint) it is the document when there is one.
+func (e *engine) chunkStructured(ctx context.Context, pl *terse.Pipeline, req *terse.Request, sch *outSchema, handle string, n int, ch fit.ChunkResult) (tree.Value, bool) {
+	sh, known := e.shapeOf(handle)
+	defer func() {
+		if !known {
+			return
+		}
+		for _, h := range handleRE.FindAllString(ch.Text, -1) {
+			if h != handle {
+				e.rememberShape(h, sh)
+			}
+		}
+	}()
+	if sh.wrap {
+		return sch.fit(tree.Object(tree.Member{Key: sh.key, Value: tree.String(ch.Text)}))
+	}
+	if ch.Whole && ch.Doc.Kind() == tree.KindObject {
+		if v, ok := sch.fit(ch.Doc); ok {
+			return v, true
+		}
+	}
+	whole := *req
+	whole.Budget = math.MaxInt32
+	if w, err := pl.Chunk(ctx, handle, n, &whole); err == nil && w.Doc.Kind() == tree.KindObject {
+		if known {
+			sh.origin = handle + "." + strconv.Itoa(n)
+		}
+		if v, ok := sch.fit(w.Doc); ok {
+			return v, true
+		}
+	}
+	if sh.origin != "" {
+		h, m, _ := strings.Cut(sh.origin, ".")
+		k, _ := strconv.Atoi(m)
+		if w, err := pl.Chunk(ctx, h, k, &whole); err == nil && w.Doc.Kind() == tree.KindObject {
+			return sch.fit(w.Doc)
+		}
+	}
+	return tree.Value{}, false
+}
+
+// storeFailed marks the chunk store degraded; storeOK marks it working.
+func (e *engine) storeFailed(err error) {
+	e.mu.Lock()
+	e.storeErr, e.storeSince = err.Error(), time.Now()
+	e.mu.Unlock()
+}
+
+func (e *engine) storeOK() {
+	e.mu.Lock()
+	e.storeErr = ""
+	e.mu.Unlock()
+}
+
+// StoreHealth is the state of the chunk store as the last call saw it.
+type StoreHealth struct {
+	// State is "ok", or "degraded" after a store call failed (or timed
+	// out), until one succeeds again.
+	State string    `json:"state"`
+	OK    bool      `json:"ok"`
+	Error string    `json:"error,omitempty"`
+	Since time.Time `json:"since,omitzero"`
+}
+
+func (e *engine) storeHealth() StoreHealth {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.storeErr == "" {
+		return StoreHealth{State: "ok", OK: true}
+	}
+	return StoreHealth{State: "degraded", Error: e.storeErr, Since: e.storeSince}
 }
 
 // Budget is the one budget rule. The effective budget of a call's result
@@ -206,6 +378,8 @@ func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, re
 		// structure, and the bytes are the upstream's.
 		if c.raw {
 			rec.Outcome = "raw"
+		} else if e.opts.Telemetry != nil {
+			e.untouched(c, string(raw), telemetry.UntouchedExcluded)
 		}
 		return nil, nil
 	}
@@ -292,6 +466,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		tv, _ := b.Get("text")
 		if len(tv.Str()) < o.minSize() {
 			fixed += counter.Count(tv.Str())
+			e.untouched(c, tv.Str(), telemetry.UntouchedTooSmall)
 			continue
 		}
 		jobs = append(jobs, i)
@@ -318,20 +493,40 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
 		text := tv.Str()
-		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating}
+		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope}
 		var r terse.Result
 		var err error
+		t0 := time.Now()
 		if len(text) > o.maxSize() {
 			// Too large to re-encode: only fitted, as text.
 			r, err = pl.ProcessText(ctx, text, req)
 		} else {
 			r, err = pl.Process(ctx, []byte(text), req)
 		}
+		e.event(c, text, &r, err, time.Since(t0))
 		if err != nil {
 			errs = errors.Join(errs, err)
 			continue
 		}
 		rep := r.Report
+		if r.StoreErr != nil {
+			rec.StoreFailed = true
+			e.storeFailed(r.StoreErr)
+		} else if rep.Handle != "" {
+			e.storeOK()
+		}
+		if rep.Handle != "" && hasStructured && !one {
+			sh := shape{}
+			if structured.Kind() == tree.KindObject {
+				for _, m := range structured.Members() {
+					if m.Value.Kind() == tree.KindString && m.Value.Str() == text {
+						sh = shape{wrap: true, key: m.Key}
+						break
+					}
+				}
+			}
+			e.rememberShape(rep.Handle, sh)
+		}
 		if r.Text == text {
 			n := counter.Count(text)
 			rec.TokensBefore += n
@@ -658,4 +853,74 @@ func sameValue(a, b tree.Value) bool {
 		return true
 	}
 	return tree.Equal(a, b)
+}
+
+// event records one telemetry event for a text block of a call's result
+// that went through the pipeline (r, or its error err). Nothing is done
+// (not even the shape detection) when telemetry is off.
+func (e *engine) event(c *call, text string, r *terse.Result, err error, latency time.Duration) {
+	rec := e.opts.Telemetry
+	if rec == nil {
+		return
+	}
+	ev := e.baseEvent(c)
+	ev.Latency = latency
+	data := []byte(text)
+	f := telemetry.Detect(data)
+	ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
+	ev.Fingerprint = rec.Fingerprint(data)
+	switch {
+	case err != nil:
+		ev.Err, ev.Untouched = "pipeline", telemetry.UntouchedError
+	default:
+		if r.StoreErr != nil {
+			ev.Err = "store"
+		}
+		ev.SetReport(&r.Report)
+	}
+	rec.Record(&ev)
+}
+
+// untouched records a result passed as it was, and why.
+func (e *engine) untouched(c *call, text string, why string) {
+	rec := e.opts.Telemetry
+	if rec == nil {
+		return
+	}
+	ev := e.baseEvent(c)
+	f := telemetry.Detect([]byte(text))
+	ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
+	n := e.counter().Count(text)
+	ev.Tokenizer = e.counter().Name()
+	ev.BytesIn, ev.BytesOut, ev.TokensIn, ev.TokensOut = len(text), len(text), n, n
+	ev.Untouched = why
+	rec.Record(&ev)
+}
+
+// recordChunk records a chunk fetch.
+func (e *engine) recordChunk(c *call, r *CallRecord) {
+	rec := e.opts.Telemetry
+	if rec == nil {
+		return
+	}
+	ev := e.baseEvent(c)
+	ev.ChunkFetch = true
+	ev.Tokenizer = e.pipeline(c.tool).Counter().Name()
+	ev.TokensOut = r.TokensAfter
+	ev.Latency = r.Pipeline
+	if r.StoreFailed {
+		ev.Err = "store"
+	}
+	rec.Record(&ev)
+}
+
+func (e *engine) baseEvent(c *call) telemetry.Event {
+	entry, tool := telemetry.EntryProxy, c.tool
+	if c.server != "" {
+		entry, tool = telemetry.EntryGateway, c.server+"__"+c.tool
+	}
+	e.mu.Lock()
+	part := e.gens[c.sessionID]
+	e.mu.Unlock()
+	return telemetry.Event{Entry: entry, Session: c.sessionID, Partition: part, Tool: tool}
 }

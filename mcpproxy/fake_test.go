@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/terse-dev/terse/store"
 )
 
 // The test binary doubles as a fake upstream MCP server: with
@@ -17,6 +18,17 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("TERSE_FAKE_UPSTREAM") == "1" {
 		serveFake()
+		os.Exit(0)
+	}
+	if os.Getenv("TERSE_TEST_PROXY") == "1" {
+		// A stdio proxy in front of the fake upstream, for clients that
+		// spawn their server (TestTSClientChunks).
+		exe, _ := os.Executable()
+		up := &Command{Path: exe, Env: append(os.Environ(), "TERSE_FAKE_UPSTREAM=1"), Stderr: os.Stderr}
+		if err := NewProxy(up, chunkOptions(&store.Mem{})).Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -76,6 +88,32 @@ func fakeServer() *mcp.Server {
 			json.Unmarshal([]byte(text), &sc)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "items", Description: "n items as JSON with structuredContent; item big (1-based) is large", InputSchema: argSchema,
+		OutputSchema: itemsSchema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N, Big int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			text := itemsText(a.N, a.Big)
+			var sc any
+			json.Unmarshal([]byte(text), &sc)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: sc}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "read", Description: "the text of the file at path", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ Path string }
+			json.Unmarshal(req.Params.Arguments, &a)
+			b, err := os.ReadFile(a.Path)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "line", Description: "one line of n bytes", InputSchema: argSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: longLine(a.N)}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "text", Description: "n bytes of plain text", InputSchema: argSchema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct{ N int }
@@ -113,4 +151,36 @@ func fakeServer() *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "written"}}}, nil
 		})
 	return s
+}
+
+// itemsSchema is the outputSchema of the fake "items" tool.
+var itemsSchema = map[string]any{"type": "object", "required": []any{"items"}, "properties": map[string]any{
+	"items": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []any{"id", "name"},
+		"properties": map[string]any{"id": map[string]any{"type": "integer"}, "name": map[string]any{"type": "string"},
+			"text": map[string]any{"type": "string"}}}},
+	"total": map[string]any{"type": "integer"},
+}}
+
+// itemsText is the pretty JSON of the fake "items" tool: n items, item
+// big (1-based; 0 for none) with a text of about 12 KB.
+func itemsText(n, big int) string {
+	items := make([]map[string]any, n)
+	for i := range items {
+		t := fmt.Sprintf("item %d of the list, with a short description that varies: %x", i+1, i*7919)
+		if i+1 == big {
+			t = longLine(12000)
+		}
+		items[i] = map[string]any{"id": i + 1, "name": fmt.Sprintf("item-%02d", i+1), "text": t}
+	}
+	b, _ := json.MarshalIndent(map[string]any{"items": items, "total": n}, "", "  ")
+	return string(b)
+}
+
+// longLine is one line of n bytes of varied words (no newline).
+func longLine(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "word%d-%x ", i, i*2654435761%1000003)
+	}
+	return b.String()[:n]
 }

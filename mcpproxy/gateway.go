@@ -249,8 +249,9 @@ func (g *Gateway) hasSession(id string) bool {
 	return false
 }
 
-// healthz answers 200 with each upstream's state (and the shared
-// state's); 503 when no upstream is up.
+// healthz answers 200 with each upstream's state, the chunk store's
+// ("degraded" after a store call failed, until one succeeds) and the
+// shared state's; 503 when no upstream is up.
 func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	type state struct {
 		Name  string `json:"name"`
@@ -258,13 +259,15 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 		Tools int    `json:"tools"`
 	}
 	var out struct {
-		OK      bool    `json:"ok"`
-		Servers []state `json:"servers"`
+		OK      bool        `json:"ok"`
+		Servers []state     `json:"servers"`
+		Store   StoreHealth `json:"store"`
 		// SharedState is "up" or "down" with shared state (Redis): down,
 		// calls go on without dedup and chunks, so it does not make the
 		// gateway unhealthy.
 		SharedState string `json:"shared_state,omitempty"`
 	}
+	out.Store = g.eng.storeHealth()
 	out.SharedState = g.scale.health()
 	for _, u := range g.ups {
 		u.mu.Lock()
@@ -585,11 +588,11 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 	client := clientName(req)
 	pol := e.opts.policy(client)
 	who := g.who(ctx, req, conv)
-	if refused := g.checkChunk(ctx, who, args, params.Name); refused != nil {
+	if refused := g.checkChunk(ctx, who, args); refused != nil {
 		rec.Outcome = "chunk"
 		return rawCallResult(tree.AppendJSON(nil, *refused)), nil
 	}
-	c, changed, answer, brec := e.begin(ctx, u.spec.Name, tool, params.Name, client, who.scope, who.conv, args, info, true)
+	c, changed, answer, brec := e.begin(withChunkScope(ctx, who), u.spec.Name, tool, params.Name, client, who.scope, who.conv, args, info, true)
 	if answer != nil {
 		rec = brec
 		out := tree.AppendJSON(nil, *answer)
@@ -839,6 +842,7 @@ type gwMetrics struct {
 	unknown    prometheus.Counter
 	catalogIn  prometheus.Counter
 	catalogOut prometheus.Counter
+	storeFail  prometheus.Counter
 }
 
 // savingSources are the sources of Saved in a CallRecord.
@@ -872,9 +876,11 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 			Help: "Tokens of tools/list answers as the upstreams sent them."}),
 		catalogOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_catalog_tokens_out_total",
 			Help: "Tokens of tools/list answers as the clients got them."}),
+		storeFail: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_store_failures_total",
+			Help: "Calls during which the chunk store failed or timed out (the result kept its budget)."}),
 	}
 	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors, m.up, m.restarts,
-		m.rejected, m.unknown, m.catalogIn, m.catalogOut,
+		m.rejected, m.unknown, m.catalogIn, m.catalogOut, m.storeFail,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, from := range []string{"client", "upstream"} {
 		m.rejected.WithLabelValues(from)
@@ -910,6 +916,9 @@ func (m *gwMetrics) Call(r CallRecord) {
 	}
 	if r.Outcome == "error" || r.Outcome == "skipped_error" {
 		m.errors.WithLabelValues(r.Server, r.Outcome).Inc()
+	}
+	if r.StoreFailed {
+		m.storeFail.Inc()
 	}
 }
 

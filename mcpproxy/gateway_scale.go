@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -70,7 +70,7 @@ func newScale(reg prometheus.Registerer) *gwScale {
 		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "terse_gateway_shared_state_up",
 			Help: "1 when the last operation on the shared state succeeded (or there is none), else 0."}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_chunk_refused_total",
-			Help: "Chunk fetches refused, by reason (other_owner, unknown, state_down)."}, []string{"reason"}),
+			Help: "Chunk fetches the gateway refused before the engine, by reason (other_owner: the handle was issued only to other tenants or sessions)."}, []string{"reason"}),
 	}
 	s.up.Set(1)
 	s.state = &memState{}
@@ -78,9 +78,7 @@ func newScale(reg prometheus.Registerer) *gwScale {
 	for _, op := range []string{"dedup", "generations", "advance", "own", "owner"} {
 		s.errs.WithLabelValues(op)
 	}
-	for _, r := range []string{"other_owner", "unknown", "state_down"} {
-		s.refused.WithLabelValues(r)
-	}
+	s.refused.WithLabelValues("other_owner")
 	return s
 }
 
@@ -233,13 +231,27 @@ func tenantOf(req mcp.Request) string {
 	return ""
 }
 
+// chunkScopeKey carries, in a call's context, the scope its chunk
+// handles are bound to (fit's Scope) when the front end chooses it.
+type chunkScopeKey struct{}
+
+// withChunkScope binds the chunk handles of the call run with ctx to the
+// caller's owner and conversation: stable across compactions (unlike the
+// session the engine partitions dedup by, which carries the shared
+// compaction counters) and the same for every call of a stateless client
+// without a conversation (whose dedup partition is per call).
+func withChunkScope(ctx context.Context, id identity) context.Context {
+	return context.WithValue(ctx, chunkScopeKey{}, "gw\x00"+id.owner+"\x00"+id.rawConv)
+}
+
 // identity is who a call belongs to.
 type identity struct {
-	scope string // the session given to the engine: dedup partitions
-	conv  string // the conversation given to the engine ("" when folded into scope)
-	owner string // what chunk handles are bound to
-	key   string // the scope of the shared compaction counter ("": the engine's)
-	gen   int    // that counter as read
+	rawConv string // the conversation the client named
+	scope   string // the session given to the engine: dedup partitions
+	conv    string // the conversation given to the engine ("" when folded into scope)
+	owner   string // what chunk handles are bound to
+	key     string // the scope of the shared compaction counter ("": the engine's)
+	gen     int    // that counter as read
 }
 
 // who names the caller of req; see whoFor.
@@ -261,6 +273,12 @@ func (g *Gateway) who(ctx context.Context, req mcp.Request, conv string) identit
 // GatewayState's, read on each call and part of the scope given to the
 // engine, whose own counters then stay at 0.
 func (g *Gateway) whoFor(ctx context.Context, tenant, sid, conv string) identity {
+	id := g.whoFor1(ctx, tenant, sid, conv)
+	id.rawConv = conv
+	return id
+}
+
+func (g *Gateway) whoFor1(ctx context.Context, tenant, sid, conv string) identity {
 	prefix := ""
 	if tenant != "" {
 		prefix = tenant + ":"
@@ -329,9 +347,6 @@ func (g *Gateway) compact(ctx context.Context, tenant, sid, conv string) {
 	g.eng.reset([]string{id.scope + "/0"})
 }
 
-// handleRE finds chunk handles (fit's "c_" and 16 hex digits) in a result.
-var handleRE = regexp.MustCompile(`\bc_[0-9a-f]{16}\b`)
-
 // own records the caller as an owner of the chunk handles in out, the
 // result it is sent, except those already in upstream, the bytes the
 // upstream sent: a handle is owned by whoever was shown it by terse, and
@@ -361,10 +376,12 @@ func (g *Gateway) own(ctx context.Context, id identity, out, upstream []byte) {
 	}
 }
 
-// checkChunk refuses a _chunk fetch whose handle was issued to another
-// tenant or session, or to nobody this gateway knows; it returns the
-// result to answer with, or nil to go on.
-func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value, exposed string) *tree.Value {
+// checkChunk refuses a _chunk fetch of a handle issued only to other
+// tenants or sessions, with fit's refusal; it returns the result to
+// answer with, or nil to go on to the engine, which binds handles to
+// their scope too and says what else is wrong (an unknown or expired
+// handle, a store that is down).
+func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value) *tree.Value {
 	v, ok := args.Get(ParamChunk)
 	if !ok {
 		return nil
@@ -382,20 +399,11 @@ func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value, 
 	if shared {
 		g.scale.failed("owner", err)
 	}
-	switch {
-	case err != nil:
-		g.scale.refused.WithLabelValues("state_down").Inc()
-		res := errorResult(fmt.Sprintf("terse: chunk %s cannot be fetched right now: the gateway's shared state is unreachable. Try again shortly, or call %s without _chunk to get a fresh result.", h, exposed))
-		return &res
-	case owns:
+	if err != nil || owns || !known {
 		return nil
-	case !known:
-		g.scale.refused.WithLabelValues("unknown").Inc()
-		res := errorResult(fmt.Sprintf("terse: chunk %s: %v (unknown or expired handle). Call %s without _chunk to get a fresh result.", h, ErrChunkNotFound, exposed))
-		return &res
 	}
 	g.scale.refused.WithLabelValues("other_owner").Inc()
-	res := errorResult(fmt.Sprintf("terse: chunk %s was issued to another tenant or session and cannot be fetched from this one. Call %s without _chunk to get a fresh result.", h, exposed))
+	res := errorResult((&fit.ScopeError{Handle: h}).Error())
 	return &res
 }
 

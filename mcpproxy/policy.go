@@ -10,6 +10,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -134,6 +135,11 @@ type Options struct {
 	// DefaultBudget applies to clients whose rule sets no budget; 0 means
 	// none.
 	DefaultBudget int
+	// ProfileBudget, when set, returns the budget of a client by its
+	// clientInfo name (the configuration's profiles: package profile);
+	// it applies to clients whose rule sets no budget, before
+	// DefaultBudget, when positive.
+	ProfileBudget func(client string) int
 
 	// MaxMessageBytes bounds one JSON-RPC message in either direction.
 	// 0 means 64 MiB.
@@ -147,6 +153,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Stats accumulates totals; nil means a private one.
 	Stats *Stats
+	// Telemetry receives one anonymous event per processed result and
+	// chunk fetch (package telemetry); nil (telemetry off) costs nothing.
+	// The caller closes it.
+	Telemetry *telemetry.Recorder
 }
 
 func (o *Options) minSize() int {
@@ -246,6 +256,9 @@ func matchAny(globs []string, name string) bool {
 
 func (o *Options) policy(client string) Policy {
 	p := PolicyFor(client, o.Clients)
+	if p.Budget == 0 && o.ProfileBudget != nil {
+		p.Budget = o.ProfileBudget(client)
+	}
 	if p.Budget == 0 {
 		p.Budget = o.DefaultBudget
 	}

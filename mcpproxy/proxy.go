@@ -3,6 +3,8 @@ package mcpproxy
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -94,6 +96,11 @@ const defaultShutdownGrace = 10 * time.Second
 // NewProxy returns a proxy for the given upstream. opts may be nil.
 func NewProxy(up Upstream, opts *Options) *Proxy {
 	e := newEngine(opts)
+	// One client per process: its chunk handles are bound to this
+	// process, so that another proxy process cannot read them.
+	var id [16]byte
+	rand.Read(id[:])
+	e.scopePrefix = hex.EncodeToString(id[:]) + "/"
 	if c, ok := up.(*Command); ok && c.MaxMessageBytes == 0 {
 		cc := *c
 		cc.MaxMessageBytes = e.opts.maxMessage()

@@ -212,10 +212,11 @@ func TestHeadOfLine(t *testing.T) {
 	}
 }
 
-// TestRequestIDsAnswered: a client request with a lone surrogate escape is
-// answered with its own id, not null; an upstream answer that does not
-// parse, but whose id is readable, answers its call with an error; both
-// leave the relay serving.
+// TestRequestIDsAnswered: a client request with a lone surrogate escape
+// (valid JSON) is relayed and answered; a request that does not parse but
+// whose id is readable is answered with its own id, not null; an upstream
+// answer that does not parse, but whose id is readable, answers its call
+// with an error; all leave the relay serving.
 func TestRequestIDsAnswered(t *testing.T) {
 	cr, pw := io.Pipe()
 	pr, cw := io.Pipe()
@@ -224,9 +225,13 @@ func TestRequestIDsAnswered(t *testing.T) {
 	t.Cleanup(func() { cw.Close() })
 	w := &wire{in: cw, out: bufio.NewScanner(cr)}
 	w.out.Buffer(nil, 1<<24)
-	w.send(t, `{"jsonrpc":"2.0","id":"s1","method":"ping","params":{"x":"\ud800"}}`)
+	w.send(t, `{"jsonrpc":"2.0","id":"s0","method":"ping","params":{"x":"\ud800"}}`)
+	if m := w.recv(t); m["id"] != "s0" || m["result"] == nil {
+		t.Errorf("lone surrogate: %v, want a result with id s0", m)
+	}
+	w.send(t, `{"jsonrpc":"2.0","id":"s1","method":"ping","params":{"x":1,}}`)
 	if m := w.recv(t); m["id"] != "s1" || m["error"] == nil {
-		t.Errorf("lone surrogate: %v, want an error with id s1", m)
+		t.Errorf("malformed request: %v, want an error with id s1", m)
 	}
 	w.send(t, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"bad"}}`)
 	if m := w.recv(t); m["id"] != "c1" || m["error"] == nil {

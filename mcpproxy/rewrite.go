@@ -35,7 +35,7 @@ const (
 
 // compactToolDescription is the one place the catalogue declares what
 // terse adds to every tool. Its wording is read by models: treat it as API.
-const compactToolDescription = `Every tool also takes _budget (max tokens of its result) and _output_mode "raw" (its result unchanged). Call this after the conversation was compacted.`
+const compactToolDescription = `Every tool also takes _budget (max tokens of its result), _output_mode "raw" (its result unchanged) and _chunk "c_0123456789abcdef.2" (chunk 2 of an earlier result, as its chunk index says). Call this after the conversation was compacted.`
 
 // compactToolDef is the one tool terse adds to a catalogue, when the
 // catalogue's schema compaction paid for it (see rewriteToolList).
@@ -51,6 +51,11 @@ type toolInfo struct {
 	// own lists reserved names the tool declares itself: those are
 	// forwarded, not interpreted.
 	own map[string]bool
+	// outputSchema: the tool declares one, so a client that keeps it
+	// expects structuredContent in every result (chunk replies too),
+	// valid by schema (nil when it does not resolve).
+	outputSchema bool
+	schema       *outSchema
 }
 
 func (t toolInfo) reserved(name string) bool { return !t.own[name] }
@@ -90,6 +95,9 @@ func rewriteTool(t tree.Value, pol Policy, o *Options) (tree.Value, string, tool
 	name := nameV.Str()
 	ann, _ := t.Get("annotations")
 	info := toolInfo{mutating: isMutating(name, ann)}
+	if os, ok := t.Get("outputSchema"); ok {
+		info.outputSchema, info.schema = true, resolveSchema(os)
+	}
 	if t.Kind() != tree.KindObject {
 		return t, name, info
 	}

@@ -26,6 +26,10 @@ type CallRecord struct {
 	Duration     time.Duration // from request to response written
 	Pipeline     time.Duration // time spent in the terse pipeline
 	IsError      bool          // the result had isError
+	// StoreFailed: the chunk store failed (or timed out) during the
+	// call; the result kept its budget and said the rest is not
+	// retrievable right now.
+	StoreFailed bool
 }
 
 // Stats accumulates totals over calls. The zero value is ready; it is safe
@@ -51,6 +55,8 @@ type StatsTotals struct {
 	Restarts     int            `json:"upstream_restarts"`
 	Rejected     int            `json:"rejected_messages"`
 	UnknownTools int            `json:"unknown_tool_calls"`
+	// StoreFailures counts calls during which the chunk store failed.
+	StoreFailures int `json:"store_failures"`
 	// CatalogTokensBefore and CatalogTokensAfter count the tool
 	// catalogues (tools/list) as the upstreams sent them and as the
 	// client got them; Saved["catalog"] is the difference. A catalogue is
@@ -75,6 +81,9 @@ func (s *Stats) Add(r CallRecord) {
 		t.Transformed++
 	case "error", "skipped_error":
 		t.Errors++
+	}
+	if r.StoreFailed {
+		t.StoreFailures++
 	}
 	t.TokensBefore += r.TokensBefore
 	t.TokensAfter += r.TokensAfter

@@ -63,6 +63,7 @@ func BenchmarkAuto(b *testing.B) {
 	}{
 		{"auto", render.Options{}},
 		{"auto-noverify", render.Options{SkipVerify: true}},
+		{"auto-noverify-unmarked", render.Options{SkipVerify: true, Unmarked: true}},
 		{"auto-o200k", render.Options{Counter: tokens.O200kBase(), SkipVerify: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -20,17 +20,94 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%d:%d: %s", e.Line, e.Column, e.Msg)
 }
 
+// Limits of [DecodeOptions] when left zero.
+const (
+	// DefaultMaxDepth is how deeply values may nest: block indentation,
+	// inline JSON and legend references together.
+	DefaultMaxDepth = 512
+	// DefaultMaxExpansion is how many times its own size a document may
+	// grow by expanding legend references and prefixes.
+	DefaultMaxExpansion = 64
+	// DefaultMaxExpandedBytes is the absolute cap on a document's expanded
+	// size, whatever its own size.
+	DefaultMaxExpandedBytes = 256 << 20
+	// minExpansionAllowance is what any document may expand to, however
+	// short: small documents are never refused for their ratio.
+	minExpansionAllowance = 1 << 20
+)
+
+// DecodeOptions bound what [DecodeOptions.Decode] accepts, for text from
+// untrusted sources. The zero value uses the defaults.
+type DecodeOptions struct {
+	// MaxDepth bounds nesting (blocks, lists, tables, inline JSON and what
+	// legend references bring in). Zero means [DefaultMaxDepth].
+	MaxDepth int
+
+	// MaxExpansion bounds the expanded size of the document (its text
+	// with every @N and ~N reference replaced by what it stands for) as
+	// a multiple of its own length, with at least 1 MiB allowed. Zero
+	// means [DefaultMaxExpansion].
+	MaxExpansion int
+
+	// MaxExpandedBytes is the absolute cap on the expanded size. Zero
+	// means [DefaultMaxExpandedBytes].
+	MaxExpandedBytes int64
+}
+
+// Marker is the first line of an auto-encoded text that valid TOON would
+// read differently (or not at all). [Encode] writes it exactly when
+// needed, so that text without it always means the same thing to a TOON
+// reader, and text with it is never valid TOON (a TOON document cannot
+// open with a line that is neither a key-value line, a header nor a
+// comment when more lines follow).
+const Marker = "(auto)"
+
+// Marked reports whether text opens with the [Marker] line.
+func Marked(text string) bool {
+	return strings.HasPrefix(text, Marker+"\n")
+}
+
 // Decode turns any text [Encode] produces for JSON input back into the
 // tree: an auto document, a fenced TOON document (```toon ... ```) or
-// plain JSON. Errors are [*SyntaxError], [*tree.SyntaxError] or
-// [*toon.SyntaxError] values. One trailing newline is ignored.
+// plain JSON, each optionally opened by the [Marker] line. Errors are
+// [*SyntaxError], [*tree.SyntaxError] or [*toon.SyntaxError] values. One
+// trailing newline is ignored. It applies the default limits of
+// [DecodeOptions].
 func Decode(text string) (tree.Value, error) {
+	return (&DecodeOptions{}).Decode(text)
+}
+
+// Decode is [Decode] with the limits of o (nil means defaults).
+func (o *DecodeOptions) Decode(text string) (tree.Value, error) {
+	maxDepth, ratio, abs := DefaultMaxDepth, int64(DefaultMaxExpansion), int64(DefaultMaxExpandedBytes)
+	if o != nil {
+		if o.MaxDepth > 0 {
+			maxDepth = o.MaxDepth
+		}
+		if o.MaxExpansion > 0 {
+			ratio = int64(o.MaxExpansion)
+		}
+		if o.MaxExpandedBytes > 0 {
+			abs = o.MaxExpandedBytes
+		}
+	}
 	text = strings.TrimSuffix(text, "\n")
+	first := 0
+	if Marked(text) {
+		text = text[len(Marker)+1:]
+		first = 1
+	}
 	if isFencedTOON(text) {
-		return toon.UnmarshalString(text[len("```toon\n"):len(text)-len("\n```")], nil)
+		v, err := toon.UnmarshalString(text[len("```toon\n"):len(text)-len("\n```")], nil)
+		if se, ok := err.(*toon.SyntaxError); ok {
+			e := *se
+			e.Line += first + 1 // the fence's first line
+			return tree.Value{}, &e
+		}
+		return v, err
 	}
 	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
-		if v, err := tree.ParseString(text); err == nil {
+		if v, err := (tree.ParseOptions{MaxDepth: maxDepth}).ParseString(text); err == nil {
 			return v, nil
 		}
 	}
@@ -44,21 +121,54 @@ func Decode(text string) (tree.Value, error) {
 			i += n
 		}
 		line := strings.Count(text[:i], "\n")
-		return tree.Value{}, &SyntaxError{Line: line + 1, Column: i - strings.LastIndexByte(text[:i], '\n'), Msg: "invalid UTF-8"}
+		return tree.Value{}, &SyntaxError{Line: first + line + 1, Column: i - strings.LastIndexByte(text[:i], '\n'), Msg: "invalid UTF-8"}
 	}
-	d := &decoder{lines: strings.Split(text, "\n")}
+	limit := max(ratio*int64(len(text)), minExpansionAllowance)
+	if limit > abs || limit/ratio < int64(len(text)) { // overflow
+		limit = abs
+	}
+	d := &decoder{lines: strings.Split(text, "\n"), first: first, maxDepth: maxDepth, limit: limit, expanded: int64(len(text))}
 	return d.document()
 }
 
 type decoder struct {
 	lines    []string
 	i        int
+	first    int // lines before lines[0] (the marker)
 	prefixes []string
 	legend   []tree.Value
+
+	// Bounds: nesting, and the expanded size of the document.
+	maxDepth    int
+	legendDepth []int   // nesting depth of each legend entry's value
+	legendSize  []int64 // expanded size of each legend entry's text
+	expanded    int64   // expanded size of the document so far
+	limit       int64
+	hit         bool // a limit was reached: no other reading is tried
 }
 
 func (d *decoder) errf(line, col int, format string, args ...any) error {
-	return &SyntaxError{Line: line + 1, Column: col + 1, Msg: fmt.Sprintf(format, args...)}
+	return &SyntaxError{Line: d.first + line + 1, Column: col + 1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// grow adds n bytes to the document's expanded size and reports whether it
+// is still within the limit.
+func (d *decoder) grow(n int64) error {
+	d.expanded += n
+	if d.expanded > d.limit || d.expanded < 0 {
+		d.hit = true
+		return fmt.Errorf("document expands beyond %d bytes: its references repeat too much (limits: DecodeOptions, terse decode --max-expansion)", d.limit)
+	}
+	return nil
+}
+
+// deep reports an error when depth exceeds the limit.
+func (d *decoder) deep(depth int) error {
+	if depth > d.maxDepth {
+		d.hit = true
+		return fmt.Errorf("nesting deeper than %d levels", d.maxDepth)
+	}
+	return nil
 }
 
 // declaration parses "~N = text" or "@N = value" lines.
@@ -88,11 +198,16 @@ func (d *decoder) declaration() (bool, error) {
 		if id != len(d.legend)+1 {
 			return false, d.errf(d.i, 1, "legend entry @%d declared out of order", id)
 		}
-		v, err := d.inlineAll(rest, d.i, j+3)
+		// An entry may use earlier entries only (the next id is not
+		// declared yet), so expansion is a sum over a finite order.
+		p := &inlineParser{d: d, s: rest}
+		v, err := p.all()
 		if err != nil {
-			return false, err
+			return false, d.errf(d.i, j+3+p.i, "%v", err)
 		}
 		d.legend = append(d.legend, v)
+		d.legendDepth = append(d.legendDepth, p.deepest)
+		d.legendSize = append(d.legendSize, int64(len(rest))+p.grown)
 	}
 	d.i++
 	return true, nil
@@ -129,9 +244,13 @@ func (d *decoder) document() (tree.Value, error) {
 		fallthrough
 	default:
 		if d.i == len(d.lines)-1 {
-			if iv, ierr := d.inlineAll(l, d.i, 0); ierr == nil {
+			iv, ierr := d.inlineAll(l, d.i, 0, 0)
+			if ierr == nil {
 				d.i++
 				return iv, nil
+			}
+			if d.hit {
+				return tree.Value{}, ierr
 			}
 		}
 		v, err = d.block(0)
@@ -157,6 +276,9 @@ func indentOf(l string) (int, bool) {
 
 // block parses member lines at depth into an object.
 func (d *decoder) block(depth int) (tree.Value, error) {
+	if err := d.deep(depth + 1); err != nil {
+		return tree.Value{}, d.errf(d.i, 0, "%v", err)
+	}
 	var ms []tree.Member
 	for d.i < len(d.lines) {
 		l := d.lines[d.i]
@@ -211,7 +333,7 @@ func (d *decoder) member(s string, col, depth int) (tree.Member, error) {
 			v, err := d.fence(vs, line, vcol)
 			return tree.Member{Key: k, Value: v}, err
 		}
-		v, missing, err := d.value(vs, false, line, vcol)
+		v, missing, err := d.value(vs, false, line, vcol, depth+1)
 		if err == nil && missing {
 			err = d.errf(line, vcol, "missing value")
 		}
@@ -250,6 +372,9 @@ type column struct {
 
 // table reads n rows of cells for cols at depth.
 func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
+	if err := d.deep(depth + 2); err != nil {
+		return tree.Value{}, d.errf(d.i, 0, "%v", err)
+	}
 	slots := 0
 	for _, c := range cols {
 		switch {
@@ -260,12 +385,24 @@ func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
 			slots++
 		}
 	}
-	items := make([]tree.Value, 0, n)
+	// Each row repeats the header's keys in the tree: a long header over
+	// many short rows expands like references do.
+	var rowGrowth int64
+	for _, c := range cols {
+		rowGrowth += int64(len(c.key)) + 4
+		for _, sk := range c.sub {
+			rowGrowth += int64(len(sk)) + 4
+		}
+	}
+	items := make([]tree.Value, 0, min(n, len(d.lines)-d.i))
 	cells := make([]string, slots)
 	at := make([]int, slots)
 	for range n {
 		if d.i >= len(d.lines) {
 			return tree.Value{}, d.errf(d.i, 0, "table ends after %d of %d rows", len(items), n)
+		}
+		if err := d.grow(rowGrowth); err != nil {
+			return tree.Value{}, d.errf(d.i, 0, "%v", err)
 		}
 		l := d.lines[d.i]
 		if dep, ok := indentOf(l); dep != depth || !ok {
@@ -299,7 +436,7 @@ func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
 			case c.sub != nil:
 				sub := make([]tree.Member, len(c.sub))
 				for i, sk := range c.sub {
-					v, missing, err := d.value(cells[k], true, d.i, at[k])
+					v, missing, err := d.value(cells[k], true, d.i, at[k], depth+3)
 					if err != nil {
 						return tree.Value{}, err
 					}
@@ -311,7 +448,7 @@ func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
 				}
 				ms = append(ms, tree.Member{Key: c.key, Value: tree.Object(sub...)})
 			default:
-				v, missing, err := d.value(cells[k], true, d.i, at[k])
+				v, missing, err := d.value(cells[k], true, d.i, at[k], depth+2)
 				if err != nil {
 					return tree.Value{}, err
 				}
@@ -332,7 +469,10 @@ func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
 
 // list reads n "- " items at depth.
 func (d *decoder) list(n, depth int) (tree.Value, error) {
-	items := make([]tree.Value, 0, n)
+	if err := d.deep(depth + 1); err != nil {
+		return tree.Value{}, d.errf(d.i, 0, "%v", err)
+	}
+	items := make([]tree.Value, 0, min(n, len(d.lines)-d.i))
 	for range n {
 		if d.i >= len(d.lines) {
 			return tree.Value{}, d.errf(d.i, 0, "list ends after %d of %d items", len(items), n)
@@ -343,10 +483,12 @@ func (d *decoder) list(n, depth int) (tree.Value, error) {
 			return tree.Value{}, d.errf(d.i, 2*depth, "list item \"- \" expected")
 		}
 		s := l[2*depth+2:]
-		if v, err := d.inlineAll(s, d.i, 2*depth+2); err == nil {
+		if v, err := d.inlineAll(s, d.i, 2*depth+2, depth+1); err == nil {
 			d.i++
 			items = append(items, v)
 			continue
+		} else if d.hit {
+			return tree.Value{}, err
 		}
 		// An object whose first member shares the "- " line.
 		m, err := d.member(s, 2*depth+2, depth+1)
@@ -374,9 +516,9 @@ func (d *decoder) list(n, depth int) (tree.Value, error) {
 	return tree.Array(items...), nil
 }
 
-// value parses a cell (cell true) or key:value value. An empty cell is
-// missing.
-func (d *decoder) value(s string, cell bool, line, col int) (v tree.Value, missing bool, err error) {
+// value parses a cell (cell true) or key:value value at nesting depth. An
+// empty cell is missing.
+func (d *decoder) value(s string, cell bool, line, col, depth int) (v tree.Value, missing bool, err error) {
 	switch {
 	case s == "":
 		return tree.Value{}, true, nil
@@ -389,10 +531,13 @@ func (d *decoder) value(s string, cell bool, line, col int) (v tree.Value, missi
 	case tree.IsNumber(s):
 		return tree.Number(s), false, nil
 	case s[0] == '"' || s[0] == '{' || s[0] == '[' || isRef(s):
-		v, err := d.inlineAll(s, line, col)
+		v, err := d.inlineAll(s, line, col, depth)
 		return v, false, err
 	}
-	str, err := d.unsigil(s)
+	str, grown, err := d.unsigil(s)
+	if err == nil {
+		err = d.grow(grown)
+	}
 	if err != nil {
 		return tree.Value{}, false, d.errf(line, col, "%v", err)
 	}
@@ -400,13 +545,14 @@ func (d *decoder) value(s string, cell bool, line, col int) (v tree.Value, missi
 }
 
 // unsigil expands a prefix reference or un-doubles an escaped '~', in
-// documents that declare prefixes.
-func (d *decoder) unsigil(s string) (string, error) {
+// documents that declare prefixes. grown is how many bytes the expansion
+// added.
+func (d *decoder) unsigil(s string) (_ string, grown int64, _ error) {
 	if len(d.prefixes) == 0 || len(s) == 0 || s[0] != '~' {
-		return s, nil
+		return s, 0, nil
 	}
 	if len(s) > 1 && s[1] == '~' {
-		return s[1:], nil
+		return s[1:], 0, nil
 	}
 	j := 1
 	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
@@ -414,17 +560,19 @@ func (d *decoder) unsigil(s string) (string, error) {
 	}
 	id, err := strconv.Atoi(s[1:j])
 	if err != nil || id < 1 || id > len(d.prefixes) {
-		return "", fmt.Errorf("unknown prefix in %q", s)
+		return "", 0, fmt.Errorf("unknown prefix in %q", s)
 	}
-	return d.prefixes[id-1] + s[j:], nil
+	pre := d.prefixes[id-1]
+	return pre + s[j:], int64(len(pre) - j), nil
 }
 
-// inlineAll parses s as one inline value (JSON with @N references).
-func (d *decoder) inlineAll(s string, line, col int) (tree.Value, error) {
-	p := &inlineParser{d: d, s: s}
-	v, err := p.value()
-	if err == nil && p.i != len(s) {
-		err = fmt.Errorf("unexpected %q after value", s[p.i])
+// inlineAll parses s as one inline value (JSON with @N references) nested
+// at depth.
+func (d *decoder) inlineAll(s string, line, col, depth int) (tree.Value, error) {
+	p := &inlineParser{d: d, s: s, base: depth}
+	v, err := p.all()
+	if err == nil {
+		err = d.grow(p.grown)
 	}
 	if err != nil {
 		return tree.Value{}, d.errf(line, col+p.i, "%v", err)
@@ -436,6 +584,37 @@ type inlineParser struct {
 	d *decoder
 	s string
 	i int
+
+	base    int   // nesting depth of the line's value
+	depth   int   // current nesting within s
+	deepest int   // deepest nesting reached within s, references included
+	grown   int64 // bytes references and prefixes add when expanded
+}
+
+// all parses s as exactly one value.
+func (p *inlineParser) all() (tree.Value, error) {
+	v, err := p.value()
+	if err == nil && p.i != len(p.s) {
+		err = fmt.Errorf("unexpected %q after value", p.s[p.i])
+	}
+	return v, err
+}
+
+// open enters one level of nesting.
+func (p *inlineParser) open() error {
+	p.depth++
+	p.deepest = max(p.deepest, p.depth)
+	return p.d.deep(p.base + p.depth)
+}
+
+// grow adds n expanded bytes, failing early once past the limit.
+func (p *inlineParser) grow(n int64) error {
+	p.grown += n
+	if p.grown > p.d.limit {
+		p.d.hit = true
+		return fmt.Errorf("value expands beyond %d bytes: its references repeat too much (limits: DecodeOptions, terse decode --max-expansion)", p.d.limit)
+	}
+	return nil
 }
 
 func (p *inlineParser) value() (tree.Value, error) {
@@ -448,9 +627,16 @@ func (p *inlineParser) value() (tree.Value, error) {
 		if err != nil {
 			return tree.Value{}, err
 		}
-		str, err = p.d.unsigil(str)
+		str, grown, err := p.d.unsigil(str)
+		if err == nil {
+			err = p.grow(grown)
+		}
 		return tree.String(str), err
 	case c == '{':
+		if err := p.open(); err != nil {
+			return tree.Value{}, err
+		}
+		defer func() { p.depth-- }()
 		p.i++
 		var ms []tree.Member
 		if p.i < len(p.s) && p.s[p.i] == '}' {
@@ -485,6 +671,10 @@ func (p *inlineParser) value() (tree.Value, error) {
 			return tree.Value{}, fmt.Errorf("expected ',' or '}'")
 		}
 	case c == '[':
+		if err := p.open(); err != nil {
+			return tree.Value{}, err
+		}
+		defer func() { p.depth-- }()
 		p.i++
 		var items []tree.Value
 		if p.i < len(p.s) && p.s[p.i] == ']' {
@@ -514,7 +704,18 @@ func (p *inlineParser) value() (tree.Value, error) {
 		}
 		id, err := strconv.Atoi(p.s[p.i+1 : j])
 		if err != nil || id < 1 || id > len(p.d.legend) || p.s[p.i+1] == '0' {
-			return tree.Value{}, fmt.Errorf("unknown legend reference %q", p.s[p.i:j])
+			// While entry N is read, only @1..@N-1 exist: an entry
+			// never refers to itself or a later one.
+			return tree.Value{}, fmt.Errorf("unknown legend reference %q (a legend entry may use earlier entries only)", p.s[p.i:j])
+		}
+		if d := p.depth + p.d.legendDepth[id-1]; d > p.deepest {
+			p.deepest = d
+			if err := p.d.deep(p.base + d); err != nil {
+				return tree.Value{}, err
+			}
+		}
+		if err := p.grow(p.d.legendSize[id-1] - int64(j-p.i)); err != nil {
+			return tree.Value{}, err
 		}
 		p.i = j
 		return p.d.legend[id-1], nil

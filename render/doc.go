@@ -12,9 +12,14 @@
 // TOON, and the cheapest of the three is returned, so the result never
 // costs more than compact JSON. docs/format.md specifies the syntax.
 //
+// An auto text that valid TOON would read differently opens with the
+// [Marker] line "(auto)", so a TOON reader never mistakes it.
+//
 // [Decode] turns any of these texts back into the identical ordered tree:
 // member order, duplicate keys and each number's literal text are kept.
-// Encode verifies every result by decoding it before returning it unless
+// [DecodeOptions] bound nesting depth and the expansion of legend and
+// prefix references, for text from untrusted sources. Encode verifies
+// every result by decoding it before returning it unless
 // [Options.SkipVerify] is set; a failed check falls back to compact JSON.
 //
 // [EncodeMarkdown] (the csv_from_md template) rewrites Markdown tables as

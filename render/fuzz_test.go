@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -72,4 +73,49 @@ func FuzzMarkdown(f *testing.F) {
 			t.Fatalf("round trip of %q:\nencoded:\n%s\ndecoded:\n%s", s, enc, back)
 		}
 	})
+}
+
+// FuzzDecodeLimits: with small limits, Decode never panics or overflows
+// its stack, and whatever it accepts stays within the limits (nesting, and
+// a JSON size within a small multiple of the expansion cap). Seeded with
+// the audit's inputs: deep nesting, an expansion bomb, self and forward
+// legend references, prefix and table expansion.
+func FuzzDecodeLimits(f *testing.F) {
+	for _, s := range []string{
+		strings.Repeat("[", 4000), "a: " + strings.Repeat("{\"k\":", 40) + "1" + strings.Repeat("}", 40),
+		bomb(4), "@1 = [@1]\nv: @1", "@1 = [@2]\n@2 = 1\nv: @1", "@1 = [1,2]\n@2 = [@1,@1,@1]\n@3 = [@2,@2,@2]\nv: [@3,@3]",
+		"~1 = https://example.com/aaaaaaaaaaaaaaaa\n[3]:\n- \"~1/x\"\n- \"~1/y\"\n- \"~1\"",
+		"[4]{kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk,b}:\n1,2\n3,4\n5,6\n7,8", "(auto)\na: [1,2]", "(auto)\n```toon\na: 1\n```",
+	} {
+		f.Add(s)
+	}
+	const maxDepth, maxBytes = 16, 2048
+	opts := &render.DecodeOptions{MaxDepth: maxDepth, MaxExpansion: 1, MaxExpandedBytes: maxBytes}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := opts.Decode(s)
+		if err != nil {
+			return
+		}
+		if d := depthOf(v, 0); d > maxDepth+4 {
+			t.Fatalf("accepted a tree %d deep", d)
+		}
+		if n := tree.JSONLen(v); n > 8*maxBytes+8*len(s)+1024 {
+			t.Fatalf("accepted %d bytes expanding to %d bytes of JSON", len(s), n)
+		}
+	})
+}
+
+func depthOf(v tree.Value, d int) int {
+	deepest := d
+	switch v.Kind() {
+	case tree.KindArray:
+		for _, it := range v.Items() {
+			deepest = max(deepest, depthOf(it, d+1))
+		}
+	case tree.KindObject:
+		for _, m := range v.Members() {
+			deepest = max(deepest, depthOf(m.Value, d+1))
+		}
+	}
+	return deepest
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/terse-dev/terse/tokens"
@@ -62,6 +63,12 @@ type Options struct {
 	// Template names a JSON template ([Templates]) that steers auto for
 	// this payload; it is ignored when it does not apply.
 	Template Format
+
+	// Unmarked leaves out the [Marker] line. Text encoded this way may be
+	// valid TOON that means something else: use it for parts that are
+	// costed one by one and shown inside a larger text, and [Mark] the
+	// text a reader sees.
+	Unmarked bool
 }
 
 // ErrNotLossless is returned (wrapped) when an encoding does not decode to
@@ -105,6 +112,9 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 		return compact, []Format{JSON}, nil
 	case TOON:
 		text, formats = fencedTOON(v), []Format{TOON}
+		if !o.Unmarked {
+			text = Mark(text, v)
+		}
 	case Auto, "":
 		text, formats = autoText(v, &o, compact, buf)
 		if tmpl != "" && formats[0] != JSON && formats[0] != TOON {
@@ -122,6 +132,38 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 		}
 	}
 	return text, formats, nil
+}
+
+// Mark opens text, an encoding of v by [Encode], with the [Marker] line
+// unless valid TOON (strict) reads text as v too, so that a reader that
+// knows TOON never meets an auto text that means something else to it.
+// Compact JSON and already marked text are returned as they are.
+func Mark(text string, v tree.Value) string {
+	if Marked(text) || len(text) > 0 && (text[0] == '{' || text[0] == '[') && text == string(tree.AppendJSON(nil, v)) {
+		return text
+	}
+	// Declarations and fences are never what TOON reads: no need to
+	// decode to know.
+	if strings.HasPrefix(text, "```") || isDeclaration(text) {
+		return Marker + "\n" + text
+	}
+	if tv, err := toon.UnmarshalString(text, nil); err == nil && tree.Equal(tv, v) {
+		return text
+	}
+	return Marker + "\n" + text
+}
+
+// isDeclaration reports whether text opens with a "~N = " or "@N = "
+// line.
+func isDeclaration(text string) bool {
+	if len(text) < 2 || text[0] != '~' && text[0] != '@' {
+		return false
+	}
+	j := 1
+	for j < len(text) && text[j] >= '0' && text[j] <= '9' {
+		j++
+	}
+	return j > 1 && strings.HasPrefix(text[j:], " = ")
 }
 
 func fencedTOON(v tree.Value) string {
@@ -155,6 +197,9 @@ func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []
 	bestN := o.Counter.Count(compact)
 	jsonN := bestN
 	if doc != compact {
+		if !o.Unmarked {
+			doc = Mark(doc, v)
+		}
 		if n := o.Counter.Count(doc); n < bestN {
 			best, bestF, bestN = doc, e.formats(v), n
 		}
@@ -163,8 +208,11 @@ func autoText(v tree.Value, o *Options, compact string, buf *[]byte) (string, []
 	// tried only when auto saves less than 15 %.
 	if !o.NoTOON && v.Kind() >= tree.KindArray && float64(bestN) > 0.85*float64(jsonN) {
 		t := fencedTOON(v)
+		if !o.Unmarked {
+			t = Mark(t, v)
+		}
 		if n := o.Counter.Count(t); n < bestN {
-			if _, err := toon.UnmarshalString(t[len("```toon\n"):len(t)-4], nil); err == nil {
+			if _, err := toon.UnmarshalString(t[strings.Index(t, "```toon\n")+len("```toon\n"):len(t)-4], nil); err == nil {
 				best, bestF = t, []Format{TOON}
 			}
 		}
@@ -256,6 +304,9 @@ func AutoDocument(v tree.Value, opts *Options) (string, []Format, error) {
 	e := newAutoEncoder(&o)
 	defer e.release()
 	text := string(e.encode(nil, v))
+	if !o.Unmarked {
+		text = Mark(text, v)
+	}
 	if !o.SkipVerify {
 		if err := verify(text, v); err != nil {
 			return "", nil, err

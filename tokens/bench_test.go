@@ -1,9 +1,13 @@
 package tokens
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/tiktoken-go/tokenizer/codec"
@@ -86,13 +90,11 @@ func BenchmarkCount(b *testing.B) {
 	b.Run("estimate", func(b *testing.B) { run(b, Estimate().Count) })
 }
 
-// BenchmarkLoad measures building the o200k_base rank table from
-// tiktoken-go/tokenizer's vocabulary (its own map is built once, before).
+// BenchmarkLoad measures reading the o200k_base rank image in place.
 func BenchmarkLoad(b *testing.B) {
-	c := codec.NewO200kBase()
 	b.ReportAllocs()
 	for b.Loop() {
-		mustRanks(c, 199998)
+		mustRanks(O200kBaseName, o200kImage)
 	}
 }
 
@@ -145,6 +147,54 @@ func BenchmarkCountVsTiktokenGo(b *testing.B) {
 			b.ReportMetric(mb/theirs.Seconds(), "tiktoken-go-MB/s")
 			b.ReportMetric(theirs.Seconds()/mine.Seconds(), "speedup")
 			b.ReportMetric(float64(differ), "files-differ")
+		})
+	}
+}
+
+// BenchmarkCountPathological counts 10 MB runs of one character (each one
+// piece, merged by bpeCountLong) and 10 MB of random lower-case letters (one
+// piece that does not repeat), and 10 MB of corpus text, alternately in
+// the same run, and reports each one's throughput and the ratio of the
+// run's time to the corpus text's (slowdown).
+//
+//	go test -run '^$' -bench Pathological -benchtime 5x ./tokens/
+func BenchmarkCountPathological(b *testing.B) {
+	texts, _ := corpusTexts(b)
+	const size = 10 << 20
+	var ordinary strings.Builder
+	for ordinary.Len() < size {
+		for _, s := range texts {
+			ordinary.WriteString(s)
+		}
+	}
+	text := ordinary.String()[:size]
+	text = strings.ToValidUTF8(text[:size-utf8.UTFMax], "") // cut at a rune
+	rng := rand.New(rand.NewPCG(1, 1))
+	letters := make([]byte, size)
+	for i := range letters {
+		letters[i] = "abcdefghijklmnopqrstuvwxyz"[rng.IntN(26)]
+	}
+	for _, ch := range []string{"a", " ", "!", "\n", "日", "random-letters"} {
+		run := strings.Repeat(ch, size/len(ch))
+		if ch == "random-letters" { // one piece that does not repeat
+			run = string(letters)
+		}
+		b.Run(fmt.Sprintf("%q", ch), func(b *testing.B) {
+			c := newO200k()
+			c.Count(text)
+			var tRun, tText time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				c.Count(run)
+				t1 := time.Now()
+				c.Count(text)
+				tRun += t1.Sub(t0)
+				tText += time.Since(t1)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(len(run))*n/1e6/tRun.Seconds(), "run-MB/s")
+			b.ReportMetric(float64(len(text))*n/1e6/tText.Seconds(), "text-MB/s")
+			b.ReportMetric(tRun.Seconds()/tText.Seconds(), "slowdown")
 		})
 	}
 }

@@ -1,13 +1,12 @@
 package tokens
 
 import (
+	_ "embed"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // Encoding names.
@@ -17,24 +16,30 @@ const (
 )
 
 // O200kBase returns the exact counter for OpenAI's o200k_base encoding (GPT-4o,
-// GPT-4.1, o-series). Its ranks are built on first use (about 0.1 s); the
-// counter is shared and safe for concurrent use. Counts equal tiktoken's.
+// GPT-4.1, o-series). Its ranks are compiled into the binary and read in
+// place; the counter is shared and safe for concurrent use. Counts equal tiktoken's.
 func O200kBase() Counter { return o200k() }
 
 // Cl100kBase returns the exact counter for OpenAI's cl100k_base encoding
-// (GPT-4, GPT-3.5). Its ranks are built on first use; the counter is shared
+// (GPT-4, GPT-3.5). Its ranks are read in place; the counter is shared
 // and safe for concurrent use. Counts equal tiktoken's.
 func Cl100kBase() Counter { return cl100k() }
 
+// The rank images of the encodings, built by TestRankImages from
+// tiktoken-go/tokenizer's vocabularies (go test ./tokens -run RankImages
+// -update rewrites them).
 var (
-	o200kRanks = sync.OnceValue(func() *rankTable {
-		return mustRanks(codec.NewO200kBase(), 199998)
-	})
-	cl100kRanks = sync.OnceValue(func() *rankTable {
-		return mustRanks(codec.NewCl100kBase(), 100256)
-	})
-	o200k  = sync.OnceValue(func() *bpeCounter { return newO200k() })
-	cl100k = sync.OnceValue(func() *bpeCounter { return newCl100k() })
+	//go:embed o200k_base.ranks
+	o200kImage string
+	//go:embed cl100k_base.ranks
+	cl100kImage string
+)
+
+var (
+	o200kRanks  = sync.OnceValue(func() *rankTable { return mustRanks(O200kBaseName, o200kImage) })
+	cl100kRanks = sync.OnceValue(func() *rankTable { return mustRanks(Cl100kBaseName, cl100kImage) })
+	o200k       = sync.OnceValue(func() *bpeCounter { return newO200k() })
+	cl100k      = sync.OnceValue(func() *bpeCounter { return newCl100k() })
 )
 
 func newO200k() *bpeCounter {
@@ -45,14 +50,11 @@ func newCl100k() *bpeCounter {
 	return &bpeCounter{name: Cl100kBaseName, ranks: cl100kRanks(), split: splitCl100k}
 }
 
-// mustRanks reads the n ranks of c, whose vocabulary tiktoken-go/tokenizer
-// compiles into the binary, by decoding each token id.
-func mustRanks(c *codec.Codec, n int) *rankTable {
-	t, err := newRankTable(n, func(r int) (string, error) {
-		return c.Decode([]uint{uint(r)})
-	})
+// mustRanks reads the rank image of the encoding name in place.
+func mustRanks(name, img string) *rankTable {
+	t, err := loadRankTable(img)
 	if err != nil {
-		panic("tokens: " + c.GetName() + ": " + err.Error())
+		panic("tokens: " + name + ": " + err.Error())
 	}
 	return t
 }

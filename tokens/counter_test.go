@@ -287,22 +287,8 @@ func TestGet(t *testing.T) {
 	}
 }
 
-// The ranks read back through tiktoken-go/tokenizer hold every token once;
-// each token is its own piece count of 1.
-func TestRanks(t *testing.T) {
-	for _, c := range []*bpeCounter{O200kBase().(*bpeCounter), Cl100kBase().(*bpeCounter)} {
-		n := len(c.ranks.offs) - 1
-		for r := range n {
-			tok := c.ranks.token(uint32(r))
-			if got := c.ranks.rank(tok); got != uint32(r) {
-				t.Fatalf("%s rank(%q) = %d, want %d", c.name, tok, got, r)
-			}
-		}
-	}
-}
-
-// The heap merge and the scan merge agree on pieces either could take.
-func TestMergeHeapMatchesScan(t *testing.T) {
+// The long-piece merge and the scan merge agree on pieces either could take.
+func TestMergeLongMatchesScan(t *testing.T) {
 	c := O200kBase().(*bpeCounter)
 	for _, s := range []string{
 		"supercalifragilisticexpialidocious",
@@ -312,8 +298,8 @@ func TestMergeHeapMatchesScan(t *testing.T) {
 		"日本語のテキスト日本語のテキスト日本語",
 		strings.Repeat("x", 127),
 	} {
-		if got, want := c.ranks.bpeCountHeap(s), c.ranks.bpeCount(s); got != want {
-			t.Errorf("bpeCountHeap(%q) = %d, want %d", s, got, want)
+		if got, want := c.ranks.bpeCountLong(s), c.ranks.bpeCount(s); got != want {
+			t.Errorf("bpeCountLong(%q) = %d, want %d", s, got, want)
 		}
 	}
 }
@@ -368,6 +354,13 @@ func FuzzCount(f *testing.F) {
 	f.Add("a\xffb\xe2\x82 c")
 	f.Add("Héllo\u00a0wörld\r\n\t 123456 'LL ſ")
 	f.Add("x\n \n\t\r\n  y")
+	// Audit cases: runs of one character (one long piece), a lone
+	// surrogate's escape text and its UTF-8 form.
+	f.Add(strings.Repeat("a", 250))
+	f.Add(strings.Repeat(" ", 200) + "x")
+	f.Add(strings.Repeat("=", 129))
+	f.Add(`cut \ud83d"`)
+	f.Add("cut \xed\xa0\xbd")
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) > 256 {
 			// Long inputs are the corpus tests' job; under coverage
@@ -396,4 +389,36 @@ func FuzzCount(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Long runs of one unit, the pieces that were slow to merge, count as
+// js-tiktoken and tiktoken count them (testdata/run-counts.json, written by
+// testdata/gen-runs.mjs), through Count and through the long-piece merge.
+func TestRunCounts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "run-counts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][4]any
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	o200k, cl100k := O200kBase(), Cl100kBase()
+	for _, row := range rows {
+		s := strings.Repeat(row[0].(string), int(row[1].(float64)))
+		for i, c := range []Counter{o200k, cl100k} {
+			if got, want := c.Count(s), int(row[i+2].(float64)); got != want {
+				t.Errorf("%s Count(%q × %v) = %d, want %d", c.Name(), row[0], row[1], got, want)
+			}
+		}
+		if len(s) > 1 && len(s) <= mergeScanMax {
+			r := o200k.(*bpeCounter).ranks
+			if got, want := r.bpeCountLong(s), r.bpeCount(s); got != want {
+				t.Errorf("bpeCountLong(%q × %v) = %d, bpeCount %d", row[0], row[1], got, want)
+			}
+		}
+	}
+	if len(rows) < 500 {
+		t.Errorf("run-counts.json has %d rows, want 560", len(rows))
+	}
 }

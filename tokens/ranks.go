@@ -1,24 +1,27 @@
 package tokens
 
 import (
+	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"math"
 )
 
 // rankTable maps token bytes to their BPE rank: an open-addressing hash table
 // over one blob holding every token's bytes in rank order. Each slot packs a
 // token's rank, length, offset in the blob and a tag of its hash into one
-// word, so a lookup touches one slot and, on a tag match, the blob. Lookups
-// do not allocate and the table is read-only once built, so it is safe for
-// concurrent use.
+// little-endian word, so a lookup touches one slot and, on a tag match, the
+// blob. The table is a rank image (see buildRankImage) read in place: an
+// image compiled into the binary is used without decoding it, so the first
+// count costs no start-up work beyond the pages it touches. Lookups do not
+// allocate and the table is read-only, so it is safe for concurrent use.
 type rankTable struct {
-	seed   maphash.Seed
-	blob   string   // token bytes, in rank order
-	offs   []uint32 // token r is blob[offs[r]:offs[r+1]]
-	slots  []uint64 // packed as below; 0 for an empty slot
+	slots  string // 8 bytes a slot; a zero slot is empty
+	blob   string // token bytes, in rank order
 	mask   uint64
+	n      int // number of ranks
 	maxLen int // longest token
+
+	byteRank [256]uint32 // the rank of each single byte
 }
 
 // Slot layout: rank+1 in bits 0-19, length in bits 20-27, blob offset in
@@ -33,67 +36,144 @@ const (
 // noRank marks a pair that does not merge.
 const noRank = math.MaxUint32
 
-// newRankTable builds a table from the token bytes of ranks 0..n-1, as
-// token(r) returns them.
-func newRankTable(n int, token func(rank int) (string, error)) (*rankTable, error) {
-	t := &rankTable{seed: maphash.MakeSeed(), offs: make([]uint32, n+1)}
-	parts := make([]string, n)
-	size := 0
-	for r := range n {
-		s, err := token(r)
-		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w", r, err)
-		}
-		parts[r] = s
-		size += len(s)
-		t.maxLen = max(t.maxLen, len(s))
-	}
-	if n >= 1<<slotRankBits-1 || t.maxLen >= 1<<slotLenBits || size >= 1<<slotOffBits {
-		return nil, fmt.Errorf("%d ranks, %d bytes, longest token %d: too large", n, size, t.maxLen)
-	}
-	blob := make([]byte, 0, size)
-	for r, s := range parts {
-		t.offs[r] = uint32(len(blob))
-		blob = append(blob, s...)
-	}
-	t.offs[n] = uint32(len(blob))
-	t.blob = string(blob)
+// A rank image is, little-endian: the 16-byte magic, then the number of
+// ranks, the longest token's length, the number of slots (a power of two)
+// and the blob's length as uint32s; then the slots, 8 bytes each; then the
+// blob.
+const (
+	rankMagic      = "terse-ranks-v1\n\x00"
+	rankHeaderSize = 32
+)
 
-	slots := 1
-	for slots < 2*n {
-		slots <<= 1
+// buildRankImage returns the rank image of the token bytes of ranks
+// 0..len(toks)-1.
+func buildRankImage(toks []string) ([]byte, error) {
+	n, size, maxLen := len(toks), 0, 0
+	for _, s := range toks {
+		size += len(s)
+		maxLen = max(maxLen, len(s))
 	}
-	t.slots = make([]uint64, slots)
-	t.mask = uint64(slots - 1)
-	for r, s := range parts {
+	if n >= 1<<slotRankBits-1 || maxLen >= 1<<slotLenBits || size >= 1<<slotOffBits {
+		return nil, fmt.Errorf("%d ranks, %d bytes, longest token %d: too large", n, size, maxLen)
+	}
+	nslots := 1
+	for nslots < 2*n {
+		nslots <<= 1
+	}
+	img := make([]byte, rankHeaderSize+8*nslots, rankHeaderSize+8*nslots+size)
+	copy(img, rankMagic)
+	binary.LittleEndian.PutUint32(img[16:], uint32(n))
+	binary.LittleEndian.PutUint32(img[20:], uint32(maxLen))
+	binary.LittleEndian.PutUint32(img[24:], uint32(nslots))
+	binary.LittleEndian.PutUint32(img[28:], uint32(size))
+	slots := img[rankHeaderSize:]
+	mask := uint64(nslots - 1)
+	blobStart := len(img)
+	for r, s := range toks {
+		off := len(img) - blobStart
+		img = append(img, s...)
 		if s == "" {
 			continue
 		}
-		h := t.hash(s)
-		if t.rankHashed(s, h) != noRank {
-			return nil, fmt.Errorf("rank %d: token %q repeats rank %d", r, s, t.rank(s))
+		h := hashPiece(s)
+		i := h & mask
+		for {
+			e := binary.LittleEndian.Uint64(slots[8*i:])
+			if e == 0 {
+				break
+			}
+			if int(e>>slotRankBits&(1<<slotLenBits-1)) == len(s) {
+				o := blobStart + int(e>>(slotRankBits+slotLenBits)&(1<<slotOffBits-1))
+				if string(img[o:o+len(s)]) == s {
+					return nil, fmt.Errorf("rank %d: token %q repeats rank %d", r, s, e&(1<<slotRankBits-1)-1)
+				}
+			}
+			i = (i + 1) & mask
 		}
-		i := h & t.mask
-		for t.slots[i] != 0 {
-			i = (i + 1) & t.mask
+		binary.LittleEndian.PutUint64(slots[8*i:], h>>slotTagShift<<slotTagShift|
+			uint64(off)<<(slotRankBits+slotLenBits)|
+			uint64(len(s))<<slotRankBits|
+			uint64(r+1))
+	}
+	return img, nil
+}
+
+// loadRankTable returns the table of a rank image, read in place.
+func loadRankTable(img string) (*rankTable, error) {
+	if len(img) < rankHeaderSize || img[:16] != rankMagic {
+		return nil, fmt.Errorf("not a rank image")
+	}
+	u32 := func(at int) int { return int(binary.LittleEndian.Uint32([]byte(img[at : at+4]))) }
+	n, maxLen, nslots, size := u32(16), u32(20), u32(24), u32(28)
+	if nslots&(nslots-1) != 0 || len(img) != rankHeaderSize+8*nslots+size {
+		return nil, fmt.Errorf("rank image: %d bytes, want %d", len(img), rankHeaderSize+8*nslots+size)
+	}
+	t := &rankTable{
+		slots:  img[rankHeaderSize : rankHeaderSize+8*nslots],
+		blob:   img[rankHeaderSize+8*nslots:],
+		mask:   uint64(nslots - 1),
+		n:      n,
+		maxLen: maxLen,
+	}
+	for b := range 256 {
+		t.byteRank[b] = t.rank(allBytes[b : b+1])
+		if t.byteRank[b] == noRank {
+			return nil, fmt.Errorf("rank image: byte %#x has no rank", b)
 		}
-		t.slots[i] = h>>slotTagShift<<slotTagShift |
-			uint64(t.offs[r])<<(slotRankBits+slotLenBits) |
-			uint64(len(s))<<slotRankBits |
-			uint64(r+1)
 	}
 	return t, nil
 }
 
-func (t *rankTable) token(r uint32) string { return t.blob[t.offs[r]:t.offs[r+1]] }
+// allBytes holds every byte value, in order.
+var allBytes = func() string {
+	var b [256]byte
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return string(b[:])
+}()
 
-func (t *rankTable) hash(s string) uint64 { return maphash.String(t.seed, s) }
+// slot returns slot i.
+func (t *rankTable) slot(i uint64) uint64 {
+	s := t.slots[8*i : 8*i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func (t *rankTable) hash(s string) uint64 { return hashPiece(s) }
+
+// hashPiece is the hash of the rank images and of the piece cache: fixed,
+// so images can be built ahead of time; a hostile text cannot lengthen the
+// probes of a table it cannot write, and the piece cache only evicts.
+func hashPiece(s string) uint64 {
+	const m1, m2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
+	h := uint64(len(s)) * m1
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = (h ^ w) * m2
+		h ^= h >> 31
+		s = s[8:]
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	h = (h ^ w) * m1
+	// fmix64 from MurmurHash3: every input bit reaches the tag and the index.
+	h ^= h >> 33
+	h *= 0xFF51AFD7ED558CCD
+	h ^= h >> 33
+	h *= 0xC4CEB9FE1A85EC53
+	h ^= h >> 33
+	return h
+}
 
 // rankHashed returns the rank of s whose hash is h, or noRank.
 func (t *rankTable) rankHashed(s string, h uint64) uint32 {
 	tag := h >> slotTagShift
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		e := t.slots[i]
+		e := t.slot(i)
 		if e == 0 {
 			return noRank
 		}
@@ -123,7 +203,7 @@ type part struct {
 
 // mergeScanMax is the piece length up to which bpeCount merges with a
 // linear scan per merge (tiktoken's algorithm, quadratic but fast for short
-// pieces); longer pieces use a heap.
+// pieces); longer pieces use bpeCountLong.
 const mergeScanMax = 128
 
 // bpeCount returns the number of tokens byte-pair encoding merges piece into.
@@ -132,7 +212,7 @@ func (t *rankTable) bpeCount(piece string) int {
 		return len(piece)
 	}
 	if len(piece) > mergeScanMax {
-		return t.bpeCountHeap(piece)
+		return t.bpeCountLong(piece)
 	}
 	var buf [mergeScanMax + 1]part
 	parts := buf[:0]
@@ -170,29 +250,71 @@ func (t *rankTable) bpeCount(piece string) int {
 	return len(parts) - 1
 }
 
-// mergeNode is a part boundary in bpeCountHeap's linked list; rank is the
-// rank of merging the part with the next one.
+// mergeNode is a part in bpeCountLong's linked list: tok is the part's
+// rank, rank the rank of merging it with the next part.
 type mergeNode struct {
 	prev, next int32
-	rank       uint32
+	tok, rank  uint32
 }
 
-// candidate is a pending merge: the pair starting at node at, of rank rank.
-type candidate struct {
-	rank uint32
-	at   int32
+// bpeCountLong returns the same count as the scan for a long piece: pieces
+// longer than chunkedMin merge in chunks (see bpeCountChunked), others
+// whole.
+func (t *rankTable) bpeCountLong(piece string) int {
+	if len(piece) > chunkedMin {
+		if n, ok := t.bpeCountChunked(piece, chunkSize, chunkOverlap); ok {
+			return n
+		}
+	}
+	if len(piece) > chunkedMin {
+		var m merger // not pooled: it would keep the memory of a huge piece
+		return m.run(t, piece, false)
+	}
+	m := mergers.Get().(*merger)
+	defer mergers.Put(m)
+	return m.run(t, piece, false)
 }
 
-// bpeCountHeap returns the same count as the scan in O(n log n): a min-heap
-// of candidate merges ordered by rank then offset (so the leftmost of equal
-// ranks merges first), with stale entries skipped.
-func (t *rankTable) bpeCountHeap(piece string) int {
+// merger merges one piece: merges are taken by rank, then leftmost first,
+// as tiktoken takes them, from a min-heap of pending merges, with stale
+// entries skipped, in O(n log n). The rank of two adjacent
+// parts is looked up once per pair of part ranks (a run merges the same
+// pairs over and over). Its memory is reused from run to run.
+type merger struct {
+	nodes []mergeNode
+	pairs []pairEntry
+	heap  []uint64     // pending merges, see siftDown
+	log   []mergeEvent // the merges of the last run, in order, if asked
+}
+
+// mergeEvent is one merge: the parts [at, end) became one part of rank
+// rank.
+type mergeEvent struct {
+	rank    uint32
+	at, end int32
+}
+
+// run merges piece and returns its token count; with log set it records
+// the merges in m.log, and m.nodes holds the final parts.
+func (m *merger) run(t *rankTable, piece string, log bool) int {
 	n := int32(len(piece))
-	nodes := make([]mergeNode, n+1)
+	if cap(m.nodes) < int(n)+1 {
+		m.nodes = make([]mergeNode, n+1)
+	}
+	nodes := m.nodes[:n+1]
 	for i := range nodes {
 		nodes[i] = mergeNode{prev: int32(i) - 1, next: int32(i) + 1, rank: noRank}
 	}
 	nodes[n].next = -1
+	size := 64
+	for size < int(n) && size < 1<<pairCacheBits {
+		size <<= 1
+	}
+	if cap(m.pairs) < size {
+		m.pairs = make([]pairEntry, size)
+	}
+	pairs := m.pairs[:size]
+	clear(pairs)
 	rankOf := func(i int32) uint32 {
 		j := nodes[i].next
 		if j < 0 {
@@ -202,94 +324,105 @@ func (t *rankTable) bpeCountHeap(piece string) int {
 		if k < 0 {
 			return noRank
 		}
-		return t.rank(piece[i:k])
+		if int(k-i) > t.maxLen {
+			return noRank
+		}
+		key := uint64(nodes[i].tok+1)<<32 | uint64(nodes[j].tok+1)
+		e := &pairs[(key*0x9E3779B97F4A7C15)>>(64-pairCacheBits)&uint64(len(pairs)-1)]
+		if e.key != key {
+			e.key, e.rank = key, t.rank(piece[i:k])
+		}
+		return e.rank
 	}
-	h := make(candidateHeap, 0, n)
+	for i := int32(0); i < n; i++ {
+		nodes[i].tok = t.byteRank[piece[i]]
+	}
+	h := m.heap[:0]
 	for i := int32(0); i+2 <= n; i++ {
-		if r := rankOf(i); r != noRank {
-			nodes[i].rank = r
-			h = append(h, candidate{r, i})
+		r := rankOf(i)
+		nodes[i].rank = r
+		if r != noRank {
+			h = append(h, uint64(r)<<32|uint64(i))
 		}
 	}
-	h.init()
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	m.log = m.log[:0]
 	count := int(n)
 	for len(h) > 0 {
-		top := h.pop()
-		i := top.at
-		if nodes[i].rank != top.rank {
+		top := h[0]
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		siftDown(h, 0)
+		r, i := uint32(top>>32), int32(uint32(top))
+		if nodes[i].rank != r {
 			continue // stale
 		}
 		j := nodes[i].next
 		k := nodes[j].next
 		nodes[j].rank = noRank
 		nodes[i].next = k
+		nodes[i].tok = r
 		if k >= 0 {
 			nodes[k].prev = i
 		}
+		if log {
+			m.log = append(m.log, mergeEvent{r, i, k})
+		}
 		count--
-		for _, b := range [2]int32{i, nodes[i].prev} {
+		for _, b := range [2]int32{nodes[i].prev, i} {
 			if b < 0 {
 				continue
 			}
 			nodes[b].rank = rankOf(b)
 			if nodes[b].rank != noRank {
-				h.push(candidate{nodes[b].rank, b})
+				h = append(h, uint64(nodes[b].rank)<<32|uint64(b))
+				siftUp(h, len(h)-1)
 			}
 		}
 	}
+	m.heap = h
 	return count
 }
 
-type candidateHeap []candidate
-
-func (h candidateHeap) less(a, b int) bool {
-	if h[a].rank != h[b].rank {
-		return h[a].rank < h[b].rank
-	}
-	return h[a].at < h[b].at
-}
-
-func (h candidateHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-func (h *candidateHeap) push(c candidate) {
-	*h = append(*h, c)
-	for i := len(*h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
-		i = p
-	}
-}
-
-func (h *candidateHeap) pop() candidate {
-	old := *h
-	top := old[0]
-	last := len(old) - 1
-	old[0] = old[last]
-	*h = old[:last]
-	h.down(0)
-	return top
-}
-
-func (h candidateHeap) down(i int) {
+// siftDown and siftUp keep h a binary min-heap. Its entries are pending
+// merges, rank<<32 | offset, so the least is the merge of least rank, then
+// leftmost, the one tiktoken takes next.
+func siftDown(h []uint64, i int) {
 	for {
 		c := 2*i + 1
 		if c >= len(h) {
 			return
 		}
-		if r := c + 1; r < len(h) && h.less(r, c) {
-			c = r
+		if c+1 < len(h) && h[c+1] < h[c] {
+			c++
 		}
-		if !h.less(c, i) {
+		if h[i] <= h[c] {
 			return
 		}
 		h[i], h[c] = h[c], h[i]
 		i = c
 	}
+}
+
+func siftUp(h []uint64, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+// pairCacheBits bounds bpeCountLong's cache of pair ranks to 1<<pairCacheBits
+// entries.
+const pairCacheBits = 12
+
+type pairEntry struct {
+	key  uint64 // (left rank + 1) << 32 | (right rank + 1); 0 when empty
+	rank uint32
 }

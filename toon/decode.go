@@ -4,7 +4,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -26,6 +28,11 @@ type DecodeOptions struct {
 	// lines belonging to no scope are skipped, content after a complete
 	// root array is ignored, and ill-formed UTF-8 becomes U+FFFD.
 	Lenient bool
+
+	// MaxDepth bounds how deeply objects and arrays may nest; deeper input
+	// is an error at the line that goes too deep. Zero or negative means
+	// tree.DefaultMaxDepth (512), the limit JSON parsing has.
+	MaxDepth int
 }
 
 // Unmarshal decodes one TOON document into a tree. A nil opts means
@@ -39,13 +46,23 @@ func Unmarshal(data []byte, opts *DecodeOptions) (tree.Value, error) {
 	return UnmarshalString(string(data), opts)
 }
 
+// UnmarshalOwned is [Unmarshal] without the copy: strings in the result
+// share data's memory, so data must never be modified afterwards. It suits
+// a caller that reads a document only to decode it.
+func UnmarshalOwned(data []byte, opts *DecodeOptions) (tree.Value, error) {
+	return UnmarshalString(unsafe.String(unsafe.SliceData(data), len(data)), opts)
+}
+
 // UnmarshalString is [Unmarshal] on a string, without copying it.
 func UnmarshalString(src string, opts *DecodeOptions) (tree.Value, error) {
-	d := decoder{strict: true, indent: DefaultIndent}
+	d := decoder{strict: true, indent: DefaultIndent, maxDepth: tree.DefaultMaxDepth}
 	if opts != nil {
 		d.strict = !opts.Lenient
 		if opts.IndentSize > 0 {
 			d.indent = opts.IndentSize
+		}
+		if opts.MaxDepth > 0 {
+			d.maxDepth = opts.MaxDepth
 		}
 	}
 	v, err := d.decode(src)
@@ -88,14 +105,17 @@ func (dec *Decoder) Decode() (tree.Value, error) {
 }
 
 // line is one non-comment line of the input.
+// line is one line of the input: 16 bytes, as a document of short lines
+// holds many. A line is blank when start == end; its number is counted
+// only for an error.
 type line struct {
 	begin int32 // offset of the line's first byte
 	start int32 // offset of the content, after indentation
 	end   int32 // offset just past the content (a final CR excluded)
-	num   int32 // 1-based line number
 	depth int32
-	blank bool
 }
+
+func (ln *line) blank() bool { return ln.start == ln.end }
 
 type decoder struct {
 	src      string
@@ -107,12 +127,15 @@ type decoder struct {
 
 	spans []int32 // item depths of the array spans open around the cursor
 
-	vals  []tree.Value  // scratch stack of array items
-	mems  []tree.Member // scratch stack of object members
-	toks  []span        // scratch: delimited tokens of one line
-	buf   []byte        // scratch: unescaping
-	vpool []tree.Value  // chunk that final item slices are carved from
-	mpool []tree.Member // chunk that final member slices are carved from
+	vals []tree.Value  // scratch stack of array items
+	mems []tree.Member // scratch stack of object members
+	toks []span        // scratch: delimited tokens of one line
+	buf  []byte        // scratch: unescaping
+	lone bool          // the last quoted value holds surrogate escapes
+
+	nest, maxDepth int           // containers open, and how many may be
+	vpool          []tree.Value  // chunk that final item slices are carved from
+	mpool          []tree.Member // chunk that final member slices are carved from
 }
 
 type span struct{ start, end int }
@@ -140,7 +163,11 @@ func (d *decoder) decode(src string) (tree.Value, *SyntaxError) {
 	if err := d.split(); err != nil {
 		return tree.Value{}, err
 	}
-	return d.root()
+	v, err := d.root()
+	if err != nil && err.Line == 0 && err.lineAt > 0 {
+		err.Line = 1 + strings.Count(src[:err.lineAt-1], "\n")
+	}
+	return v, err
 }
 
 // split is the lexical pre-pass: it finds lines, drops comment lines
@@ -186,8 +213,8 @@ func (d *decoder) split() *SyntaxError {
 				i++
 			}
 		}
-		ln := line{begin: int32(pos), start: int32(i), end: int32(end), num: num, blank: i == end}
-		if !ln.blank {
+		ln := line{begin: int32(pos), start: int32(i), end: int32(end)}
+		if !ln.blank() {
 			if d.strict && spaces%d.indent != 0 {
 				return &SyntaxError{Line: int(num), Column: spaces + 1,
 					Msg: "indentation of " + strconv.Itoa(spaces) + " spaces is not a multiple of " + strconv.Itoa(d.indent)}
@@ -205,7 +232,7 @@ func (d *decoder) split() *SyntaxError {
 func (d *decoder) fail(ln *line, off int, msg string) *SyntaxError {
 	begin, end := int(ln.begin), int(ln.end)
 	off = max(begin, min(off, end))
-	return &SyntaxError{Line: int(ln.num), Column: utf8.RuneCountInString(d.src[begin:off]) + 1, Msg: msg}
+	return &SyntaxError{lineAt: begin + 1, Column: utf8.RuneCountInString(d.src[begin:off]) + 1, Msg: msg}
 }
 
 // failLine returns an error at the start of a line's content.
@@ -219,7 +246,7 @@ func (d *decoder) content(ln *line) string { return d.src[ln.start:ln.end] }
 // strict mode a blank line inside an array span is an error (§12).
 func (d *decoder) peek() (*line, *SyntaxError) {
 	j := d.i
-	for j < len(d.lines) && d.lines[j].blank {
+	for j < len(d.lines) && d.lines[j].blank() {
 		j++
 	}
 	if j > d.i && d.strict && len(d.spans) > 0 && j < len(d.lines) && d.lines[j].depth >= d.spans[0] {
@@ -361,8 +388,26 @@ func (d *decoder) finishArray(start int) tree.Value {
 	return tree.Array(out...)
 }
 
+// enter opens a container at line ln, or fails past the depth limit; leave
+// closes it.
+func (d *decoder) enter(ln *line) *SyntaxError {
+	d.nest++
+	if d.nest > d.maxDepth {
+		return d.failLine(ln, "nesting deeper than "+strconv.Itoa(d.maxDepth)+" levels")
+	}
+	return nil
+}
+
+func (d *decoder) leave() { d.nest-- }
+
 // objectBody reads the fields of an object at depth.
 func (d *decoder) objectBody(ob *objBuilder, depth int32) *SyntaxError {
+	if ln, _ := d.peek(); ln != nil {
+		if err := d.enter(ln); err != nil {
+			return err
+		}
+		defer d.leave()
+	}
 	for {
 		ln, err := d.peek()
 		if err != nil {
@@ -683,6 +728,10 @@ func (d *decoder) headerValue(ln *line, h *header, depth int32) (tree.Value, *Sy
 
 // arrayBody decodes a non-keyed array whose header line is at depth.
 func (d *decoder) arrayBody(ln *line, h *header, depth int32) (tree.Value, *SyntaxError) {
+	if err := d.enter(ln); err != nil {
+		return tree.Value{}, err
+	}
+	defer d.leave()
 	if h.hasFields {
 		return d.tabularRows(ln, h, depth+1)
 	}
@@ -926,6 +975,10 @@ func (d *decoder) tabularRows(hl *line, h *header, depth int32) (tree.Value, *Sy
 // keyedRows decodes the entry rows of a keyed tabular object at depth
 // (§9.5).
 func (d *decoder) keyedRows(hl *line, h *header, depth int32) (tree.Value, *SyntaxError) {
+	if err := d.enter(hl); err != nil {
+		return tree.Value{}, err
+	}
+	defer d.leave()
 	ob := objBuilder{start: len(d.mems)}
 	open := false
 	count := 0
@@ -1075,14 +1128,14 @@ func (d *decoder) primitive(ln *line, tok string, off int) (tree.Value, *SyntaxE
 	}
 	switch c := tok[0]; {
 	case c == '"':
-		s, n, err := d.quoted(ln, tok, off)
+		v, n, err := d.quotedValue(ln, tok, off)
 		if err != nil {
 			return tree.Value{}, err
 		}
 		if n != len(tok) {
 			return tree.Value{}, d.fail(ln, off+n, "unexpected "+describe(tok[n:])+" after closing quote")
 		}
-		return tree.String(s), nil
+		return v, nil
 	case c == 't':
 		if tok == "true" {
 			return tree.Bool(true), nil
@@ -1103,9 +1156,87 @@ func (d *decoder) primitive(ln *line, tok string, off int) (tree.Value, *SyntaxE
 	return tree.String(tok), nil
 }
 
-// quoted decodes the quoted string at the start of s (at offset off) and
+// quoted decodes the quoted key at the start of s (at offset off) and
 // returns it with the index just past the closing quote (§7.1).
 func (d *decoder) quoted(ln *line, s string, off int) (string, int, *SyntaxError) {
+	return d.quotedOpt(ln, s, off, false)
+}
+
+// quotedValue decodes the quoted string value at the start of s (at offset
+// off) and returns it with the index just past the closing quote (§7.1).
+// Decoding leniently, it may hold UTF-16 surrogate escapes, as JSON strings
+// may (strict decoding follows the spec, which rejects them): a pair is one
+// character, and a lone surrogate is kept as its escape
+// (tree.Value.Escaped), so TOON written from such JSON reads back the same.
+func (d *decoder) quotedValue(ln *line, s string, off int) (tree.Value, int, *SyntaxError) {
+	d.lone = false
+	str, n, err := d.quotedOpt(ln, s, off, true)
+	if err != nil || !d.lone {
+		return tree.String(str), n, err
+	}
+	v, ok := tree.EscapedString(str)
+	if !ok {
+		return tree.Value{}, 0, d.fail(ln, off, "malformed surrogate escapes")
+	}
+	return v, n, nil
+}
+
+// quotedLone decodes again a quoted string value that holds a surrogate
+// escape, into the escaped form of tree.Value.Str: backslashes and lone
+// surrogate escapes stay escapes, surrogate pairs become the character,
+// the rest is unescaped.
+func (d *decoder) quotedLone(ln *line, s string, off int) (string, int, *SyntaxError) {
+	d.lone = true
+	var buf []byte
+	for i := 1; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"':
+			return string(buf), i + 1, nil
+		case c == '\\':
+			if i+1 >= len(s) {
+				return "", 0, d.fail(ln, off+i, "unterminated string")
+			}
+			switch e := s[i+1]; e {
+			case '\\':
+				buf = append(buf, '\\', '\\')
+			case '"':
+				buf = append(buf, '"')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(s, i+2)
+				if !ok {
+					return "", 0, d.fail(ln, off+i, `invalid \u escape: expected four hex digits`)
+				}
+				if r < 0xD800 || r > 0xDFFF {
+					buf = utf8.AppendRune(buf, r)
+				} else if r2, ok := hex4(s, i+8); ok && r < 0xDC00 && s[i+6] == '\\' && s[i+7] == 'u' && r2 >= 0xDC00 && r2 <= 0xDFFF {
+					buf = utf8.AppendRune(buf, utf16.DecodeRune(r, r2))
+					i += 6
+				} else {
+					buf = append(buf, s[i:i+6]...) // lone: kept as written
+				}
+				i += 4
+			default:
+				return "", 0, d.fail(ln, off+i, "invalid escape "+strconv.Quote(s[i:i+2])+`; valid escapes are \\ \" \n \r \t \uXXXX`)
+			}
+			i += 2
+		case c < 0x20 && c != '\t' && d.strict:
+			return "", 0, d.fail(ln, off+i, "control character in quoted string; escape it")
+		default:
+			buf = append(buf, c)
+			i++
+		}
+	}
+	return "", 0, d.fail(ln, off, "unterminated string")
+}
+
+func (d *decoder) quotedOpt(ln *line, s string, off int, lone bool) (string, int, *SyntaxError) {
 	i := 1
 	for i < len(s) {
 		c := s[i]
@@ -1117,11 +1248,23 @@ func (d *decoder) quoted(ln *line, s string, off int) (string, int, *SyntaxError
 		}
 		i++
 	}
-	buf := append(d.buf[:0], s[1:i]...)
+	// A long string is unescaped once into memory of its own, which the
+	// result then shares.
+	end := quoteEnd(s, i)
+	own := end > 4<<10
+	var buf []byte
+	if own {
+		buf = append(make([]byte, 0, end), s[1:i]...)
+	} else {
+		buf = append(d.buf[:0], s[1:i]...)
+	}
 	for i < len(s) {
 		c := s[i]
 		switch {
 		case c == '"':
+			if own {
+				return unsafe.String(unsafe.SliceData(buf), len(buf)), i + 1, nil
+			}
 			d.buf = buf
 			return string(buf), i + 1, nil
 		case c == '\\':
@@ -1143,7 +1286,10 @@ func (d *decoder) quoted(ln *line, s string, off int) (string, int, *SyntaxError
 					return "", 0, d.fail(ln, off+i, `invalid \u escape: expected four hex digits`)
 				}
 				if r >= 0xD800 && r <= 0xDFFF {
-					return "", 0, d.fail(ln, off+i, `surrogate \u escape; write the character as UTF-8`)
+					if lone && !d.strict {
+						return d.quotedLone(ln, s, off)
+					}
+					return "", 0, d.fail(ln, off+i, `surrogate \u escape; write the character as UTF-8 (lenient decoding keeps a lone surrogate in a value as its escape)`)
 				}
 				buf = utf8.AppendRune(buf, r)
 				i += 4
@@ -1159,6 +1305,22 @@ func (d *decoder) quoted(ln *line, s string, off int) (string, int, *SyntaxError
 		}
 	}
 	return "", 0, d.fail(ln, off, "unterminated string")
+}
+
+// quoteEnd returns the offset of the quote that ends the quoted string
+// whose body contains s[i], or len(s).
+func quoteEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case '"':
+			return i
+		case '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	return len(s)
 }
 
 func hex4(s string, i int) (rune, bool) {

@@ -63,6 +63,15 @@
 //     (§15): a tree object is an ordered member list, so nothing is special.
 //   - Duplicate keys in a tree are written as they are; strict decoding
 //     rejects them (§14.3), lenient decoding keeps the last value.
+//     [Representable] reports them (and lone surrogates) before encoding,
+//     for callers that must not lose data.
+//   - A string holding lone UTF-16 surrogates (tree.Value.Escaped, from
+//     JSON such as "\ud83d") is written quoted with the same escapes.
+//     Strict decoding rejects surrogate escapes, as the spec does; lenient
+//     decoding keeps a lone one in a value as its escape, so the tree reads
+//     back the same.
+//   - Decoding stops at a nesting depth of 512 ([DecodeOptions.MaxDepth]),
+//     with an error at the line that goes deeper, so recursion is bounded.
 //   - Tabular forms reorder a row's keys to its header's order, as the spec
 //     allows; [EncodeOptions.KeepKeyOrder] uses them only when every row has
 //     the same key order, so that decoding returns the same ordered tree.

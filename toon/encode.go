@@ -2,6 +2,7 @@ package toon
 
 import (
 	"io"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -48,7 +49,17 @@ type EncodeOptions struct {
 }
 
 // Marshal returns the TOON encoding of v with default options.
-func Marshal(v tree.Value) []byte { return Append(nil, v, nil) }
+func Marshal(v tree.Value) []byte {
+	var dst []byte
+	if !v.IsPrimitive() && v.Len() > 64 || len(v.Str()) > 4<<10 {
+		// Size the output once (TOON is rarely longer than compact JSON)
+		// rather than doubling through a large document, which holds
+		// the old and new buffers at once.
+		n := tree.JSONLen(v)
+		dst = make([]byte, 0, n+n/8)
+	}
+	return Append(dst, v, nil)
+}
 
 // Append appends the TOON encoding of v to dst and returns the extended
 // buffer. A nil opts means defaults. Append allocates nothing beyond the
@@ -432,7 +443,9 @@ func (e *encoder) primitive(v tree.Value) {
 		}
 	case tree.KindString:
 		s := v.Str()
-		if e.needsQuote(s) {
+		if v.Escaped() {
+			e.dst = appendQuotedEscaped(e.dst, s)
+		} else if e.needsQuote(s) {
 			e.dst = appendQuoted(e.dst, s)
 		} else {
 			e.dst = append(e.dst, s...)
@@ -620,6 +633,38 @@ func appendQuoted(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendQuotedEscaped appends a string holding lone UTF-16 surrogates, in
+// the escaped form of tree.Value.Str, as a quoted TOON string: its escapes
+// ("\\\\" and "\\uXXXX", which TOON shares with JSON) are written as they
+// are, everything else as appendQuoted writes it.
+func appendQuotedEscaped(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			break
+		}
+		n := 2 // an escaped backslash
+		if i+1 < len(s) && s[i+1] == 'u' {
+			n = 6
+		}
+		n = min(i+n, len(s))
+		dst = appendQuotedBody(dst, s[:i])
+		dst = append(dst, s[i:n]...)
+		s = s[n:]
+	}
+	dst = appendQuotedBody(dst, s)
+	return append(dst, '"')
+}
+
+// appendQuotedBody appends s as appendQuoted does, without the quotes.
+func appendQuotedBody(dst []byte, s string) []byte {
+	n := len(dst)
+	dst = appendQuoted(dst, s)
+	copy(dst[n:], dst[n+1:len(dst)-1])
+	return dst[:len(dst)-2]
 }
 
 // field is one node of a tabular header's field tree, stored flat in

@@ -20,6 +20,8 @@ type SyntaxError struct {
 
 	// Msg says what is wrong and, where it helps, what was expected.
 	Msg string
+
+	lineAt int // 1 + offset of the line's start, until Line is counted
 }
 
 // Error returns "LINE:COL: message" on one line.
@@ -36,3 +38,61 @@ func (e *SyntaxError) in(tok string) *SyntaxError {
 }
 
 func (e *SyntaxError) at(i int) *SyntaxError { return e.in(strconv.Itoa(i)) }
+
+// UnrepresentableError reports a value that spec TOON cannot carry: an
+// object with a repeated key (strict decoding rejects it, lenient decoding
+// keeps only the last) or a string holding a lone UTF-16 surrogate (strict
+// decoding rejects its escape).
+type UnrepresentableError struct {
+	Pointer tree.Pointer // where: the object, or the string
+	Key     string       // the repeated key; "" for a lone surrogate
+	Msg     string
+}
+
+func (e *UnrepresentableError) Error() string {
+	where := string(e.Pointer)
+	if where == "" {
+		where = "the root"
+	}
+	return where + ": " + e.Msg
+}
+
+// Representable returns nil if Marshal(v) decodes strictly back to v, or
+// an *UnrepresentableError naming the first value (in document order) that
+// TOON cannot carry: a repeated object key or a lone surrogate. Callers
+// that must not lose data check it before encoding; to point at the
+// repeat in JSON source instead, parse with tree.ParseOptions.NoDuplicateKeys.
+func Representable(v tree.Value) error {
+	var err *UnrepresentableError
+	var seen map[string]struct{}
+	tree.Walk(v, func(p tree.Pointer, v tree.Value) bool {
+		if err != nil {
+			return false
+		}
+		switch v.Kind() {
+		case tree.KindString:
+			if v.Escaped() {
+				err = &UnrepresentableError{Pointer: p, Msg: "string holds a lone UTF-16 surrogate escape, which TOON cannot carry"}
+			}
+		case tree.KindObject:
+			mems := v.Members()
+			if seen == nil {
+				seen = make(map[string]struct{})
+			}
+			for _, m := range mems {
+				if _, ok := seen[m.Key]; ok {
+					err = &UnrepresentableError{Pointer: p, Key: m.Key,
+						Msg: "duplicate key " + strconv.Quote(m.Key) + ", which TOON cannot carry"}
+					break
+				}
+				seen[m.Key] = struct{}{}
+			}
+			clear(seen)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	return nil
+}

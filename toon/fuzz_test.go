@@ -32,6 +32,13 @@ func seedFixtures(f *testing.F, category string, add func(string)) {
 func FuzzDecode(f *testing.F) {
 	f.Add("a: 1\nb[2]: x,y", false)
 	f.Add("items[2]{id,name}:\n  1,Ada\n  2,Bob", true)
+	// Audit cases: lone surrogates, nesting past the depth limit, repeats.
+	f.Add(`s: "cut \ud83d"`+"\nt[2]: \"\\uDE00\",\"a\\\\b\\ud800\"", true)
+	f.Add(`s: "cut \ud83d"`, false)
+	f.Add(`"\ud83d": 1`, true)
+	f.Add(strings.Repeat("a:\n ", 600)+"a: 1", true)
+	f.Add("a: 1\na: 2", true)
+	f.Add(strings.Repeat("[", 10000), false)
 	seedFixtures(f, "decode", func(s string) { f.Add(s, false); f.Add(s, true) })
 	f.Fuzz(func(t *testing.T, src string, lenient bool) {
 		v, err := toon.UnmarshalString(src, &toon.DecodeOptions{Lenient: lenient})
@@ -71,6 +78,15 @@ func checkPosition(t *testing.T, src string, err error) {
 	}
 }
 
+func escaped(v tree.Value) bool {
+	found := false
+	tree.Walk(v, func(_ tree.Pointer, x tree.Value) bool {
+		found = found || x.Escaped()
+		return !found
+	})
+	return found
+}
+
 func hasDuplicateKeys(v tree.Value) bool {
 	dup := false
 	tree.Walk(v, func(_ tree.Pointer, x tree.Value) bool {
@@ -92,6 +108,10 @@ func hasDuplicateKeys(v tree.Value) bool {
 func FuzzJSONRoundTrip(f *testing.F) {
 	f.Add(`{"a":[1,2],"b":{"c":"x,y"}}`)
 	f.Add(`[{"id":1,"n":"Ada"},{"id":2,"n":"Bob"}]`)
+	// Audit cases: lone surrogates, a repeated key, nesting at the limit.
+	f.Add(`{"s":"cut \ud83d","t":["\\\uDE00\n", "\ud83d\ude00"]}`)
+	f.Add(`{"a":{"x":1,"x":2}}`)
+	f.Add(strings.Repeat(`{"a":`, 511) + "1" + strings.Repeat("}", 511))
 	seedFixtures(f, "encode", func(s string) { f.Add(s) })
 	if corpus.Shared() != "" {
 		for _, p := range corpus.Files(f, ".json") {
@@ -104,14 +124,23 @@ func FuzzJSONRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		x, err := tree.ParseString(src)
-		if err != nil || hasDuplicateKeys(x) {
+		if err != nil {
 			return
 		}
+		if (toon.Representable(x) == nil) == hasDuplicateKeys(x) && !escaped(x) {
+			t.Fatalf("Representable(%s) = %v", x, toon.Representable(x))
+		}
+		if hasDuplicateKeys(x) {
+			return
+		}
+		// Lone surrogates are carried as escapes, which only lenient
+		// decoding reads back.
+		dec := &toon.DecodeOptions{Lenient: escaped(x)}
 		for _, d := range delimiters {
 			for _, exact := range []bool{true, false} {
 				opts := &toon.EncodeOptions{Delimiter: d.delim, ExactNumbers: exact, KeepKeyOrder: true}
 				text := toon.Append(nil, x, opts)
-				got, err := toon.Unmarshal(text, nil)
+				got, err := toon.Unmarshal(text, dec)
 				if err != nil {
 					t.Fatalf("%s, exact=%v: Unmarshal: %v\nJSON %s\nTOON:\n%s", d.name, exact, err, x, text)
 				}

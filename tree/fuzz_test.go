@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/tree"
@@ -14,7 +16,9 @@ import (
 // errors are positioned inside the input, and that compact output parses
 // back to the same tree.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9"],"b":null}`, `[true,false,{}]`, `"\ud83d\ude00"`, `{"a":1,}`, `-0.0e-0`} {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9"],"b":null}`, `[true,false,{}]`, `"\ud83d\ude00"`, `{"a":1,}`, `-0.0e-0`,
+		// Audit cases: lone surrogates, a key holding one, deep nesting.
+		`["cut \ud83d", "\\\udc00\n"]`, `{"\ud83d":1}`, strings.Repeat("[", 600), strings.Repeat(`{"a":`, 520) + "1" + strings.Repeat("}", 520)} {
 		f.Add([]byte(s))
 	}
 	if dir := corpus.Shared(); dir != "" {
@@ -48,6 +52,9 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse accepted invalid JSON %q", data)
 		}
 		out := tree.AppendJSON(nil, v)
+		if !utf8.Valid(out) {
+			t.Fatalf("compact output %q is not valid UTF-8", out)
+		}
 		v2, err := tree.Parse(out)
 		if err != nil {
 			t.Fatalf("compact output %q does not parse: %v", out, err)

@@ -1,6 +1,9 @@
 package tree
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // JSONLen returns len(AppendJSON(nil, v)), computed without writing it,
 // so a caller can size a value without serializing it.
@@ -16,6 +19,10 @@ func JSONLen(v Value) int {
 	case KindNumber:
 		return len(v.Num())
 	case KindString:
+		if v.Escaped() {
+			// Its escapes are written as they are: a backslash adds nothing.
+			return stringLen(v.Str()) - strings.Count(v.Str(), `\`)
+		}
 		return stringLen(v.Str())
 	case KindArray:
 		items := v.Items()

@@ -16,6 +16,11 @@ type ParseOptions struct {
 	// MaxDepth bounds how deeply arrays and objects may nest. Zero or
 	// negative means DefaultMaxDepth.
 	MaxDepth int
+
+	// NoDuplicateKeys makes a key that repeats an earlier key of the same
+	// object an error, at the repeated key, naming it. Members keep
+	// duplicates otherwise; TOON, for one, cannot carry them.
+	NoDuplicateKeys bool
 }
 
 // SyntaxError reports malformed JSON and where it is.
@@ -57,7 +62,7 @@ func (o ParseOptions) Parse(data []byte) (Value, error) {
 // ParseString parses one JSON value from s with these options. Strings in
 // the result may share memory with s.
 func (o ParseOptions) ParseString(s string) (Value, error) {
-	p := parser{src: s, maxDepth: o.MaxDepth}
+	p := parser{src: s, maxDepth: o.MaxDepth, noDup: o.NoDuplicateKeys}
 	if p.maxDepth <= 0 {
 		p.maxDepth = DefaultMaxDepth
 	}
@@ -84,6 +89,8 @@ type parser struct {
 	items    []Value  // scratch stack for array items
 	mems     []Member // scratch stack for object members
 	buf      []byte   // scratch for unescaping
+	escaped  bool     // the last string holds lone surrogates, in escaped form
+	noDup    bool     // a repeated key is an error
 }
 
 // fail records the first error; parsing unwinds by checking p.err.
@@ -141,11 +148,13 @@ func (p *parser) value() Value {
 		return p.array()
 	case '"':
 		s := p.string()
-		return strValue(KindString, s)
+		v := mkValue(KindString, unsafe.Pointer(unsafe.StringData(s)), len(s), p.escaped)
+		p.escaped = false
+		return v
 	case 't':
-		return p.literal("true", Value{kind: KindBool, b: true})
+		return p.literal("true", Bool(true))
 	case 'f':
-		return p.literal("false", Value{kind: KindBool})
+		return p.literal("false", Bool(false))
 	case 'n':
 		return p.literal("null", Value{})
 	default:
@@ -229,6 +238,7 @@ func (p *parser) object() Value {
 	}
 	p.pos++ // '{'
 	base := len(p.mems)
+	var seen map[string]struct{} // the keys so far, once there are many
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
@@ -241,7 +251,15 @@ func (p *parser) object() Value {
 			p.fail(p.pos, "unexpected "+p.describe(p.pos)+", expected a string key")
 			return Value{}
 		}
+		keyAt := p.pos
 		key := p.string()
+		if p.escaped {
+			p.escaped = false
+			p.fail(keyAt, `lone UTF-16 surrogate \u escape in an object key (supported in string values only)`)
+		}
+		if p.noDup && p.err == nil && p.repeats(key, base, &seen) {
+			p.fail(keyAt, "duplicate key "+strconv.Quote(key)+" in object")
+		}
 		if p.err != nil {
 			return Value{}
 		}
@@ -277,6 +295,31 @@ func (p *parser) object() Value {
 	p.mems = p.mems[:base]
 	p.depth--
 	return objectValue(mems)
+}
+
+// repeats reports whether key is one of the keys of the object being read
+// (its members start at p.mems[base]); it then remembers key. seen holds
+// the keys once there are too many to scan.
+func (p *parser) repeats(key string, base int, seen *map[string]struct{}) bool {
+	mems := p.mems[base:]
+	if *seen == nil {
+		for _, m := range mems {
+			if m.Key == key {
+				return true
+			}
+		}
+		if len(mems) < 16 {
+			return false
+		}
+		*seen = make(map[string]struct{}, 2*len(mems))
+		for _, m := range mems {
+			(*seen)[m.Key] = struct{}{}
+		}
+	} else if _, ok := (*seen)[key]; ok {
+		return true
+	}
+	(*seen)[key] = struct{}{}
+	return false
 }
 
 // strClass classifies bytes inside a string: 0 plain ASCII, 1 needs a look
@@ -326,11 +369,37 @@ func (p *parser) string() string {
 	return ""
 }
 
+// quoteEnd returns the offset of the quote that ends the string whose
+// body contains s[i], or len(s).
+func quoteEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case '"':
+			return i
+		case '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	return len(s)
+}
+
 // stringEscaped finishes a string that holds escapes; s[start:i] is already
 // scanned and s[i] is the first backslash.
 func (p *parser) stringEscaped(start, i int) string {
 	s := p.src
-	b := append(p.buf[:0], s[start:i]...)
+	var b []byte
+	end := quoteEnd(s, i)
+	own := end-start > 4<<10
+	if own {
+		// A long string is unescaped once into memory of its own, which
+		// the result then shares: no growing, no second copy.
+		b = make([]byte, 0, end-start)
+		b = append(b, s[start:i]...)
+	} else {
+		b = append(p.buf[:0], s[start:i]...)
+	}
 	for i < len(s) {
 		c := s[i]
 		switch strClass[c] {
@@ -351,6 +420,9 @@ func (p *parser) stringEscaped(start, i int) string {
 		switch c {
 		case '"':
 			p.pos = i + 1
+			if own {
+				return unsafe.String(unsafe.SliceData(b), len(b))
+			}
 			p.buf = b
 			return string(b)
 		case '\\':
@@ -388,11 +460,95 @@ func (p *parser) stringEscaped(start, i int) string {
 						r = dec
 						i += 6
 					} else {
-						p.fail(i-6, `lone UTF-16 surrogate in \u escape`)
-						return ""
+						return p.stringLone(start)
 					}
 				}
 				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				p.fail(i, "invalid escape "+strconv.Quote(s[i:i+2])+" in string")
+				return ""
+			}
+			i += 2
+		default:
+			p.fail(i, "invalid control character "+strconv.QuoteRune(rune(c))+" in string")
+			return ""
+		}
+	}
+	p.fail(len(s), "unexpected end of input in string")
+	return ""
+}
+
+// stringLone scans again, from start, a string that holds a lone UTF-16
+// surrogate escape, and returns it in the escaped form Value.Str describes:
+// lone surrogate escapes and backslashes kept as escapes, everything else
+// unescaped. The string is already known to be well formed up to the lone
+// surrogate; the rest is checked here.
+func (p *parser) stringLone(start int) string {
+	s := p.src
+	var b []byte
+	for i := start; i < len(s); {
+		c := s[i]
+		switch strClass[c] {
+		case 0:
+			b = append(b, c)
+			i++
+			continue
+		case 2:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				p.fail(i, "invalid UTF-8 in string")
+				return ""
+			}
+			b = append(b, s[i:i+size]...)
+			i += size
+			continue
+		}
+		switch c {
+		case '"':
+			p.pos = i + 1
+			p.escaped = true
+			return string(b)
+		case '\\':
+			if i+1 >= len(s) {
+				p.fail(len(s), "unexpected end of input in string escape")
+				return ""
+			}
+			e := s[i+1]
+			switch e {
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '"', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4(s, i+2)
+				if !ok {
+					p.fail(i, `invalid \u escape, expected four hex digits`)
+					return ""
+				}
+				if utf16.IsSurrogate(r) {
+					if r2, ok2 := hex4(s, i+8); ok2 && i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							b = utf8.AppendRune(b, dec)
+							i += 12
+							continue
+						}
+					}
+					b = append(b, s[i:i+6]...) // lone: kept as written
+				} else {
+					b = utf8.AppendRune(b, r)
+				}
+				i += 6
 				continue
 			default:
 				p.fail(i, "invalid escape "+strconv.Quote(s[i:i+2])+" in string")

@@ -51,7 +51,7 @@ func Lookup(v Value, p Pointer) (Value, error) {
 		return Value{}, err
 	}
 	for n, t := range toks {
-		switch v.kind {
+		switch v.kind() {
 		case KindObject:
 			x, ok := v.Get(t)
 			if !ok {
@@ -60,12 +60,12 @@ func Lookup(v Value, p Pointer) (Value, error) {
 			v = x
 		case KindArray:
 			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= v.n || (len(t) > 1 && t[0] == '0') {
-				return Value{}, errors.New("JSON pointer " + strconv.Quote(string(p)) + ": no index " + strconv.Quote(t) + " in array of " + strconv.Itoa(v.n) + " at " + strconv.Quote(prefix(toks[:n])))
+			if err != nil || i < 0 || i >= v.size() || (len(t) > 1 && t[0] == '0') {
+				return Value{}, errors.New("JSON pointer " + strconv.Quote(string(p)) + ": no index " + strconv.Quote(t) + " in array of " + strconv.Itoa(v.size()) + " at " + strconv.Quote(prefix(toks[:n])))
 			}
 			v = v.Items()[i]
 		default:
-			return Value{}, errors.New("JSON pointer " + strconv.Quote(string(p)) + ": " + v.kind.String() + " at " + strconv.Quote(prefix(toks[:n])) + " has no children")
+			return Value{}, errors.New("JSON pointer " + strconv.Quote(string(p)) + ": " + v.kind().String() + " at " + strconv.Quote(prefix(toks[:n])) + " has no children")
 		}
 	}
 	return v, nil
@@ -90,7 +90,7 @@ func walk(p Pointer, v Value, fn func(Pointer, Value) bool) {
 	if !fn(p, v) {
 		return
 	}
-	switch v.kind {
+	switch v.kind() {
 	case KindArray:
 		for i, x := range v.Items() {
 			walk(p.Index(i), x, fn)

@@ -57,7 +57,7 @@ func TestParseErrors(t *testing.T) {
 		{"\"a\x01\"", 1, 3, "control character"},
 		{"\"\xff\"", 1, 2, "invalid UTF-8"},
 		{`"\x"`, 1, 2, "invalid escape"},
-		{`"\ud800"`, 1, 2, "surrogate"},
+		{`{"\ud800":1}`, 1, 2, "surrogate"},
 		{`tru`, 1, 1, "expected true"},
 		{`"é" x`, 1, 5, "after top-level value"},
 	}

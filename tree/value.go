@@ -6,7 +6,10 @@
 //   - object members stay in source order, duplicates included;
 //   - numbers keep their literal text exactly ("1.50" stays "1.50",
 //     "1e400" stays "1e400"), so no value is rounded on the way through;
-//   - strings are validated UTF-8.
+//   - strings are validated UTF-8; a string holding lone UTF-16 surrogate
+//     escapes ("\ud83d", which JSON allows and JavaScript writes for a cut
+//     emoji) keeps them as escape text (see [Value.Escaped]), so it is
+//     re-emitted as the same escapes and never as invalid UTF-8.
 //
 // [Parse] reads JSON with its own scanner, bounds nesting depth so hostile
 // input cannot exhaust the stack, and reports errors as a [*SyntaxError] with
@@ -23,6 +26,9 @@ package tree
 import (
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -50,31 +56,48 @@ func (k Kind) String() string {
 
 // Value is one JSON value. The zero Value is JSON null.
 //
-// A Value is three words: p and n describe the string text or number literal
-// (as unsafe.String), the array items or the object members (as
-// unsafe.Slice), by kind. Keeping it small matters: trees of real tool output
+// A Value is two words: p and the length in h describe the string text or
+// number literal (as unsafe.String), the array items or the object members
+// (as unsafe.Slice); h also holds the kind and a flag (true, or a string's
+// lone surrogates). Keeping it small matters: trees of real tool output
 // hold millions of values and every copy moves them.
 type Value struct {
-	p    unsafe.Pointer
-	n    int
-	kind Kind
-	b    bool
+	p unsafe.Pointer
+	h uint64 // length | kind << kindShift | flag
+}
+
+const (
+	kindShift = 56
+	flagBit   = 1 << 60
+	lenMask   = 1<<kindShift - 1
+)
+
+func mkValue(k Kind, p unsafe.Pointer, n int, flag bool) Value {
+	h := uint64(n) | uint64(k)<<kindShift
+	if flag {
+		h |= flagBit
+	}
+	return Value{p: p, h: h}
 }
 
 func strValue(k Kind, s string) Value {
-	return Value{kind: k, p: unsafe.Pointer(unsafe.StringData(s)), n: len(s)}
+	return mkValue(k, unsafe.Pointer(unsafe.StringData(s)), len(s), false)
 }
 
 func arrayValue(items []Value) Value {
-	return Value{kind: KindArray, p: unsafe.Pointer(unsafe.SliceData(items)), n: len(items)}
+	return mkValue(KindArray, unsafe.Pointer(unsafe.SliceData(items)), len(items), false)
 }
 
 func objectValue(mems []Member) Value {
-	return Value{kind: KindObject, p: unsafe.Pointer(unsafe.SliceData(mems)), n: len(mems)}
+	return mkValue(KindObject, unsafe.Pointer(unsafe.SliceData(mems)), len(mems), false)
 }
 
+func (v Value) kind() Kind { return Kind(v.h >> kindShift & 0xf) }
+func (v Value) size() int  { return int(v.h & lenMask) }
+func (v Value) flag() bool { return v.h&flagBit != 0 }
+
 // text returns the string text or number literal.
-func (v Value) text() string { return unsafe.String((*byte)(v.p), v.n) }
+func (v Value) text() string { return unsafe.String((*byte)(v.p), v.size()) }
 
 // Member is one object member: a key and its value.
 type Member struct {
@@ -86,7 +109,7 @@ type Member struct {
 func Null() Value { return Value{} }
 
 // Bool returns true or false.
-func Bool(b bool) Value { return Value{kind: KindBool, b: b} }
+func Bool(b bool) Value { return mkValue(KindBool, nil, 0, b) }
 
 // String returns a JSON string. s should be valid UTF-8; invalid bytes
 // are written as U+FFFD by [AppendJSON].
@@ -126,25 +149,80 @@ func Object(members ...Member) Value {
 }
 
 // Kind reports the value's JSON type.
-func (v Value) Kind() Kind { return v.kind }
+func (v Value) Kind() Kind { return v.kind() }
 
 // IsNull reports whether v is JSON null.
-func (v Value) IsNull() bool { return v.kind == KindNull }
+func (v Value) IsNull() bool { return v.kind() == KindNull }
 
 // Bool returns the value of a boolean, false for other kinds.
-func (v Value) Bool() bool { return v.b }
+func (v Value) Bool() bool { return v.kind() == KindBool && v.flag() }
 
 // Str returns the text of a string, "" for other kinds.
+//
+// For a string that holds lone UTF-16 surrogates ([Value.Escaped] reports
+// true) the text is its escaped form: valid UTF-8 in which a backslash only
+// starts "\\" (one backslash) or a "\uXXXX" lone surrogate escape, as the
+// source wrote it. That is also what a model reads, so it is what is
+// counted.
 func (v Value) Str() string {
-	if v.kind == KindString {
+	if v.kind() == KindString {
 		return v.text()
 	}
 	return ""
 }
 
+// Escaped reports whether v is a string holding lone UTF-16 surrogates,
+// whose [Value.Str] is in escaped form.
+func (v Value) Escaped() bool { return v.kind() == KindString && v.flag() }
+
+// EscapedString returns a string holding lone UTF-16 surrogates, given in
+// the escaped form [Value.Str] describes. If s holds no lone surrogate
+// escape it is unescaped and returned as a plain [String]. It returns false
+// if s is not in that form.
+func EscapedString(s string) (Value, bool) {
+	plain, lone, ok := unescapeLone(s)
+	if !ok {
+		return Value{}, false
+	}
+	if !lone {
+		return String(plain), true
+	}
+	return mkValue(KindString, unsafe.Pointer(unsafe.StringData(s)), len(s), true), true
+}
+
+// unescapeLone checks the escaped form s and returns it unescaped when it
+// holds no lone surrogate escape (lone false).
+func unescapeLone(s string) (plain string, lone, ok bool) {
+	if !utf8.ValidString(s) {
+		return "", false, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '\\' {
+			i++
+			continue
+		}
+		if r, ok := hex4(s, i+2); ok && s[i+1] == 'u' && utf16.IsSurrogate(r) {
+			if r2, ok := hex4(s, i+8); ok && r < 0xDC00 && s[i+6] == '\\' && s[i+7] == 'u' && r2 >= 0xDC00 && r2 <= 0xDFFF {
+				return "", false, false // a pair, which is written as UTF-8
+			}
+			lone = true
+			i += 5
+			continue
+		}
+		return "", false, false
+	}
+	if lone {
+		return "", true, true
+	}
+	return strings.ReplaceAll(s, `\\`, `\`), false, true
+}
+
 // Num returns the literal text of a number, "" for other kinds.
 func (v Value) Num() string {
-	if v.kind == KindNumber {
+	if v.kind() == KindNumber {
 		return v.text()
 	}
 	return ""
@@ -165,8 +243,8 @@ func (v Value) Int() (int64, error) {
 // Len returns the number of items of an array or members of an object, 0
 // otherwise.
 func (v Value) Len() int {
-	if v.kind >= KindArray {
-		return v.n
+	if v.kind() >= KindArray {
+		return v.size()
 	}
 	return 0
 }
@@ -174,24 +252,24 @@ func (v Value) Len() int {
 // Items returns the items of an array (nil for other kinds). The slice must
 // not be modified.
 func (v Value) Items() []Value {
-	if v.kind != KindArray {
+	if v.kind() != KindArray {
 		return nil
 	}
-	return unsafe.Slice((*Value)(v.p), v.n)
+	return unsafe.Slice((*Value)(v.p), v.size())
 }
 
 // Members returns the members of an object in order (nil for other kinds).
 // The slice must not be modified.
 func (v Value) Members() []Member {
-	if v.kind != KindObject {
+	if v.kind() != KindObject {
 		return nil
 	}
-	return unsafe.Slice((*Member)(v.p), v.n)
+	return unsafe.Slice((*Member)(v.p), v.size())
 }
 
 // Index returns item i of an array, or null when out of range.
 func (v Value) Index(i int) Value {
-	if v.kind != KindArray || i < 0 || i >= v.n {
+	if v.kind() != KindArray || i < 0 || i >= v.size() {
 		return Value{}
 	}
 	return v.Items()[i]
@@ -215,7 +293,7 @@ func (v Value) Has(key string) bool {
 }
 
 // IsPrimitive reports whether v is null, a boolean, a number or a string.
-func (v Value) IsPrimitive() bool { return v.kind < KindArray }
+func (v Value) IsPrimitive() bool { return v.kind() < KindArray }
 
 // String returns v as compact JSON, for debugging and %v.
 func (v Value) String() string { return string(AppendJSON(nil, v)) }
@@ -238,16 +316,16 @@ func (v *Value) UnmarshalJSON(data []byte) error {
 // member keys in the same order, same string text and the same number
 // literal text.
 func Equal(a, b Value) bool {
-	if a.kind != b.kind {
+	if a.kind() != b.kind() {
 		return false
 	}
-	switch a.kind {
+	switch a.kind() {
 	case KindNull:
 		return true
 	case KindBool:
-		return a.b == b.b
+		return a.flag() == b.flag()
 	case KindNumber, KindString:
-		return a.text() == b.text()
+		return a.text() == b.text() && a.flag() == b.flag()
 	case KindArray:
 		ai, bi := a.Items(), b.Items()
 		if len(ai) != len(bi) {

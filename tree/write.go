@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"strings"
 	"unicode/utf8"
 )
 
@@ -10,17 +11,20 @@ const hexDigits = "0123456789abcdef"
 // members in order, numbers as their literal text, and only the escapes
 // JSON requires ('"', '\\' and control characters; no HTML escaping).
 func AppendJSON(dst []byte, v Value) []byte {
-	switch v.kind {
+	switch v.kind() {
 	case KindNull:
 		return append(dst, "null"...)
 	case KindBool:
-		if v.b {
+		if v.flag() {
 			return append(dst, "true"...)
 		}
 		return append(dst, "false"...)
 	case KindNumber:
 		return append(dst, v.text()...)
 	case KindString:
+		if v.flag() {
+			return appendEscaped(dst, v.text())
+		}
 		return AppendString(dst, v.text())
 	case KindArray:
 		dst = append(dst, '[')
@@ -61,9 +65,9 @@ func appendIndent(dst []byte, v Value, indent string, depth int) []byte {
 		}
 		return dst
 	}
-	switch v.kind {
+	switch v.kind() {
 	case KindArray:
-		if v.n == 0 {
+		if v.size() == 0 {
 			return append(dst, "[]"...)
 		}
 		dst = append(dst, '[')
@@ -77,7 +81,7 @@ func appendIndent(dst []byte, v Value, indent string, depth int) []byte {
 		dst = newline(dst, depth)
 		return append(dst, ']')
 	case KindObject:
-		if v.n == 0 {
+		if v.size() == 0 {
 			return append(dst, "{}"...)
 		}
 		dst = append(dst, '{')
@@ -100,6 +104,13 @@ func appendIndent(dst []byte, v Value, indent string, depth int) []byte {
 // written as U+FFFD.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	dst = appendStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// appendStringBody appends s escaped as AppendString escapes it, without
+// the quotes.
+func appendStringBody(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -139,6 +150,28 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
+	return append(dst, s[start:]...)
+}
+
+// appendEscaped appends the escaped form of a string holding lone
+// surrogates (see Value.Str) as a quoted JSON string: its escapes are
+// written as they are, everything else as AppendString writes it.
+func appendEscaped(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			break
+		}
+		n := 2 // an escaped backslash
+		if i+1 < len(s) && s[i+1] == 'u' {
+			n = 6
+		}
+		n = min(i+n, len(s))
+		dst = appendStringBody(dst, s[:i])
+		dst = append(dst, s[i:n]...)
+		s = s[n:]
+	}
+	dst = appendStringBody(dst, s)
 	return append(dst, '"')
 }

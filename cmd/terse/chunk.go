@@ -127,18 +127,23 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	text, err := p.Chunk(ctx, fs.Arg(0), n)
-	if e, ok := errors.AsType[*fit.ExpiredError](err); ok {
-		fmt.Fprintf(stderr, "terse: %v\n", e)
+	ch, err := p.Chunk(ctx, fs.Arg(0), n, nil)
+	if _, ok := errors.AsType[*fit.ExpiredError](err); ok {
+		fmt.Fprintf(stderr, "terse: %v\n", err)
 		return errReported
 	}
-	if e, ok := errors.AsType[*fit.ScopeError](err); ok {
-		fmt.Fprintf(stderr, "terse: %v\n", e)
+	if _, ok := errors.AsType[*fit.ScopeError](err); ok {
+		fmt.Fprintf(stderr, "terse: %v\n", err)
+		return errReported
+	}
+	if _, ok := errors.AsType[*fit.ChunkRangeError](err); ok {
+		fmt.Fprintf(stderr, "terse: %v\n", err)
 		return errReported
 	}
 	if err != nil {
 		return err
 	}
+	text := ch.Text
 	if len(text) > 0 && text[len(text)-1] != '\n' {
 		text += "\n"
 	}

@@ -8,12 +8,15 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/store/redisstore"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -72,20 +75,28 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	tokName := *tokenizer
 	dir, ttl := *storeDir, store.DefaultTTL
 	redisURL := ""
+	var rec *telemetry.Recorder // nil: telemetry off
 	if *cfgPath != "" {
 		cfg, err := config.Load(*cfgPath)
 		if err != nil {
 			return err
 		}
-		if !set["tokenizer"] && cfg.Tokenizer != "" {
-			tokName = cfg.Tokenizer
+		// The configuration's profile axes for this tool.
+		eff := profile.Resolve(cfg, profile.Context{Tool: *tool})
+		if t := profileTokenizer(cfg, &eff); !set["tokenizer"] && t != "" {
+			tokName = t
 		}
-		if !set["to"] && cfg.Format != "" {
-			opts.Format = cfg.Format
+		if !set["to"] && eff.Format != "" {
+			opts.Format = eff.Format
 		}
-		if !set["budget"] && cfg.Budget > 0 {
-			opts.Budget = cfg.Budget
+		if !set["budget"] && eff.Budget > 0 {
+			opts.Budget = eff.Budget
 		}
+		opts.Template = eff.Template
+		if rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
+			return err
+		}
+		defer rec.Close()
 		if dir == "" {
 			dir, redisURL = cfg.Store.Dir, cfg.Store.Redis
 		}
@@ -103,7 +114,6 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				opts.Pointer = t.Items
 			}
 			opts.DropFields, opts.KeepFields = t.DropFields, t.KeepFields
-			opts.Template = t.Template
 			opts.Filter = t.Rule()
 		}
 	}
@@ -140,7 +150,23 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	res, err := p.Process(ctx, data, &terse.Request{Tool: *tool})
+	if rec != nil {
+		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
+		f := telemetry.Detect(data)
+		ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
+		ev.Fingerprint = rec.Fingerprint(data)
+		if err != nil {
+			ev.Err, ev.Untouched = "parse", telemetry.UntouchedError
+		} else {
+			if res.StoreErr != nil {
+				ev.Err = "store"
+			}
+			ev.SetReport(&res.Report)
+		}
+		rec.Record(&ev)
+	}
 	if err != nil {
 		return inputError(stderr, name, err)
 	}

@@ -24,7 +24,7 @@ Examples:
 
 func runCount(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("count", "[--tokenizer o200k_base|cl100k_base|estimate] [--json] [FILE...]", countDoc, stdout, stderr)
-	name := fs.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
+	name := fs.String("tokenizer", "o200k_base", "`TOKENIZER`: o200k_base, cl100k_base or estimate")
 	asJSON := fs.Bool("json", false, "print a JSON object instead of a table")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err

@@ -18,37 +18,48 @@ Encode reads one JSON document and writes it as TOON v4 (the default), as
 compact JSON, or as "auto": the cheapest faithful text terse can find, which
 picks a form per subtree (key: value lines, typed tables, lists, inline JSON,
 declared legends and URL prefixes; see docs/format.md) and is never more
-tokens than compact JSON by --tokenizer. Every output decodes back with
-terse decode to the same ordered tree: member order and each number's
-literal text are kept ("1.50" stays "1.50"); auto output is checked by
-decoding before it is printed. --canonical writes TOON in the
-specification's canonical form instead (canonical numbers, and tabular rows
-whose keys come in another order written in the header's order), which
-decodes to the same values but not always the same text or order.
+tokens than compact JSON by --tokenizer.
+
+TOON output is the specification's canonical form by default: canonical
+numbers ("1.50" is written 1.5, "1E+3" 1000) and tabular arrays for rows
+whose keys come in another order (decoded in the header's order). It
+decodes, with any TOON decoder, to the same values. --exact keeps each
+number's literal text and every object's member order instead (rows are
+tabulated only when their keys come in the same order), so that terse
+decode gives back the identical tree.
+
+Auto output decodes with terse decode (no --from needed) to the identical
+tree: member order and each number's literal text are kept, and it is
+checked by decoding before it is printed. When valid TOON would read the
+auto text differently, it opens with the line "(auto)".
 
 Malformed JSON is reported as FILE:LINE:COL: message, with exit status 1.
 
 Examples:
   terse encode payload.json
+  terse encode payload.json --exact
   terse encode --to auto payload.json | terse count
   terse encode --delimiter tab --indent 4 payload.json
   curl -s https://api.example.com/items | terse encode --to json
 `
 
 func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("encode", "[--to toon|json|auto] [--tokenizer T] [--delimiter D] [--indent N] [--canonical] [FILE]", encodeDoc, stdout, stderr)
-	to := fs.String("to", "toon", "output format: toon, json (compact) or auto (cheapest faithful)")
-	tokenizer := fs.String("tokenizer", "o200k_base", "auto: tokenizer that measures the candidates (o200k_base, cl100k_base, estimate)")
-	delim := fs.String("delimiter", ",", "TOON delimiter: ',' , '|' or tab ('\\t' or \"tab\")")
+	fs := newFlagSet("encode", "[--to toon|json|auto] [--exact] [--tokenizer T] [--delimiter D] [--indent N] [FILE]", encodeDoc, stdout, stderr)
+	to := fs.String("to", "toon", "output `FORMAT`: toon, json (compact) or auto (cheapest faithful)")
+	tokenizer := fs.String("tokenizer", "o200k_base", "auto: `TOKENIZER` that measures the candidates: o200k_base, cl100k_base or estimate")
+	delim := fs.String("delimiter", ",", "TOON `DELIMITER`: ',' , '|' or tab ('\\t' or \"tab\")")
 	indent := fs.Int("indent", toon.DefaultIndent, "TOON spaces per indentation level")
-	canonical := fs.Bool("canonical", false, "TOON: the spec's canonical numbers and tabular key order")
+	exact := fs.Bool("exact", false, "TOON: keep each number's literal text and every object's member order")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
 		return &usageError{"encode takes at most one FILE"}
 	}
-	opts := &toon.EncodeOptions{IndentSize: *indent, ExactNumbers: !*canonical, KeepKeyOrder: !*canonical}
+	if err := choice("to", *to, "toon", "json", "auto"); err != nil {
+		return err
+	}
+	opts := &toon.EncodeOptions{IndentSize: *indent, ExactNumbers: *exact, KeepKeyOrder: *exact}
 	switch *delim {
 	case ",":
 		opts.Delimiter = toon.Comma
@@ -57,7 +68,7 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	case "\t", `\t`, "tab":
 		opts.Delimiter = toon.Tab
 	default:
-		return &usageError{fmt.Sprintf("--delimiter %q: want ',', '|' or tab", *delim)}
+		return &usageError{fmt.Sprintf("--delimiter %q: want ',', '|', tab or '\\t'", *delim)}
 	}
 	if *indent < 1 {
 		return &usageError{"--indent must be at least 1"}
@@ -92,8 +103,6 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return err
 		}
 		out = []byte(text)
-	default:
-		return &usageError{fmt.Sprintf("--to %q: want toon or json", *to)}
 	}
 	out = append(out, '\n')
 	_, err = stdout.Write(out)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/terse-dev/terse/config"
@@ -49,7 +48,7 @@ status is still 0.
 Examples:
   terse filter --manifest github.yaml --action list-repos repos.json
   gh api /repos/o/r/issues | terse filter --config terse.toml --tool list_issues
-  terse filter --manifest kubectl.yaml --action logs --report - pod.log
+  terse filter --manifest kubectl.yaml --action logs --report report.json pod.log
 `
 
 func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -58,8 +57,8 @@ func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	action := fs.String("action", "", "action `NAME` in the manifest")
 	cfgPath := fs.String("config", "", "terse config file (TOML)")
 	tool := fs.String("tool", "", "tool `NAME` to look up in the config")
-	report := fs.String("report", "", "write the filter report as JSON to `FILE` (\"-\" for stderr)")
-	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer for the report's token counts: o200k_base, cl100k_base or estimate")
+	report := fs.String("report", "", "write the filter report as JSON to `FILE` (\"-\": standard output, after the result)")
+	tokenizer := fs.String("tokenizer", "o200k_base", "`TOKENIZER` for the report's token counts: o200k_base, cl100k_base or estimate")
 	recover := fs.String("recover", "", "override the clause that tells the model how to get what was left out")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -140,7 +139,7 @@ func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return err
 	}
 	if *report != "" {
-		return writeFilterReport(*report, stderr, res.Report)
+		return writeFilterReport(*report, stdout, res.Report)
 	}
 	return nil
 }
@@ -156,15 +155,10 @@ func reportConfigError(stderr io.Writer, err error) error {
 	return err
 }
 
-func writeFilterReport(path string, stderr io.Writer, r filter.Report) error {
+func writeFilterReport(path string, stdout io.Writer, r filter.Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	data = append(data, '\n')
-	if path == "-" {
-		_, err = stderr.Write(data)
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
+	return writeOutput(path, stdout, append(data, '\n'))
 }

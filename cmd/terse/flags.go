@@ -21,20 +21,80 @@ func newFlagSet(name, synopsis, doc string, stdout, stderr io.Writer) *flag.Flag
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
 			fmt.Fprint(w, "\nFlags:\n")
-			fs.PrintDefaults()
+			printFlags(w, fs)
 		}
 	}
 	return fs
 }
 
+// printFlags lists the flags as "--name PLACEHOLDER", the usage text and a
+// non-zero default. The placeholder is the usage's `quoted` word in upper
+// case, else one named after the flag's type (N, F, TEXT, DURATION).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if isBool(f) {
+			name = ""
+		} else {
+			switch name {
+			case "int", "uint", "int64", "uint64":
+				name = "N"
+			case "float":
+				name = "F"
+			case "string":
+				name = "TEXT"
+			case "duration":
+				name = "DURATION"
+			case "value":
+				name = "VALUE"
+			}
+			line += " " + strings.ToUpper(name)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && !strings.Contains(usage, "default") {
+			if strings.ContainsAny(d, " ,|\t") {
+				d = fmt.Sprintf("%q", d)
+			}
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// commandLineArgs names the flag sets whose arguments, from the first one
+// on, are another program's command line: their flags come first.
+var commandLineArgs = map[string]bool{"terse proxy": true}
+
 // parseFlags parses args; --help prints usage to stdout and returns
-// errHelp, which callers return as success.
+// errHelp, which callers return as success. Flags may come before, after
+// or between the other arguments ("terse count FILE --json"); "--" ends
+// the flags, and everything after it is an argument.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	// The flag package prints usage itself before returning; silence that
 	// so --help goes to stdout once and a bad flag's usage to stderr once.
 	usage := fs.Usage
 	fs.Usage = func() {}
-	err := fs.Parse(args)
+	var positional []string
+	var err error
+	for {
+		if err = fs.Parse(args); err != nil {
+			break
+		}
+		rest := fs.Args()
+		used := len(args) - len(rest)
+		if len(rest) == 0 || used > 0 && args[used-1] == "--" || commandLineArgs[fs.Name()] {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
@@ -45,11 +105,44 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		fs.Usage() // to stderr, after the flag package's one-line message
 		return errUsage
 	}
+	// Leave the arguments where fs.Args finds them.
+	if perr := fs.Parse(append([]string{"--"}, positional...)); perr != nil {
+		return perr
+	}
 	return nil
 }
 
 // errHelp is returned after --help was printed; run treats it as success.
 var errHelp = errors.New("help printed")
+
+// choice checks a flag's value against the valid ones and says all of
+// them when it is not one.
+func choice(flagName, value string, valid ...string) error {
+	for _, v := range valid {
+		if v == value {
+			return nil
+		}
+	}
+	return &usageError{fmt.Sprintf("--%s %q: want %s", flagName, value, orList(valid))}
+}
+
+// orList writes "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// writeOutput writes data to the output file a flag names; "-" is
+// standard output, as for every output flag of terse.
+func writeOutput(path string, stdout io.Writer, data []byte) error {
+	if path == "-" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
 
 // openInput opens FILE, or standard input for "" and "-". The name is for
 // error messages.

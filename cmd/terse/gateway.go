@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/mcpproxy"
 	"github.com/terse-dev/terse/store/redisstore"
+	"github.com/terse-dev/terse/telemetry"
 )
 
 const gatewayDoc = `
@@ -118,6 +119,12 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	opts.Logger = logger
+	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry)) // nil when off
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	opts.Telemetry = rec
 	ctx, stop := withTerm(ctx)
 	defer stop()
 	var specs []mcpproxy.ServerSpec

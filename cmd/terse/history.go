@@ -57,7 +57,7 @@ tokenizer; tool definitions in the request count too.
 Examples:
   terse history trim --window 200000 --state s.json request.json > out.json
   terse history trim --format openai --window 128000 --target 0.5 req.json
-  terse history trim --state s.json --report - request.json >/dev/null
+  terse history trim --state s.json --report report.json request.json
 `
 
 func runHistory(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -76,17 +76,17 @@ func runHistory(ctx context.Context, args []string, stdin io.Reader, stdout, std
 }
 
 func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("history trim", "[--format anthropic|openai] [--window N] [--threshold F] [--target F] [--keep-assistant N] [--state FILE] FILE", historyTrimDoc, stdout, stderr)
-	format := fs.String("format", "auto", "request format: anthropic, openai or auto (detect)")
+	fs := newFlagSet("history trim", "[--format anthropic|openai|auto] [--window N] [--threshold F] [--target F] [--keep-assistant N] [--state FILE] [--report FILE] [--pretty] FILE", historyTrimDoc, stdout, stderr)
+	format := fs.String("format", "anthropic", "request `FORMAT`: anthropic, openai or auto (detect from the body)")
 	window := fs.Int("window", 200000, "context window in tokens, less what the answer needs")
 	threshold := fs.Float64("threshold", history.DefaultThreshold, "fraction of the window above which trimming starts")
 	target := fs.Float64("target", history.DefaultTarget, "fraction of the window trimming brings the request down to")
-	keep := fs.Int("keep-assistant", history.DefaultKeepAssistant, "newest assistant messages to leave untrimmed (best effort; 0: none)")
+	keep := fs.Int("keep-assistant", 0, "newest assistant messages to leave untrimmed (best effort; 0: none)")
 	maxArgs := fs.Int("max-args", history.DefaultMaxArgs, "bytes above which a trimmed tool call's arguments become a placeholder (-1: never)")
-	tokenizer := fs.String("tokenizer", "estimate", "token counting: estimate, o200k_base or cl100k_base")
-	statePath := fs.String("state", "", "state FILE to read and update (absent: a fresh start; not given: no state kept)")
-	reportPath := fs.String("report", "", "write the report as JSON to FILE (- for stderr)")
-	indent := fs.Bool("indent", false, "print the request indented instead of compact")
+	tokenizer := fs.String("tokenizer", "estimate", "token counting `TOKENIZER`: estimate, o200k_base or cl100k_base")
+	statePath := fs.String("state", "", "state `FILE` to read and update (absent: a fresh start; not given: no state kept)")
+	reportPath := fs.String("report", "", "write the report as JSON to `FILE` (\"-\": standard output, after the request)")
+	pretty := fs.Bool("pretty", false, "print the request indented by two spaces per level instead of compact")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -103,6 +103,9 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 	case *keep < 0:
 		return &usageError{"history trim: --keep-assistant must not be negative"}
 	}
+	if err := choice("format", *format, "anthropic", "openai", "auto"); err != nil {
+		return err
+	}
 	var f history.Format
 	if *format != "auto" {
 		var err error
@@ -116,6 +119,9 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	if *maxArgs == 0 {
 		opts.MaxArgs = 1 // every argument object larger than its placeholder
+	}
+	if err := choice("tokenizer", *tokenizer, "estimate", "o200k_base", "cl100k_base"); err != nil {
+		return err
 	}
 	if *tokenizer != "estimate" {
 		c, err := tokens.Get(*tokenizer)
@@ -161,7 +167,7 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 		return err
 	}
 	var buf []byte
-	if *indent {
+	if *pretty {
 		buf = tree.AppendIndent(nil, v, "  ")
 	} else {
 		buf = tree.AppendJSON(nil, v)
@@ -182,13 +188,7 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	if *reportPath != "" {
 		rj, _ := json.MarshalIndent(rep, "", "  ")
-		rj = append(rj, '\n')
-		if *reportPath == "-" {
-			_, err = stderr.Write(rj)
-		} else {
-			err = os.WriteFile(*reportPath, rj, 0o644)
-		}
-		if err != nil {
+		if err := writeOutput(*reportPath, stdout, append(rj, '\n')); err != nil {
 			return err
 		}
 	}

@@ -3,22 +3,33 @@
 //
 // Usage:
 //
-//	terse encode  [--to toon|json] [--delimiter D] [--indent N] [FILE]
-//	terse decode  [--strict=true|false] [--indent N] [--pretty] [FILE]
+//	terse encode  [--to toon|json|auto] [--exact] [--delimiter D] [--indent N] [FILE]
+//	terse decode  [--from detect|toon|auto|json] [--strict=true|false] [--indent N] [--pretty] [FILE]
 //	terse count   [--tokenizer o200k_base|cl100k_base|estimate] [--json] [FILE...]
 //	terse compact [--tool NAME] [--budget TOKENS] [--config FILE] [--report FILE] [FILE]
-//	terse chunk   HANDLE N
+//	terse chunk   [--budget TOKENS] HANDLE N
 //	terse report  [--tokenizer T] [--json] PATH...
 //	terse filter  --manifest FILE --action NAME [FILE]
-//	terse history trim [--format anthropic|openai] [--window N] [--state FILE] FILE
+//	terse history trim [--format anthropic|openai|auto] [--window N] [--state FILE] FILE
 //	terse proxy   [--config FILE] -- COMMAND [ARGS...]
 //	terse gateway --config FILE [--listen ADDR]
+//	terse api     [--config FILE] [--listen ADDR] [--window TOKENS] [--stats-file FILE] [--dry-run]
+//	terse wrap    claude|codex [-- ARGS...]
+//	terse setup   claude-code|cursor|codex [--config-path P] [--dry-run] [--undo]
+//	terse doctor  [--config-path P]
+//	terse stats   [DIR] [--json] [--since DURATION]
+//	terse tune    analyze [DIR] | from-claude-logs [--input-dir DIR]
+//	terse eval    [--docs DIR|FILE...] [--encodings LIST] [--reader decode|anthropic|openai]
+//	terse version
 //
-// FILE absent or "-" means standard input. Output goes to standard output,
-// diagnostics to standard error. Exit status: 0 ok, 1 failure (bad input is
-// reported on one line as NAME:LINE:COL: message), 2 usage error.
+// FILE absent or "-" means standard input; an output file "-" means
+// standard output. Flags may come before or after file names. Output goes
+// to standard output, diagnostics to standard error. Exit status: 0 ok, 1
+// failure (bad input is reported on one line as NAME:LINE:COL: message),
+// 2 usage error.
 //
-// Run "terse COMMAND --help" for a command's flags.
+// Run "terse help COMMAND" (or "terse COMMAND --help") for a command's
+// flags.
 package main
 
 import (
@@ -61,6 +72,11 @@ var commands = []command{
 	{"stats", "savings from telemetry", runStats},
 	{"tune", "write profiles from telemetry or agent logs (tune analyze|from-claude-logs)", runTune},
 	{"eval", "measure whether a model still answers correctly from terse's output", runEval},
+	{"setup", "wire terse into an MCP client (claude-code, cursor, codex)", runSetup},
+	{"doctor", "show how terse is wired into MCP clients", runDoctor},
+	{"version", "print the version, VCS revision and Go version", runVersion},
+	{"api", "proxy in front of the Anthropic and OpenAI APIs", runAPI},
+	{"wrap", "run claude or codex through terse api", runWrap},
 }
 
 // run is the whole program; main only turns its error into an exit status.
@@ -70,9 +86,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return errUsage
 	}
 	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	case "-h", "-help", "--help":
 		usage(stdout)
 		return nil
+	case "help":
+		if len(args) == 1 {
+			usage(stdout)
+			return nil
+		}
+		// "terse help CMD [SUB]" is "terse CMD [SUB] --help".
+		return run(ctx, append(append([]string(nil), args[1:]...), "--help"), stdin, stdout, stderr)
+	case "-version", "--version":
+		return runVersion(ctx, nil, stdin, stdout, stderr)
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
@@ -89,7 +114,7 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
-	fmt.Fprint(w, "\nRun 'terse COMMAND --help' for a command's flags. FILE absent or '-' reads standard input.\n")
+	fmt.Fprint(w, "\nRun 'terse help COMMAND' for a command's flags. FILE absent or '-' reads standard\ninput; an output file '-' is standard output. Flags may follow file names.\n")
 }
 
 // errUsage marks a usage error (exit status 2) whose message was already

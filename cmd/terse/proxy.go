@@ -2,17 +2,21 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/mcpproxy"
+	"github.com/terse-dev/terse/profile"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -29,8 +33,10 @@ Everything passes through unchanged, in order, except:
                compaction paid for it):
                  _output_mode  "raw" returns exactly what the server returned
                  _budget       token budget for this result
-                 _chunk        "HANDLE.N": fetch a chunk of an earlier
-                               result without calling the tool
+                 _chunk        "c_0123456789abcdef.2": fetch chunk 2 of an
+                               earlier result without calling the tool
+                               (within _budget; only in the session and
+                               conversation that got the result)
                Calling terse_compact after the conversation was compacted
                (or sending notifications/terse/compact) resets dedup.
   tools/call   text results are re-encoded (never more tokens than the
@@ -38,6 +44,12 @@ Everything passes through unchanged, in order, except:
                elision). Clients that show the model structuredContent
                (Claude Code, Copilot CLI) get one compact copy instead of
                it; Claude Code results stay under its 25,000-token limit.
+
+When the chunk store fails (an unwritable directory, Redis down), results
+still keep their budget and say the rest is not retrievable right now;
+re-run with _output_mode "raw" for the whole result. With [telemetry]
+enabled = true in the config, one anonymous event per result is written
+(see docs/telemetry.md).
 
 A repeated result the model has already seen becomes a one-line reference
 to it. After terse_compact or notifications/terse/compact the next repeat
@@ -99,6 +111,12 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	opts.Logger = logger
+	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry)) // nil when off
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	opts.Telemetry = rec
 	p := mcpproxy.NewProxy(up, opts)
 	logger.Info("terse proxy started", "upstream", up.String(), "tokenizer", tokenizer)
 	err = p.Serve(ctx, stdin, stdout)
@@ -127,10 +145,18 @@ func loadConfig(path string) (*config.Config, error) {
 // store and the dedup cache, so that their caches serve every call. It
 // names the tokenizer for the stats file.
 func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
-	counter, err := tokens.Get(cfg.Tokenizer)
+	// The session-wide profile: tokenizer, budget and format of the
+	// configuration's axes (the client is not known yet).
+	eff := profile.Resolve(cfg, profile.Context{})
+	counter, err := tokens.Get(profileTokenizer(cfg, &eff))
 	if err != nil {
 		return nil, "", err
 	}
+	// Chunk handles are keyed per process: unguessable, and bound to the
+	// session that earned them (a fetch checks the scope the store
+	// keeps, so gateway replicas need not share the key).
+	key := make([]byte, 32)
+	rand.Read(key)
 	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
 	if err != nil {
 		return nil, "", err
@@ -140,8 +166,8 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		cache = dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
 			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools})
 	}
-	base := terse.Options{Tokenizer: counter, Format: cfg.Format, Budget: cfg.Budget, Store: st,
-		Fetch: mcpproxy.FetchTemplate, Dedup: cache}
+	base := terse.Options{Tokenizer: counter, Format: eff.Format, Budget: eff.Budget, Store: st,
+		Fetch: mcpproxy.FetchTemplate, RawHint: mcpproxy.RawHint, Key: key, Dedup: cache}
 	def, err := terse.New(&base)
 	if err != nil {
 		return nil, "", err
@@ -157,7 +183,9 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		o.Strategy = t.Strategy
 		o.Pointer = t.Items
 		o.DropFields, o.KeepFields = t.DropFields, t.KeepFields
-		o.Template = t.Template
+		// The tool's data profile, if one matches its name.
+		te := profile.Resolve(cfg, profile.Context{Tool: t.Match})
+		o.Format, o.Template = te.Format, te.Template
 		if rules[t], err = terse.New(&o); err != nil {
 			return nil, "", fmt.Errorf("tool %s: %w", t.Match, err)
 		}
@@ -171,9 +199,19 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		MaxSizeBytes:  cfg.Proxy.MaxSizeBytes,
 		ExcludeTools:  cfg.Proxy.ExcludeTools,
 		FailOnError:   !cfg.Proxy.SkipOnError,
-		DefaultBudget: cfg.Budget,
+		DefaultBudget: eff.Budget,
 		MutatingTools: cfg.Dedup.MutatingTools,
 		IdleTimeout:   cfg.Gateway.IdleTimeout.Duration,
+	}
+	// A client's own profile (by its clientInfo name) may set its budget.
+	var budgets sync.Map
+	opts.ProfileBudget = func(client string) int {
+		if b, ok := budgets.Load(client); ok {
+			return b.(int)
+		}
+		b := profile.Resolve(cfg, profile.Context{ClientName: client}).Budget
+		budgets.Store(client, b)
+		return b
 	}
 	if len(cfg.Proxy.IncludeTools) > 0 {
 		opts.IncludeTools = cfg.Proxy.IncludeTools
@@ -191,6 +229,17 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		opts.Clients = append(opts.Clients, r)
 	}
 	return opts, counter.Name(), nil
+}
+
+// profileTokenizer is the tokenizer of a resolved profile, except that
+// when neither the profiles nor a known model or client name one (the
+// "default" LLM variant under tokenizer = "auto"), the config's top-level
+// tokenizer stays in force.
+func profileTokenizer(cfg *config.Config, eff *profile.Effective) string {
+	if (cfg.Profiles.Tokenizer == "" || cfg.Profiles.Tokenizer == "auto") && eff.LLM == "default" && cfg.Tokenizer != "" {
+		return cfg.Tokenizer
+	}
+	return eff.Tokenizer
 }
 
 // newLogger is the one logger of proxy and gateway: slog to stderr, as

@@ -87,7 +87,7 @@ func (t *reportTotal) add(r reportRow) {
 
 func runReport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fset := newFlagSet("report", "[--tokenizer o200k_base|cl100k_base|estimate] [--json] PATH...", reportDoc, stdout, stderr)
-	name := fset.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
+	name := fset.String("tokenizer", "o200k_base", "`TOKENIZER`: o200k_base, cl100k_base or estimate")
 	asJSON := fset.Bool("json", false, "print one JSON object instead of tables")
 	if err := parseFlags(fset, args, stdout); err != nil {
 		return err

@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"config"},
 	"fit/readtest":     {"tree"},
+	"apiproxy":         {"tree", "tokens", "filter", "render", "history", "store"},
 	"cmd/terse":        {"*"},
 	"internal/corpus":  {},
 	"internal/layout":  {},

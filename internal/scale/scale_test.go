@@ -137,13 +137,13 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("chunk fetches landed on %d replica(s)", served)
 	}
 	// Another conversation may not fetch them.
-	if text, isErr, err := call(cs, "read_graph", "conv-other", map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "another tenant or session") {
+	if text, isErr, err := call(cs, "read_graph", "conv-other", map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "belongs to another session") {
 		t.Fatalf("chunk fetched from another conversation: %v %v %.200q", err, isErr, text)
 	}
 	// Nor another tenant, in a conversation of the same name; and a
 	// request without a token is refused.
 	other := c.clientAs(tokenB)
-	if text, isErr, err := call(other, "read_graph", conv, map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "another tenant or session") {
+	if text, isErr, err := call(other, "read_graph", conv, map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "belongs to another session") {
 		t.Fatalf("chunk fetched by another tenant: %v %v %.200q", err, isErr, text)
 	}
 	if got := mustCall(t, other, "read_graph", "conv-main", nil); !idLine.MatchString(got) {

@@ -1,0 +1,39 @@
+// Package apiproxy is an HTTP proxy in front of the Anthropic Messages and
+// OpenAI Chat Completions / Responses APIs that makes the requests an agent
+// sends smaller, and passes everything else through untouched.
+//
+// # Rewriting
+//
+// [Rewriter] rewrites a request body deterministically (the same request
+// and conversation state give the same bytes):
+//
+//   - history: old assistant and tool content is trimmed with
+//     [history.Reduce], its state kept per conversation (keyed from the
+//     conversation's first messages). The trim target is chosen from the
+//     observed growth per turn, so that one boundary move leaves room for
+//     many turns whose request keeps the previous one as a prefix;
+//   - repeats: a tool result identical to an earlier one still visible in
+//     the request becomes a one-line reference naming that earlier call;
+//   - stale reads: a file read that a later call in the request edits or
+//     writes becomes a one-line marker naming the later call, applied only
+//     when the trimming boundary moves (the prefix breaks then anyway);
+//   - encoding: a tool result that is a JSON document (also JSON printed by
+//     a shell command) is re-encoded losslessly with render's auto format
+//     when that costs fewer tokens.
+//
+// System prompts, user text, tool definitions, cache_control markers,
+// thinking blocks and unknown blocks are never changed, and every tool call
+// keeps its result. Every replaced text says what it stood for and how to
+// get it back (call the named tool again).
+//
+// # Proxying
+//
+// [Proxy] is an http.Handler. POST /v1/messages, /v1/chat/completions and
+// /v1/responses bodies are rewritten; everything else (paths, methods,
+// headers, authentication) is forwarded byte for byte, and responses are
+// relayed as they arrive: server-sent events are flushed as they are read,
+// never buffered or re-encoded. A request carrying "x-terse-bypass: 1", a
+// body that does not decode, or one larger than the size limit is
+// forwarded untouched. Provider usage (input, output, cache reads and
+// writes) is read from the response for [Stats] only.
+package apiproxy

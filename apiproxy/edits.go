@@ -1,0 +1,404 @@
+package apiproxy
+
+import (
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// The in-band texts models read, single-line hints in the project's
+// "> [family: payload]" form. Their wording is part of the API: each names
+// what was left out and how to get it back.
+
+// repeatText stands for a result identical to the earlier result of c.
+func repeatText(c call, id string) string {
+	return "> [ref: byte-identical to the result of " + describe(c, id) + " above]"
+}
+
+// staleText stands for a read that the write w superseded.
+func staleText(r call, rid string, w call, wid string) string {
+	return "> [stale: result of " + describe(r, rid) + " left out; " + describe(w, wid) +
+		" changed the file since; read it again for its current content]"
+}
+
+// trimmedText stands for a result whose content history trimming left out.
+func trimmedText(c call, id string) string {
+	return "> [trimmed: result of " + describe(c, id) + "; call it again to see it]"
+}
+
+// seed hashes result texts to find repeats (equal texts are then
+// compared whole).
+var seed = maphash.MakeSeed()
+
+// droppedText declares the tool calls trimming removed whole (with their
+// results), counted by tool.
+func droppedText(dropped []history.Message) string {
+	counts := map[string]int{}
+	var names []string
+	n := 0
+	for i := range dropped {
+		for _, p := range dropped[i].Parts {
+			if p.Kind == history.ToolCall && dropped[i].Role == history.RoleAssistant {
+				if counts[p.Name] == 0 {
+					names = append(names, p.Name)
+				}
+				counts[p.Name]++
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	sort.SliceStable(names, func(i, j int) bool { return counts[names[i]] > counts[names[j]] })
+	var b strings.Builder
+	fmt.Fprintf(&b, "> [trimmed: %d earlier tool calls and their results left out (", n)
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i == 6 {
+			fmt.Fprintf(&b, "…")
+			break
+		}
+		fmt.Fprintf(&b, "%s ×%d", name, counts[name])
+	}
+	b.WriteString("); call a tool again to see its result]")
+	return b.String()
+}
+
+// declareDropped puts the declaration of the calls dropped before the
+// drop boundary at the head of the first tool result still sent (all
+// results before the boundary went with their calls). It depends only on
+// what was dropped, so it stays the same until the boundary moves.
+func declareDropped(out, dropped []history.Message) []history.Message {
+	note := droppedText(dropped)
+	if note == "" {
+		return out
+	}
+	done := false
+	return mapResults(out, func(_ int, p *history.Part) (history.Part, bool) {
+		if done {
+			return *p, false
+		}
+		text, ok := resultText(p)
+		if !ok {
+			return *p, false
+		}
+		done = true
+		return withText(*p, note+"\n"+text), true
+	})
+}
+
+// encCache remembers the re-encoding of JSON results by content hash (the
+// encoding is a pure function of the text).
+type encCache struct {
+	mu    sync.Mutex
+	m     map[encKey]encoded
+	bytes int // of the texts held
+}
+
+// encKey names a text by a 64-bit hash and its length.
+type encKey struct {
+	h uint64
+	n int
+}
+
+// The cache is emptied when it holds this many entries or bytes.
+const (
+	maxEncCache      = 8192
+	maxEncCacheBytes = 64 << 20
+)
+
+func (c *encCache) get(k encKey) (encoded, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[k]
+	return s, ok
+}
+
+func (c *encCache) put(k encKey, s encoded) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxEncCache || c.bytes+len(s.text) > maxEncCacheBytes {
+		c.m, c.bytes = make(map[encKey]encoded), 0
+	}
+	c.m[k] = s
+	c.bytes += len(s.text)
+}
+
+// minEncode is the size in bytes under which JSON is left as it is.
+const minEncode = 64
+
+// encoded is a cached re-encoding: the text ("" when re-encoding does not
+// pay) and whether a filter left something out.
+type encoded struct {
+	text     string
+	filtered bool
+}
+
+// encodeJSON returns the auto encoding of text when text is one JSON
+// object or array and the encoding costs fewer o200k_base tokens, after
+// the tool's configured filter (whose note then leads the text).
+func (rw *Rewriter) encodeJSON(tool, text string) (encoded, bool) {
+	t := strings.TrimSpace(text)
+	if len(t) < minEncode || (t[0] != '{' && t[0] != '[') {
+		return encoded{}, false
+	}
+	var rule *filter.Rule
+	template := ""
+	if rw.opt.Tool != nil {
+		rule, template = rw.opt.Tool(tool)
+	}
+	k := encKey{maphash.String(seed, text), len(text)}
+	if rule != nil || template != "" {
+		k.h ^= maphash.String(seed, tool) // the rules depend on the tool
+	}
+	if e, ok := rw.enc.get(k); ok {
+		return e, e.text != ""
+	}
+	var out encoded
+	if v, err := tree.ParseString(t); err == nil {
+		note := ""
+		if rule != nil {
+			fr := rule.Apply(v, nil)
+			if fr.Note != "" && !fr.IsText {
+				v, note, out.filtered = fr.Value, fr.Note+"\n", true
+			}
+		}
+		c := tokens.O200kBase()
+		if s, _, err := render.Encode(v, &render.Options{Counter: c, Template: render.Format(template)}); err == nil {
+			if s = note + s; c.Count(s) < c.Count(text) {
+				out.text = s
+			}
+		}
+	}
+	if out.text == "" {
+		out.filtered = false
+	}
+	rw.enc.put(k, out)
+	return out, out.text != ""
+}
+
+// encode re-encodes JSON results.
+func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call) ([]history.Message, []Edit) {
+	if rw.opt.NoEncode {
+		return msgs, nil
+	}
+	var edits []Edit
+	out := mapResults(msgs, func(_ int, p *history.Part) (history.Part, bool) {
+		c := calls[p.ID]
+		if rw.excluded(c.name) {
+			return *p, false
+		}
+		text, ok := resultText(p)
+		if !ok {
+			return *p, false
+		}
+		e, ok := rw.encodeJSON(c.name, text)
+		if !ok {
+			return *p, false
+		}
+		src := SourceEncoding
+		if e.filtered {
+			src = SourceFilter
+		}
+		edits = append(edits, Edit{Source: src, CallID: p.ID, Tool: c.name, Before: text, After: e.text})
+		return withText(*p, e.text), true
+	})
+	return out, edits
+}
+
+// declare replaces stale reads before message index stale, and repeats.
+func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale int) ([]history.Message, []Edit) {
+	var staleBy map[string]string // read call id → writing call id
+	if !rw.opt.NoStale && stale > 0 {
+		staleBy = staleReads(msgs[:stale], calls)
+	}
+	var edits []Edit
+	seen := make(map[uint64][]string) // content hash → first call ids showing it
+	texts := make(map[string]string)  // call id → its text
+	out := mapResults(msgs, func(i int, p *history.Part) (history.Part, bool) {
+		c := calls[p.ID]
+		if rw.excluded(c.name) || p.IsError {
+			return *p, false
+		}
+		text, ok := resultText(p)
+		if !ok {
+			return *p, false
+		}
+		if w, ok := staleBy[p.ID]; ok && i < stale {
+			s := staleText(c, p.ID, calls[w], w)
+			if len(s) < len(text) {
+				edits = append(edits, Edit{Source: SourceStale, CallID: p.ID, Tool: c.name, Ref: w, Before: text, After: s})
+				return withText(*p, s), true
+			}
+		}
+		if rw.opt.NoRepeats || len(text) < rw.opt.MinRepeat {
+			return *p, false
+		}
+		k := maphash.String(seed, text)
+		for _, first := range seen[k] {
+			if texts[first] != text {
+				continue
+			}
+			s := repeatText(calls[first], first)
+			if len(s) < len(text) {
+				edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: first, Before: text, After: s})
+				return withText(*p, s), true
+			}
+			return *p, false
+		}
+		seen[k] = append(seen[k], p.ID)
+		texts[p.ID] = text
+		return *p, false
+	})
+	return out, edits
+}
+
+// readTools and writeTools name the file tools of the usual agents
+// (lower case).
+var (
+	readTools  = map[string]bool{"read": true, "read_file": true, "readfile": true, "view": true, "view_file": true, "cat": true, "open_file": true}
+	writeTools = map[string]bool{"write": true, "edit": true, "multiedit": true, "notebookedit": true, "write_file": true,
+		"edit_file": true, "create_file": true, "str_replace": true, "apply_patch": true, "replace": true}
+)
+
+// filePaths returns the files a call reads or writes.
+func filePaths(c call) []string {
+	v, err := tree.ParseString(c.args)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range []string{"file_path", "notebook_path", "path", "filename", "file"} {
+		if x, ok := v.Get(k); ok && x.Kind() == tree.KindString && x.Str() != "" {
+			out = append(out, x.Str())
+			break
+		}
+	}
+	if strings.EqualFold(c.name, "apply_patch") {
+		patch := ""
+		for _, k := range []string{"input", "patch"} {
+			if x, ok := v.Get(k); ok {
+				patch = x.Str()
+			}
+		}
+		for _, line := range strings.Split(patch, "\n") {
+			for _, pre := range []string{"*** Update File: ", "*** Add File: ", "*** Delete File: "} {
+				if rest, ok := strings.CutPrefix(line, pre); ok {
+					out = append(out, strings.TrimSpace(rest))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// staleReads maps each read call in msgs whose file a later call in msgs
+// writes (and did not fail) to the first such writing call.
+func staleReads(msgs []history.Message, calls map[string]call) map[string]string {
+	type rd struct {
+		id   string
+		path string
+	}
+	failed := make(map[string]bool) // calls whose result is an error: they changed nothing
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Kind == history.ToolResult && p.IsError {
+				failed[p.ID] = true
+			}
+		}
+	}
+	var open []rd
+	var out map[string]string
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Kind != history.ToolCall {
+				continue
+			}
+			name := strings.ToLower(p.Name)
+			switch {
+			case readTools[name]:
+				for _, f := range filePaths(calls[p.ID]) {
+					open = append(open, rd{p.ID, f})
+				}
+			case writeTools[name] && !failed[p.ID]:
+				for _, f := range filePaths(calls[p.ID]) {
+					kept := open[:0]
+					for _, r := range open {
+						if r.path == f {
+							if out == nil {
+								out = make(map[string]string)
+							}
+							out[r.id] = p.ID
+							continue
+						}
+						kept = append(kept, r)
+					}
+					open = kept
+				}
+			}
+		}
+	}
+	return out
+}
+
+// finish completes a trimmed conversation: a repeat whose original was
+// trimmed or dropped gets its text back (this happens only when the
+// boundary moves), and edits of results no longer shown are forgotten.
+func finish(out, edited, base []history.Message, calls map[string]call, edits []Edit) ([]history.Message, []Edit) {
+	if len(edits) == 0 {
+		return out, edits
+	}
+	shown := make(map[string]bool) // call id → result shown in full (not trimmed)
+	for i := range out {
+		for j := range out[i].Parts {
+			p := &out[i].Parts[j]
+			if p.Kind == history.ToolResult {
+				t, _ := resultText(p)
+				shown[p.ID] = t != trimmedText(calls[p.ID], p.ID)
+			}
+		}
+	}
+	restore := make(map[string]bool)
+	kept := edits[:0]
+	for _, e := range edits {
+		if !shown[e.CallID] {
+			continue // trimmed or dropped: history's saving
+		}
+		if e.Source == SourceRepeat {
+			if !shown[e.Ref] {
+				restore[e.CallID] = true
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	if len(restore) == 0 {
+		return out, kept
+	}
+	orig := make(map[string]history.Part)
+	for i := range base {
+		for _, p := range base[i].Parts {
+			if p.Kind == history.ToolResult && restore[p.ID] {
+				orig[p.ID] = p
+			}
+		}
+	}
+	out = mapResults(out, func(_ int, p *history.Part) (history.Part, bool) {
+		if restore[p.ID] {
+			return orig[p.ID], true
+		}
+		return *p, false
+	})
+	return out, kept
+}

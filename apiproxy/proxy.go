@@ -1,0 +1,223 @@
+package apiproxy
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/terse-dev/terse/history"
+)
+
+// The official endpoints, the default upstreams.
+const (
+	DefaultAnthropic = "https://api.anthropic.com"
+	DefaultOpenAI    = "https://api.openai.com"
+)
+
+// DefaultMaxBody is the largest request body rewritten; larger ones are
+// streamed through untouched, so memory stays bounded.
+const DefaultMaxBody = 16 << 20
+
+// BypassHeader on a request with the value "1" forwards it untouched.
+const BypassHeader = "X-Terse-Bypass"
+
+// Config configures a [Proxy].
+type Config struct {
+	// Anthropic and OpenAI are the upstream base URLs ("": the official
+	// endpoints). A request's path is appended to the base's path.
+	Anthropic, OpenAI string
+	// Rewriter rewrites requests; nil forwards every request untouched.
+	Rewriter *Rewriter
+	// DryRun forwards the original requests and only records what the
+	// rewriting would have saved.
+	DryRun bool
+	// MaxBody is the largest body rewritten (0: DefaultMaxBody).
+	MaxBody int64
+	// Stats records each exchange; nil records nothing.
+	Stats *Stats
+	// Transport reaches the upstreams; nil uses a clone of
+	// http.DefaultTransport that never asks for compression itself.
+	Transport http.RoundTripper
+	// ErrorLog receives upstream connection errors (never headers or
+	// bodies); nil discards them.
+	ErrorLog *log.Logger
+}
+
+// Proxy is the API proxy, an http.Handler.
+type Proxy struct {
+	cfg                 Config
+	anthropic, openai   *url.URL
+	rpAnthropic, rpOpen *httputil.ReverseProxy
+}
+
+// New returns a proxy for cfg.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Anthropic == "" {
+		cfg.Anthropic = DefaultAnthropic
+	}
+	if cfg.OpenAI == "" {
+		cfg.OpenAI = DefaultOpenAI
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.DisableCompression = true
+		t.ResponseHeaderTimeout = 0
+		cfg.Transport = t
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = log.New(io.Discard, "", 0)
+	}
+	p := &Proxy{cfg: cfg}
+	var err error
+	if p.anthropic, err = parseUpstream(cfg.Anthropic); err != nil {
+		return nil, err
+	}
+	if p.openai, err = parseUpstream(cfg.OpenAI); err != nil {
+		return nil, err
+	}
+	p.rpAnthropic = p.reverse(p.anthropic)
+	p.rpOpen = p.reverse(p.openai)
+	return p, nil
+}
+
+func parseUpstream(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, errors.New("upstream " + s + ": want an http or https URL")
+	}
+	return u, nil
+}
+
+func (p *Proxy) reverse(target *url.URL) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = target.Host
+		},
+		Transport:     p.cfg.Transport,
+		FlushInterval: -1, // flush every write: events reach the client as they arrive
+		ErrorLog:      p.cfg.ErrorLog,
+		ModifyResponse: func(resp *http.Response) error {
+			ex, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
+			if ex == nil {
+				return nil
+			}
+			ex.status = resp.StatusCode
+			if resp.Header.Get("Content-Encoding") != "" {
+				ex.finish(Usage{})
+				return nil
+			}
+			sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+			resp.Body = newUsageReader(resp.Body, sse, ex.finish)
+			return nil
+		},
+	}
+}
+
+// rewritten reports whether a request's body is rewritten, and its format.
+func rewritten(r *http.Request) (history.Format, string, bool) {
+	if r.Method != http.MethodPost {
+		return 0, "", false
+	}
+	switch strings.TrimSuffix(r.URL.Path, "/") {
+	case "/v1/messages":
+		return history.Anthropic, "/v1/messages", true
+	case "/v1/chat/completions":
+		return history.OpenAI, "/v1/chat/completions", true
+	case "/v1/responses":
+		return history.Responses, "/v1/responses", true
+	}
+	return 0, "", false
+}
+
+// anthropicRequest reports whether a request is for Anthropic.
+func anthropicRequest(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.HasPrefix(r.URL.Path, "/v1/complete") ||
+		r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != ""
+}
+
+// ServeHTTP forwards one request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rp := p.rpOpen
+	if anthropicRequest(r) {
+		rp = p.rpAnthropic
+	}
+	f, path, ok := rewritten(r)
+	if !ok {
+		rp.ServeHTTP(w, r)
+		return
+	}
+	ex := &exchange{stats: p.cfg.Stats, path: path, start: time.Now(), dryRun: p.cfg.DryRun}
+	switch {
+	case r.Header.Get(BypassHeader) == "1":
+		ex.skipped = "bypass"
+	case r.Header.Get("Content-Encoding") != "":
+		ex.skipped = "encoded body"
+	case p.cfg.Rewriter == nil:
+		ex.skipped = "no rewriter"
+	default:
+		body, whole, err := readUpTo(r.Body, r.ContentLength, p.cfg.MaxBody)
+		if err != nil {
+			// The client's body failed: let the upstream see the same.
+			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+			ex.skipped = "request body: " + err.Error()
+			break
+		}
+		if !whole {
+			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+			ex.skipped = "body over the size limit"
+			break
+		}
+		ex.before = body
+		window := 0
+		if strings.Contains(r.Header.Get("Anthropic-Beta"), "context-1m") {
+			window = 1_000_000 // the 1M-token context beta
+		}
+		res := p.cfg.Rewriter.RewriteWindow(body, f, window)
+		ex.res = res
+		out := body
+		if res.Body != nil && !p.cfg.DryRun {
+			out = res.Body
+		}
+		ex.after = res.Body
+		r.Body = io.NopCloser(bytes.NewReader(out))
+		r.ContentLength = int64(len(out))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+	}
+	ex.added = time.Since(ex.start)
+	ctx := r.Context()
+	r = r.WithContext(withExchange(ctx, ex))
+	defer ex.finish(Usage{}) // when the upstream failed before a response
+	rp.ServeHTTP(w, r)
+}
+
+// readUpTo reads r whole when it holds at most limit bytes (whole true);
+// otherwise it returns the first limit+1 bytes read so far. size is the
+// length the request declared (-1: unknown).
+func readUpTo(r io.Reader, size, limit int64) ([]byte, bool, error) {
+	var buf bytes.Buffer
+	if size >= 0 && size <= limit {
+		buf.Grow(int(size) + bytes.MinRead) // one allocation, room to see EOF
+	}
+	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
+	if err != nil {
+		return buf.Bytes(), false, err
+	}
+	return buf.Bytes(), n <= limit, nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -1,0 +1,593 @@
+package apiproxy
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
+)
+
+// claudeRequests rebuilds the requests a Claude Code transcript's agent
+// sent: one before each assistant message, holding every message before
+// it (an assistant message's blocks are spread over several lines sharing
+// the message id; they are joined again). The transcripts do not hold the
+// system prompt or tool definitions, so the requests carry neither.
+func claudeRequests(tb testing.TB, file string) [][]byte {
+	items, ends, model := claudeTurns(tb, file)
+	return buildRequests(items, ends, model)
+}
+
+func buildRequests(items []tree.Value, ends []int, model string) [][]byte {
+	var reqs [][]byte
+	for _, e := range ends {
+		body := obj("model", model, "max_tokens", tree.Number("32000"), "messages", items[:e], "stream", true)
+		reqs = append(reqs, tree.AppendJSON(nil, body))
+	}
+	return reqs
+}
+
+// claudeTurns returns a transcript's messages, the number of messages
+// each request held, and the model.
+func claudeTurns(tb testing.TB, file string) (items []tree.Value, ends []int, model string) {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	type msg struct {
+		role, id string
+		blocks   []tree.Value
+		str      *tree.Value
+	}
+	var msgs []msg
+	model = "claude-sonnet-4-5"
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		v, err := tree.Parse(sc.Bytes())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		typ := get(v, "type").Str()
+		if typ != "user" && typ != "assistant" {
+			continue
+		}
+		m := get(v, "message")
+		role := get(m, "role").Str()
+		c := get(m, "content")
+		if role == "assistant" {
+			if s := get(m, "model").Str(); s != "" && !strings.HasPrefix(s, "<") {
+				model = s
+			}
+			id := get(m, "id").Str()
+			if n := len(msgs); n > 0 && msgs[n-1].role == "assistant" && msgs[n-1].id == id && id != "" {
+				msgs[n-1].blocks = append(msgs[n-1].blocks, c.Items()...)
+				continue
+			}
+			if len(msgs) > 0 {
+				ends = append(ends, len(msgs))
+			}
+			msgs = append(msgs, msg{role: role, id: id, blocks: c.Items()})
+			continue
+		}
+		if c.Kind() == tree.KindString {
+			msgs = append(msgs, msg{role: role, str: &c})
+		} else {
+			msgs = append(msgs, msg{role: role, blocks: c.Items()})
+		}
+	}
+	for _, m := range msgs {
+		c := tree.Array(m.blocks...)
+		if m.str != nil {
+			c = *m.str
+		}
+		items = append(items, obj("role", m.role, "content", c))
+	}
+	return items, ends, model
+}
+
+// replayStats are one session's figures under one setting.
+type replayStats struct {
+	name                string
+	turns, stableTurns  int // stableTurns counts turns after the first
+	direct, terse       int // summed input tokens
+	costDirect, costTer float64
+	saved               [numSources]int
+	violations          []string
+	larger              int // requests larger than direct
+}
+
+// msgTokens counts each message of a request body (compact JSON,
+// o200k_base), remembering counts by content.
+type msgCounter struct {
+	c    tokens.Counter
+	memo map[string]int
+}
+
+func (mc *msgCounter) messages(body []byte) (msgs []string, toks []int) {
+	v, err := tree.Parse(body)
+	if err != nil {
+		panic(err)
+	}
+	list, ok := v.Get("messages")
+	if !ok {
+		list = get(v, "input")
+	}
+	for _, m := range list.Items() {
+		s := string(tree.AppendJSON(nil, m))
+		n, ok := mc.memo[s]
+		if !ok {
+			n = mc.c.Count(s)
+			mc.memo[s] = n
+		}
+		msgs = append(msgs, s)
+		toks = append(toks, n)
+	}
+	return
+}
+
+// cost models prompt caching: tokens in the messages shared with the
+// previous request at 0.1, the rest at 1.25.
+func cost(prev, cur []string, toks []int) (c float64, prefix bool) {
+	i := 0
+	for i < len(prev) && i < len(cur) && prev[i] == cur[i] {
+		i++
+	}
+	for j, n := range toks {
+		if j < i {
+			c += 0.1 * float64(n)
+		} else {
+			c += 1.25 * float64(n)
+		}
+	}
+	return c, i == len(prev)
+}
+
+func sum(xs []int) (n int) {
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// replaySession runs a session's requests through a fresh Rewriter.
+func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool, responses bool) replayStats {
+	rw := NewRewriter(o)
+	st := replayStats{name: name, turns: len(reqs)}
+	var prevD, prevT []string
+	for ti, body := range reqs {
+		var res Result
+		if responses {
+			res = rw.Rewrite(body, history.Responses)
+		} else {
+			res = rw.Rewrite(body, history.Anthropic)
+		}
+		if res.Skipped != "" {
+			st.violations = append(st.violations, fmt.Sprintf("turn %d: forwarded untouched: %s", ti, res.Skipped))
+		}
+		out := body
+		if res.Body != nil {
+			out = res.Body
+		}
+		dm, dt := mc.messages(body)
+		tm, tt := mc.messages(out)
+		st.direct += sum(dt)
+		st.terse += sum(tt)
+		cd, _ := cost(prevD, dm, dt)
+		ct, stable := cost(prevT, tm, tt)
+		st.costDirect += cd
+		st.costTer += ct
+		if ti > 0 && stable {
+			st.stableTurns++
+		}
+		if sum(tt) > sum(dt) {
+			st.larger++
+			if roomy {
+				st.violations = append(st.violations, fmt.Sprintf("turn %d: %d tokens, direct %d", ti, sum(tt), sum(dt)))
+			}
+		}
+		for _, e := range res.Edits {
+			st.saved[e.Source] += mc.c.Count(e.Before) - mc.c.Count(e.After)
+		}
+		check := checkRequest
+		if responses {
+			check = checkResponses
+		}
+		for _, v := range check(body, out, roomy) {
+			st.violations = append(st.violations, fmt.Sprintf("turn %d: %s", ti, v))
+		}
+		prevD, prevT = dm, tm
+	}
+	other := 0
+	for s := SourceRepeat; s < numSources; s++ {
+		other += st.saved[s]
+	}
+	st.saved[SourceHistory] = st.direct - st.terse - other
+	return st
+}
+
+// checkRequest lists what a rewritten request breaks: tool pairing, user
+// and system text, and (roomy) a changed result that is neither a lossless
+// re-encoding nor names its call.
+func checkRequest(direct, out []byte, roomy bool) []string {
+	dv, _ := tree.Parse(direct)
+	ov, err := tree.Parse(out)
+	if err != nil {
+		return []string{"rewritten body is not JSON: " + err.Error()}
+	}
+	var bad []string
+	for _, k := range []string{"system", "tools", "model", "max_tokens", "stream"} {
+		a, _ := dv.Get(k)
+		b, _ := ov.Get(k)
+		if !tree.Equal(a, b) {
+			bad = append(bad, k+" changed")
+		}
+	}
+	userTexts := func(v tree.Value) (out []string) {
+		for _, m := range get(v, "messages").Items() {
+			if get(m, "role").Str() != "user" {
+				continue
+			}
+			c := get(m, "content")
+			if c.Kind() == tree.KindString {
+				out = append(out, c.Str())
+				continue
+			}
+			for _, b := range c.Items() {
+				if get(b, "type").Str() != "tool_result" {
+					out = append(out, b.String())
+				}
+			}
+		}
+		return out
+	}
+	if !slices.Equal(userTexts(dv), userTexts(ov)) {
+		bad = append(bad, "user text changed")
+	}
+	if pairing(dv) == "" {
+		if p := pairing(ov); p != "" {
+			bad = append(bad, "pairing: "+p)
+		}
+	}
+	if roomy {
+		before := results(dv)
+		for id, after := range results(ov) {
+			b := before[id]
+			if tree.Equal(b, after) {
+				continue
+			}
+			text := after.Str()
+			if after.Kind() == tree.KindArray {
+				text = get(after.Index(0), "text").Str()
+			}
+			bt := b.Str()
+			if b.Kind() == tree.KindArray {
+				bt = get(b.Index(0), "text").Str()
+			}
+			text = withoutDropNote(text)
+			if text == bt || strings.Contains(text, id) || namesSame(text, id, before) {
+				continue
+			}
+			want, err1 := tree.ParseString(strings.TrimSpace(bt))
+			got, err2 := render.Decode(text)
+			if err1 != nil || err2 != nil || !tree.Equal(want, got) {
+				bad = append(bad, "result "+id+" changed without naming its call or decoding to it")
+			}
+		}
+	}
+	return bad
+}
+
+// withoutDropNote removes the declaration of dropped calls that may lead
+// the first result sent.
+func withoutDropNote(text string) string {
+	if first, rest, ok := strings.Cut(text, "\n"); ok && strings.HasPrefix(first, "> [trimmed: ") && strings.Contains(first, " earlier tool calls and their results left out") {
+		return rest
+	}
+	return text
+}
+
+// namesSame reports whether text names another call whose result was
+// identical to that of id (a repeat reference).
+func namesSame(text, id string, before map[string]tree.Value) bool {
+	for other, v := range before {
+		if other != id && strings.Contains(text, other) && tree.Equal(v, before[id]) {
+			return true
+		}
+	}
+	return false
+}
+
+// results maps tool_use ids to their result content.
+func results(v tree.Value) map[string]tree.Value {
+	out := make(map[string]tree.Value)
+	for _, m := range get(v, "messages").Items() {
+		for _, b := range get(m, "content").Items() {
+			if get(b, "type").Str() == "tool_result" {
+				out[get(b, "tool_use_id").Str()] = get(b, "content")
+			}
+		}
+	}
+	return out
+}
+
+// pairing says how an Anthropic request breaks tool pairing ("" when it
+// does not): every tool_use answered in the next message, every
+// tool_result answering the message before.
+func pairing(v tree.Value) string {
+	msgs := get(v, "messages").Items()
+	for i, m := range msgs {
+		var uses []string
+		for _, b := range get(m, "content").Items() {
+			switch get(b, "type").Str() {
+			case "tool_use":
+				uses = append(uses, get(b, "id").Str())
+			case "tool_result":
+				id := get(b, "tool_use_id").Str()
+				ok := false
+				if i > 0 {
+					for _, pb := range get(msgs[i-1], "content").Items() {
+						ok = ok || (get(pb, "type").Str() == "tool_use" && get(pb, "id").Str() == id)
+					}
+				}
+				if !ok {
+					return fmt.Sprintf("message %d: result %s without its call before it", i, id)
+				}
+			}
+		}
+		if len(uses) > 0 && i+1 < len(msgs) {
+			got := make(map[string]bool)
+			for _, b := range get(msgs[i+1], "content").Items() {
+				got[get(b, "tool_use_id").Str()] = true
+			}
+			for _, id := range uses {
+				if !got[id] {
+					return fmt.Sprintf("message %d: call %s without its result after it", i, id)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// replayTable runs every Claude Code transcript under o and returns the
+// per-session figures and the total.
+func replayTable(tb testing.TB, o Options, roomy bool) ([]replayStats, replayStats) {
+	dir := filepath.Join(corpus.Dir(tb, "corpus"), "agent-sessions")
+	files, _ := filepath.Glob(filepath.Join(dir, "claude", "*.jsonl"))
+	codex, _ := filepath.Glob(filepath.Join(dir, "codex", "*.jsonl"))
+	files = append(files, codex...)
+	if len(files) == 0 {
+		tb.Skip("no Claude Code transcripts in " + dir)
+	}
+	mc := &msgCounter{c: tokens.O200kBase(), memo: make(map[string]int)}
+	var rows []replayStats
+	total := replayStats{name: "total"}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		responses := strings.Contains(f, string(filepath.Separator)+"codex"+string(filepath.Separator))
+		var reqs [][]byte
+		if responses {
+			reqs = codexRequests(tb, f)
+		} else {
+			reqs = claudeRequests(tb, f)
+		}
+		st := replaySession(name, reqs, o, mc, roomy, responses)
+		rows = append(rows, st)
+		total.turns += st.turns
+		total.stableTurns += st.stableTurns
+		total.direct += st.direct
+		total.terse += st.terse
+		total.costDirect += st.costDirect
+		total.costTer += st.costTer
+		total.larger += st.larger
+		for s := range st.saved {
+			total.saved[s] += st.saved[s]
+		}
+		total.violations = append(total.violations, st.violations...)
+	}
+	return rows, total
+}
+
+func (st replayStats) stableShare(sessions int) float64 {
+	return float64(st.stableTurns) / float64(max(1, st.turns-sessions))
+}
+
+func printTable(tb testing.TB, title string, rows []replayStats, total replayStats) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s (o200k_base tokens of the messages, summed over requests)\n", title)
+	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | encoding | prefix-stable | cost ratio | violations |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	line := func(st replayStats, sessions int) {
+		stable := "–"
+		if st.turns > sessions {
+			stable = fmt.Sprintf("%.1f %%", 100*st.stableShare(sessions))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.3f | %d | %d | %d | %d | %s | %.3f | %d |\n",
+			st.name, st.turns, st.direct, st.terse, float64(st.terse)/float64(max(1, st.direct)),
+			st.saved[SourceHistory], st.saved[SourceRepeat], st.saved[SourceStale], st.saved[SourceEncoding],
+			stable, st.costTer/max(1, st.costDirect), len(st.violations))
+	}
+	for _, r := range rows {
+		line(r, 1)
+	}
+	line(total, len(rows))
+	tb.Log(b.String())
+}
+
+// TestReplayRoomy replays the transcripts with a 200,000-token window:
+// no request grows, and every changed result is a lossless re-encoding or
+// names its call.
+func TestReplayRoomy(t *testing.T) {
+	rows, total := replayTable(t, Options{Window: 200_000}, true)
+	printTable(t, "window 200,000", rows, total)
+	for _, v := range total.violations {
+		t.Error(v)
+	}
+	if total.larger > 0 {
+		t.Errorf("%d requests larger than direct", total.larger)
+	}
+}
+
+// TestReplayTight replays the transcripts with a 40,000-token window.
+func TestReplayTight(t *testing.T) {
+	rows, total := replayTable(t, Options{Window: 40_000}, false)
+	printTable(t, "window 40,000", rows, total)
+	for _, v := range total.violations {
+		t.Error(v)
+	}
+	if s := total.stableShare(len(rows)); s < 0.97 {
+		t.Errorf("prefix-stable turns %.1f %%, want ≥ 97 %%", 100*s)
+	}
+	if r := float64(total.terse) / float64(total.direct); r > 0.75 {
+		t.Errorf("summed input %.3f× direct, want ≤ 0.75", r)
+	}
+	if r := total.costTer / total.costDirect; r > 1.0 {
+		t.Errorf("modeled cost %.3f× direct, want ≤ 1.0", r)
+	}
+}
+
+func mustParse(tb testing.TB, b []byte) tree.Value {
+	tb.Helper()
+	v, err := tree.Parse(b)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// codexRequests rebuilds the Responses API requests of a Codex rollout:
+// one before each run of model output items, holding every item before
+// it (the rollout's response_item payloads are the items as sent back).
+func codexRequests(tb testing.TB, file string) [][]byte {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var items []tree.Value
+	var reqs [][]byte
+	model := "gpt-5-codex"
+	fromModel := func(it tree.Value) bool {
+		switch get(it, "type").Str() {
+		case "message":
+			return get(it, "role").Str() == "assistant"
+		case "function_call", "custom_tool_call", "reasoning", "web_search_call", "tool_search_call", "image_generation_call", "agent_message":
+			return true
+		}
+		return false
+	}
+	prevModel := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		v, err := tree.Parse(sc.Bytes())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if get(v, "type").Str() != "response_item" {
+			continue
+		}
+		it := get(v, "payload")
+		m := fromModel(it)
+		if m && !prevModel && len(items) > 0 {
+			reqs = append(reqs, tree.AppendJSON(nil, obj("model", model, "instructions", "You are Codex.", "input", items, "stream", true)))
+		}
+		prevModel = m
+		items = append(items, it)
+	}
+	return reqs
+}
+
+// checkResponses lists what a rewritten Responses request breaks: every
+// item but tool outputs unchanged; a changed output names a call or
+// decodes to the original.
+func checkResponses(direct, out []byte, _ bool) []string {
+	dv, _ := tree.Parse(direct)
+	ov, err := tree.Parse(out)
+	if err != nil {
+		return []string{"rewritten body is not JSON: " + err.Error()}
+	}
+	var bad []string
+	a, b := get(dv, "input").Items(), get(ov, "input").Items()
+	if len(a) != len(b) {
+		return []string{"items added or removed"}
+	}
+	for i := range a {
+		if tree.Equal(a[i], b[i]) {
+			continue
+		}
+		typ := get(a[i], "type").Str()
+		if typ != "function_call_output" && typ != "custom_tool_call_output" {
+			bad = append(bad, fmt.Sprintf("item %d (%s) changed", i, typ))
+			continue
+		}
+		text := get(b[i], "output").Str()
+		if strings.Contains(text, " call ") {
+			continue
+		}
+		want, err1 := tree.ParseString(strings.TrimSpace(get(a[i], "output").Str()))
+		got, err2 := render.Decode(text)
+		if err1 != nil || err2 != nil || !tree.Equal(want, got) {
+			bad = append(bad, fmt.Sprintf("item %d: output changed without naming a call or decoding to it", i))
+		}
+	}
+	return bad
+}
+
+// TestReplayLong joins the Claude Code transcripts into one long session
+// (each one's messages after the last's) and replays it with a 40,000 and
+// a 60,000-token window: the stress case for prefix stability, many
+// boundary moves in one conversation (≥ 97 % prefix-stable required at
+// 60,000).
+func TestReplayLong(t *testing.T) {
+	dir := filepath.Join(corpus.Dir(t, "corpus"), "agent-sessions", "claude")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("no Claude Code transcripts")
+	}
+	var items []tree.Value
+	var ends []int
+	for _, f := range files {
+		it, e, _ := claudeTurns(t, f)
+		for _, x := range e {
+			ends = append(ends, len(items)+x)
+		}
+		items = append(items, it...)
+	}
+	reqs := buildRequests(items, ends, "claude-sonnet-4-5")
+	mc := &msgCounter{c: tokens.O200kBase(), memo: make(map[string]int)}
+	var rows []replayStats
+	for _, w := range []int{40_000, 60_000} {
+		st := replaySession(fmt.Sprintf("all transcripts joined, window %d", w), reqs, Options{Window: w}, mc, false, false)
+		rows = append(rows, st)
+		for _, v := range st.violations {
+			t.Error(v)
+		}
+		// At 40,000 a few reads of 10,000+ tokens in a row force steps
+		// three turns apart (the newest exchange is never trimmed), so
+		// the share is reported, not required.
+		if s := st.stableShare(1); s < 0.97 && w >= 60_000 {
+			t.Errorf("window %d: prefix-stable %.1f %%, want ≥ 97 %%", w, 100*s)
+		}
+		if r := st.costTer / st.costDirect; r > 1 {
+			t.Errorf("window %d: modeled cost %.3f× direct", w, r)
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s: %d requests, %d → %d tokens (%.3f), prefix-stable %.1f %%, cost %.3f× direct\n",
+			r.name, r.turns, r.direct, r.terse, float64(r.terse)/float64(r.direct), 100*r.stableShare(1), r.costTer/r.costDirect)
+	}
+	t.Log("\n" + b.String())
+}

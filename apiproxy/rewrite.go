@@ -1,0 +1,539 @@
+package apiproxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tree"
+)
+
+// Source is where a saving came from.
+type Source uint8
+
+// The sources of savings.
+const (
+	SourceHistory  Source = iota // trimming old turns
+	SourceRepeat                 // a result identical to an earlier one
+	SourceStale                  // a read superseded by a later write
+	SourceEncoding               // JSON re-encoded
+	SourceFilter                 // a configured per-tool filter
+	numSources
+)
+
+var sourceNames = [numSources]string{"history", "dedup", "stale", "encoding", "filter"}
+
+func (s Source) String() string {
+	if s < numSources {
+		return sourceNames[s]
+	}
+	return "unknown"
+}
+
+// Options configure a [Rewriter]. The zero value uses the defaults.
+type Options struct {
+	// Window is the context window in tokens; 0 uses the model's.
+	Window int
+	// Threshold is the fraction of the window above which history is
+	// trimmed; 0 means history.DefaultThreshold.
+	Threshold float64
+	// StableTurns is how many turns of the observed growth a boundary move
+	// leaves room for; 0 means 40.
+	StableTurns int
+	// MinTarget is the lowest fraction of the window the trim target is
+	// set to; 0 means 0.2.
+	MinTarget float64
+	// MinRepeat is the size in bytes under which an identical result is
+	// left as it is; 0 means 200.
+	MinRepeat int
+	// Include, when not empty, lists the tool-name globs (path.Match)
+	// whose results may be replaced by references, markers or
+	// re-encodings; Exclude lists those whose results never are. History
+	// trimming applies to every tool.
+	Include, Exclude []string
+	// Tool returns the configured rule for a tool's JSON results: a
+	// filter (nil: none), whose in-band note declares what it leaves out,
+	// and a render template ("": none). Nil means no rules.
+	Tool func(name string) (*filter.Rule, string)
+	// Store, when set, keeps each conversation's trimming state beside
+	// memory, so that a restarted proxy (or another replica sharing the
+	// store) continues with the same boundary and the cached prefix
+	// survives. It is written when the prefix changes.
+	Store store.Store
+	// NoTrim, NoRepeats, NoStale and NoEncode turn one rewriting off.
+	NoTrim, NoRepeats, NoStale, NoEncode bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Threshold <= 0 {
+		o.Threshold = history.DefaultThreshold
+	}
+	if o.StableTurns <= 0 {
+		o.StableTurns = 40
+	}
+	if o.MinTarget <= 0 {
+		o.MinTarget = 0.2
+	}
+	if o.MinRepeat <= 0 {
+		o.MinRepeat = 200
+	}
+	return o
+}
+
+// Edit is one tool result the rewriter changed (history trimming is
+// reported in [Result.Report], not as edits).
+type Edit struct {
+	Source Source
+	CallID string
+	Tool   string
+	Ref    string // the earlier call a repeat names, or the write that made a read stale
+	Before string // the result's text as sent
+	After  string // what replaced it
+}
+
+// Result is what [Rewriter.Rewrite] did to one request.
+type Result struct {
+	// Body is the rewritten request, or nil when the original is to be
+	// forwarded (nothing changed, or it did not decode).
+	Body []byte
+	// Format is the request's format (0 when it did not decode).
+	Format history.Format
+	// Model is the request's "model".
+	Model string
+	// Conversation is the key the state was kept under.
+	Conversation string
+	// Edits are the changed tool results, in request order.
+	Edits []Edit
+	// Report is history.Reduce's report (zero when trimming is off).
+	Report history.Report
+	// PrefixChanged is true when this request does not keep the previous
+	// one's messages as its prefix: the trimming boundary moved, or stale
+	// reads were declared (which happens only when it was about to).
+	PrefixChanged bool
+	// Window is the window trimming used and Target the fraction chosen.
+	Window int
+	Target float64
+	// Skipped says why the body was forwarded untouched ("" when it was
+	// rewritten or needed no change).
+	Skipped string
+}
+
+// Rewriter rewrites requests, keeping per-conversation state. It is safe
+// for concurrent use.
+type Rewriter struct {
+	opt Options
+
+	mu    sync.Mutex
+	convs map[string]*conv
+	tick  uint64
+
+	enc encCache
+}
+
+// maxConvs bounds the conversations remembered; the least recently used
+// is forgotten first.
+const maxConvs = 4096
+
+// conv is one conversation's state.
+type conv struct {
+	mu     sync.Mutex
+	used   uint64
+	loaded bool // from the store, when there is one
+	st     history.State
+	stale  int   // stale markers apply to messages before this index
+	sizes  []int // estimated sizes of the latest requests
+}
+
+// savedConv is a conversation's state in the store.
+type savedConv struct {
+	State history.State `json:"state"`
+	Stale int           `json:"stale"`
+	Sizes []int         `json:"sizes"`
+}
+
+// storeTimeout bounds each store access on the request path.
+const storeTimeout = 2 * time.Second
+
+// load reads c's state from the store (once; a missing or unreadable
+// entry leaves it fresh).
+func (rw *Rewriter) load(key string, c *conv) {
+	if c.loaded || rw.opt.Store == nil {
+		return
+	}
+	c.loaded = true
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	data, err := rw.opt.Store.Get(ctx, "api-"+key)
+	if err != nil {
+		return
+	}
+	var sc savedConv
+	if json.Unmarshal(data, &sc) == nil {
+		c.st, c.stale, c.sizes = sc.State, sc.Stale, sc.Sizes
+	}
+}
+
+// save writes c's state to the store.
+func (rw *Rewriter) save(key string, c *conv) {
+	if rw.opt.Store == nil {
+		return
+	}
+	data, err := json.Marshal(savedConv{State: c.st, Stale: c.stale, Sizes: c.sizes})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	rw.opt.Store.Put(ctx, "api-"+key, data)
+}
+
+// NewRewriter returns a Rewriter with options o.
+func NewRewriter(o Options) *Rewriter {
+	return &Rewriter{opt: o.withDefaults(), convs: make(map[string]*conv)}
+}
+
+func (rw *Rewriter) conv(key string) *conv {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.tick++
+	c := rw.convs[key]
+	if c == nil {
+		if len(rw.convs) >= maxConvs {
+			var old string
+			var oldest uint64 = math.MaxUint64
+			for k, x := range rw.convs {
+				if x.used < oldest {
+					old, oldest = k, x.used
+				}
+			}
+			delete(rw.convs, old)
+		}
+		c = &conv{}
+		rw.convs[key] = c
+	}
+	c.used = rw.tick
+	return c
+}
+
+// Rewrite rewrites one request body of format f (0: detect).
+func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
+	return rw.RewriteWindow(body, f, 0)
+}
+
+// RewriteWindow is Rewrite with the window the request asked for (0: the
+// model's), used when Options.Window is not set.
+func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Result {
+	req, err := history.Decode(body, f)
+	if err != nil {
+		return Result{Skipped: "does not decode: " + err.Error()}
+	}
+	res := Result{Format: req.Format}
+	if m, ok := req.Field("model"); ok {
+		res.Model = m.Str()
+	}
+	norm, nrep := history.Normalize(req.Messages, []string{})
+	if len(norm) == 0 {
+		return res
+	}
+	res.Conversation = convKey(req.Format, norm)
+	c := rw.conv(res.Conversation)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rw.load(res.Conversation, c)
+
+	res.Window = rw.opt.Window
+	if res.Window <= 0 {
+		res.Window = window
+	}
+	if res.Window <= 0 {
+		// The model's context holds the reply too: what the request
+		// reserves for it is not the conversation's.
+		res.Window = ModelWindow(res.Model)
+		for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
+			if v, ok := req.Field(k); ok {
+				if n, err := v.Int(); err == nil && n > 0 && n < int64(res.Window)/2 {
+					res.Window -= int(n)
+					break
+				}
+			}
+		}
+	}
+	calls := indexCalls(norm)
+	base, encEdits := rw.encode(norm, calls)
+
+	edited, edits := rw.declare(base, calls, c.stale)
+	var out []history.Message
+	var next history.State
+	var rep history.Report
+	if rw.opt.NoTrim {
+		out = edited
+	} else {
+		est := history.Estimate(edited) + history.ToolOverhead(nil, req.Tools)
+		target := rw.target(c, norm, est, res.Window)
+		res.Target = target
+		ro := &history.Options{Threshold: rw.opt.Threshold, Target: target, Tools: req.Tools, StripTags: []string{},
+			ResultText: func(id string) string { return trimmedText(calls[id], id) }}
+		out, next, rep = history.Reduce(edited, res.Window, c.st, ro)
+		if rep.CachePrefixChanged && c.stale != len(norm) && !rw.opt.NoStale {
+			// The boundary moves: the prefix changes anyway, so stale
+			// reads up to here are declared now, and trimming runs down
+			// to the target even if the declarations alone brought the
+			// request under the threshold: the prefix breaks once, for as
+			// many turns as a full step buys.
+			stale := len(norm)
+			edited, edits = rw.declare(base, calls, stale)
+			force := *ro
+			force.Threshold = target
+			out, next, rep = history.Reduce(edited, res.Window, c.st, &force)
+			c.stale = stale
+			res.PrefixChanged = true
+		}
+		res.PrefixChanged = res.PrefixChanged || rep.CachePrefixChanged
+		c.st = next
+		c.sizes = append(c.sizes, est)
+		if len(c.sizes) > growthSamples {
+			c.sizes = c.sizes[len(c.sizes)-growthSamples:]
+		}
+		if res.PrefixChanged {
+			rw.save(res.Conversation, c)
+		}
+		out, edits = finish(out, edited, base, calls, edits)
+		if rep.DropBoundary > 0 {
+			out = declareDropped(out, norm[:rep.DropBoundary])
+		}
+	}
+	res.Report = rep
+	res.Edits = append(encEdits, edits...)
+	if len(res.Edits) == 0 && rep.Trimmed == 0 && rep.Dropped == 0 && rep.ThinkingDropped == 0 && nrep.Deduped == 0 {
+		return res // nothing to change: forward the original bytes
+	}
+	req.Messages = out
+	b, err := req.AppendJSON(make([]byte, 0, len(body)+len(body)/16))
+	if err != nil {
+		res.Skipped = "does not encode: " + err.Error()
+		res.Edits = nil
+		return res
+	}
+	res.Body = b
+	return res
+}
+
+// growthSamples is how many recent request sizes the growth is taken from.
+const growthSamples = 16
+
+// target chooses the trim target: low enough that the observed growth per
+// turn fits StableTurns turns between the target and the threshold.
+func (rw *Rewriter) target(c *conv, norm []history.Message, est, window int) float64 {
+	if window <= 0 {
+		return rw.opt.Threshold
+	}
+	var g float64
+	if n := len(c.sizes); n >= 4 && est >= c.sizes[0] {
+		g = float64(est-c.sizes[0]) / float64(n)
+	} else {
+		turns := 0
+		for i := range norm {
+			if norm[i].Role == history.RoleAssistant {
+				turns++
+			}
+		}
+		g = float64(est) / float64(max(turns, 1))
+	}
+	t := rw.opt.Threshold - g*float64(rw.opt.StableTurns)/float64(window)
+	return min(max(t, rw.opt.MinTarget), rw.opt.Threshold)
+}
+
+// convKey names a conversation by its format and first two messages.
+func convKey(f history.Format, norm []history.Message) string {
+	h := sha256.New()
+	h.Write([]byte(f.String()))
+	for i := 0; i < len(norm) && i < 2; i++ {
+		h.Write([]byte(history.Fingerprint(&norm[i])))
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:8])
+}
+
+// ModelWindow is the context window of a model by name, 200,000 when
+// unknown.
+func ModelWindow(model string) int {
+	m := strings.ToLower(model)
+	switch {
+	case strings.Contains(m, "[1m]"):
+		return 1_000_000
+	case strings.HasPrefix(m, "gpt-4.1"):
+		return 1_047_576
+	case strings.HasPrefix(m, "gpt-5"):
+		return 400_000
+	case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "gpt-4-turbo"):
+		return 128_000
+	case strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"):
+		return 200_000
+	}
+	return 200_000
+}
+
+// call is a tool call found in the conversation.
+type call struct {
+	id, name, args string
+	msg            int
+}
+
+// indexCalls maps each call id to its first call.
+func indexCalls(msgs []history.Message) map[string]call {
+	calls := make(map[string]call)
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Kind == history.ToolCall {
+				if _, ok := calls[p.ID]; !ok {
+					calls[p.ID] = call{id: p.ID, name: p.Name, args: p.Args, msg: i}
+				}
+			}
+		}
+	}
+	return calls
+}
+
+// excluded reports whether a tool's results are left alone.
+func (rw *Rewriter) excluded(name string) bool {
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	return match(rw.opt.Exclude) || (len(rw.opt.Include) > 0 && !match(rw.opt.Include))
+}
+
+// resultText is a tool result's content when it is all text (joined by
+// newlines).
+func resultText(p *history.Part) (string, bool) {
+	switch len(p.Content) {
+	case 0:
+		return "", true
+	case 1:
+		if p.Content[0].Kind == history.Text {
+			return p.Content[0].Text, true
+		}
+		return "", false
+	}
+	var b strings.Builder
+	for i, q := range p.Content {
+		if q.Kind != history.Text {
+			return "", false
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(q.Text)
+	}
+	return b.String(), true
+}
+
+// withText returns p with its content replaced by text, keeping the first
+// text block (and so its provider fields) when there is one.
+func withText(p history.Part, text string) history.Part {
+	if len(p.Content) >= 1 && p.Content[0].Kind == history.Text {
+		c := p.Content[0]
+		c.Text = text
+		p.Content = []history.Part{c}
+		return p
+	}
+	p.Content = []history.Part{{Kind: history.Text, Text: text}}
+	return p
+}
+
+// mapResults returns msgs with fn applied to every tool result; fn returns
+// the replacement and whether it changed. Unchanged messages are shared.
+func mapResults(msgs []history.Message, fn func(i int, p *history.Part) (history.Part, bool)) []history.Message {
+	var out []history.Message
+	for i := range msgs {
+		var parts []history.Part
+		for j := range msgs[i].Parts {
+			p := &msgs[i].Parts[j]
+			if p.Kind != history.ToolResult {
+				continue
+			}
+			q, ok := fn(i, p)
+			if !ok {
+				continue
+			}
+			if parts == nil {
+				parts = append([]history.Part(nil), msgs[i].Parts...)
+			}
+			parts[j] = q
+		}
+		if parts != nil {
+			if out == nil {
+				out = append([]history.Message(nil), msgs...)
+			}
+			out[i].Parts = parts
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+// argsSummary is a short description of a call's arguments: the first of
+// the usual naming arguments, cut at 80 bytes.
+func argsSummary(args string) string {
+	v, err := tree.ParseString(args)
+	if err != nil || v.Kind() != tree.KindObject {
+		return ""
+	}
+	for _, k := range []string{"file_path", "notebook_path", "path", "command", "cmd", "pattern", "url", "query", "description"} {
+		x, ok := v.Get(k)
+		if !ok {
+			continue
+		}
+		var s string
+		switch x.Kind() {
+		case tree.KindString:
+			s = x.Str()
+		case tree.KindArray:
+			var parts []string
+			for _, it := range x.Items() {
+				parts = append(parts, it.Str())
+			}
+			s = strings.Join(parts, " ")
+		default:
+			continue
+		}
+		s = strings.Join(strings.Fields(s), " ")
+		if len(s) > 80 {
+			cut := 80
+			for cut > 0 && s[cut]&0xC0 == 0x80 {
+				cut--
+			}
+			s = s[:cut] + "…"
+		}
+		return k + "=" + s
+	}
+	return ""
+}
+
+// describe names a call for a marker: `Read call toolu_1 (file_path=a.go)`.
+func describe(c call, id string) string {
+	name := c.name
+	if name == "" {
+		name = "tool"
+	}
+	s := name + " call " + id
+	if a := argsSummary(c.args); a != "" {
+		s += " (" + a + ")"
+	}
+	return s
+}

@@ -1,0 +1,292 @@
+package apiproxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/terse-dev/terse/tokens"
+)
+
+// Totals are summed figures over requests. Token figures are request
+// bodies counted with the Stats' tokenizer, before and after rewriting
+// (after equals before for requests forwarded untouched; in a dry run it
+// is what would have been sent).
+type Totals struct {
+	Requests      int            `json:"requests"`
+	Rewritten     int            `json:"rewritten"`
+	Untouched     int            `json:"untouched"`
+	TokensBefore  int            `json:"tokens_before"`
+	TokensAfter   int            `json:"tokens_after"`
+	Saved         map[string]int `json:"saved"`
+	PrefixChanges int            `json:"prefix_changes"`
+	Usage         Usage          `json:"usage"`
+}
+
+func (t *Totals) add(r *Record) {
+	t.Requests++
+	if r.Rewritten {
+		t.Rewritten++
+	} else {
+		t.Untouched++
+	}
+	t.TokensBefore += r.TokensBefore
+	t.TokensAfter += r.TokensAfter
+	if t.Saved == nil {
+		t.Saved = make(map[string]int)
+	}
+	for k, v := range r.Saved {
+		t.Saved[k] += v
+	}
+	if r.PrefixChanged {
+		t.PrefixChanges++
+	}
+	t.Usage.add(r.Usage)
+}
+
+// Record is one request's line in the stats file.
+type Record struct {
+	Time          time.Time      `json:"time"`
+	Path          string         `json:"path"`
+	Model         string         `json:"model,omitempty"`
+	Conversation  string         `json:"conversation,omitempty"`
+	Status        int            `json:"status"`
+	Tokenizer     string         `json:"tokenizer"`
+	TokensBefore  int            `json:"tokens_before"`
+	TokensAfter   int            `json:"tokens_after"`
+	Saved         map[string]int `json:"saved,omitempty"`
+	Rewritten     bool           `json:"rewritten"`
+	DryRun        bool           `json:"dry_run,omitempty"`
+	Skipped       string         `json:"skipped,omitempty"`
+	PrefixChanged bool           `json:"prefix_changed"`
+	Boundary      int            `json:"boundary"`
+	Window        int            `json:"window,omitempty"`
+	Target        float64        `json:"target,omitempty"`
+	AddedMicros   int64          `json:"added_us"`
+	Usage         Usage          `json:"usage"`
+}
+
+// Stats collects per-request and per-conversation figures. Tokens are
+// counted off the request path, in one goroutine.
+type Stats struct {
+	counter tokens.Counter
+	out     io.Writer
+
+	queue chan *exchangeDone
+	wg    sync.WaitGroup
+
+	mu       sync.Mutex
+	total    Totals
+	sessions map[string]*Totals
+	dropped  int
+	closed   bool
+}
+
+type exchangeDone struct {
+	ex *exchange
+	u  Usage
+}
+
+// NewStats returns Stats counting with c (nil: o200k_base) that append
+// one JSON line per request to out (nil: none). Call Close to flush.
+func NewStats(c tokens.Counter, out io.Writer) *Stats {
+	if c == nil {
+		c = tokens.O200kBase()
+	}
+	s := &Stats{counter: c, out: out, queue: make(chan *exchangeDone, 256), sessions: make(map[string]*Totals)}
+	s.wg.Add(1)
+	go s.run()
+	return s
+}
+
+func (s *Stats) record(ex *exchange, u Usage) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	select {
+	case s.queue <- &exchangeDone{ex, u}:
+	default:
+		s.mu.Lock()
+		s.dropped++
+		s.mu.Unlock()
+	}
+}
+
+func (s *Stats) run() {
+	defer s.wg.Done()
+	enc := json.NewEncoder(io.Discard)
+	if s.out != nil {
+		enc = json.NewEncoder(s.out)
+	}
+	for d := range s.queue {
+		r := s.measure(d.ex, d.u)
+		s.mu.Lock()
+		s.total.add(r)
+		if r.Conversation != "" {
+			t := s.sessions[r.Conversation]
+			if t == nil {
+				t = &Totals{}
+				s.sessions[r.Conversation] = t
+			}
+			t.add(r)
+		}
+		s.mu.Unlock()
+		enc.Encode(r)
+	}
+}
+
+// measure counts one exchange's tokens.
+func (s *Stats) measure(ex *exchange, u Usage) *Record {
+	res := &ex.res
+	r := &Record{
+		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
+		Tokenizer: s.counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped,
+		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
+		AddedMicros: ex.added.Microseconds(), Usage: u,
+	}
+	if r.Skipped == "" {
+		r.Skipped = res.Skipped
+	}
+	if ex.before != nil {
+		r.TokensBefore = tokens.CountBytes(s.counter, ex.before)
+		r.TokensAfter = r.TokensBefore
+	}
+	if ex.after != nil {
+		r.Rewritten = !ex.dryRun
+		r.TokensAfter = tokens.CountBytes(s.counter, ex.after)
+		r.Saved = make(map[string]int)
+		other := 0
+		for _, e := range res.Edits {
+			n := s.counter.Count(e.Before) - s.counter.Count(e.After)
+			r.Saved[e.Source.String()] += n
+			other += n
+		}
+		// What the edits do not explain is history trimming, or, when
+		// nothing was trimmed, writing the request as compact JSON.
+		key := SourceHistory.String()
+		if res.Report.Trimmed == 0 && res.Report.Dropped == 0 && res.Report.ThinkingDropped == 0 {
+			key = "envelope"
+		}
+		if h := r.TokensBefore - r.TokensAfter - other; h != 0 {
+			r.Saved[key] += h
+		}
+	}
+	return r
+}
+
+// Close waits for the figures of finished requests and stops recording.
+func (s *Stats) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	close(s.queue)
+	s.wg.Wait()
+}
+
+// Snapshot returns the totals and the per-conversation totals.
+func (s *Stats) Snapshot() (Totals, map[string]Totals) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := s.total
+	total.Saved = copyMap(total.Saved)
+	sess := make(map[string]Totals, len(s.sessions))
+	for k, v := range s.sessions {
+		t := *v
+		t.Saved = copyMap(t.Saved)
+		sess[k] = t
+	}
+	return total, sess
+}
+
+func copyMap(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Summary is a one-screen account of the totals.
+func (s *Stats) Summary() string {
+	t, sess := s.Snapshot()
+	var b strings.Builder
+	fmt.Fprintf(&b, "terse api: %d requests (%d rewritten, %d untouched) in %d conversations\n", t.Requests, t.Rewritten, t.Untouched, len(sess))
+	saved := t.TokensBefore - t.TokensAfter
+	pct := 0.0
+	if t.TokensBefore > 0 {
+		pct = 100 * float64(saved) / float64(t.TokensBefore)
+	}
+	fmt.Fprintf(&b, "  request tokens (%s): %d before, %d after, %d saved (%.1f %%)\n", s.counter.Name(), t.TokensBefore, t.TokensAfter, saved, pct)
+	fmt.Fprintf(&b, "  saved by source:")
+	for src := Source(0); src < numSources; src++ {
+		fmt.Fprintf(&b, " %s %d", src, t.Saved[src.String()])
+	}
+	if n := t.Saved["envelope"]; n != 0 {
+		fmt.Fprintf(&b, " envelope %d", n)
+	}
+	fmt.Fprintf(&b, "\n  prefix changes: %d of %d requests\n", t.PrefixChanges, t.Requests)
+	fmt.Fprintf(&b, "  provider usage: input %d, cache read %d, cache write %d, output %d\n",
+		t.Usage.Input, t.Usage.CacheRead, t.Usage.CacheCreation, t.Usage.Output)
+	keys := make([]string, 0, len(sess))
+	for k := range sess {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return sess[keys[i]].TokensBefore > sess[keys[j]].TokensBefore })
+	for i, k := range keys {
+		if i == 8 {
+			fmt.Fprintf(&b, "  … %d more conversations\n", len(keys)-i)
+			break
+		}
+		x := sess[k]
+		fmt.Fprintf(&b, "  conversation %s: %d requests, %d → %d tokens\n", k, x.Requests, x.TokensBefore, x.TokensAfter)
+	}
+	s.mu.Lock()
+	if s.dropped > 0 {
+		fmt.Fprintf(&b, "  (%d requests not measured: the stats queue was full)\n", s.dropped)
+	}
+	s.mu.Unlock()
+	return b.String()
+}
+
+// Handler serves the totals in the Prometheus text format.
+func (s *Stats) Handler() http.Handler {
+	reg := prometheus.NewRegistry()
+	counter := func(name, help string, labels prometheus.Labels, f func(t *Totals) int) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return float64(f(&s.total))
+		}))
+	}
+	tok := prometheus.Labels{"tokenizer": s.counter.Name()}
+	counter("terse_api_requests_total", "Requests rewritten or considered for rewriting.", nil, func(t *Totals) int { return t.Requests })
+	counter("terse_api_rewritten_total", "Requests sent rewritten.", nil, func(t *Totals) int { return t.Rewritten })
+	counter("terse_api_tokens_before_total", "Request tokens as the client sent them.", tok, func(t *Totals) int { return t.TokensBefore })
+	counter("terse_api_tokens_after_total", "Request tokens as sent upstream.", tok, func(t *Totals) int { return t.TokensAfter })
+	for src := Source(0); src < numSources; src++ {
+		name := src.String()
+		counter("terse_api_tokens_saved_total", "Request tokens saved, by source.", prometheus.Labels{"tokenizer": s.counter.Name(), "source": name},
+			func(t *Totals) int { return t.Saved[name] })
+	}
+	counter("terse_api_prefix_changes_total", "Requests that changed the cached prefix.", nil, func(t *Totals) int { return t.PrefixChanges })
+	counter("terse_api_provider_input_tokens_total", "Input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.Input })
+	counter("terse_api_provider_cache_read_tokens_total", "Cache-read input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.CacheRead })
+	counter("terse_api_provider_cache_write_tokens_total", "Cache-write input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.CacheCreation })
+	counter("terse_api_provider_output_tokens_total", "Output tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.Output })
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}

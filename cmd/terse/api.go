@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/terse-dev/terse/apiproxy"
+	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/filter"
+)
+
+const apiDoc = `
+Api is an HTTP proxy in front of the Anthropic and OpenAI APIs. Point a
+client at it with its base-URL setting:
+
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8788
+  OPENAI_BASE_URL=http://127.0.0.1:8788/v1
+
+It rewrites the bodies of POST /v1/messages, /v1/chat/completions and
+/v1/responses:
+old turns trimmed once the conversation nears the context window (in steps
+chosen so the provider's prompt cache keeps hitting), a tool result
+identical to an earlier one replaced by a reference to that call, a file
+read that a later call changed replaced by a marker naming that call (only
+when trimming moves), and JSON results re-encoded losslessly when that is
+cheaper. System prompts, user text, tool definitions and thinking blocks
+are never changed. Everything else, responses included, passes through
+untouched and streams as it arrives. A request with the header
+"x-terse-bypass: 1" is forwarded as it is.
+
+GET /metrics serves Prometheus counters; the summary is printed on exit.
+See docs/api.md.
+`
+
+// apiFlags are the flags terse api and terse wrap share.
+type apiFlags struct {
+	config, anthropic, openai, statsFile *string
+	window                               *int
+	dryRun                               *bool
+}
+
+func addAPIFlags(fs *flag.FlagSet) apiFlags {
+	return apiFlags{
+		config:    fs.String("config", "", "terse config `FILE` ([api] section)"),
+		anthropic: fs.String("anthropic-upstream", "", "Anthropic base `URL` (default "+apiproxy.DefaultAnthropic+")"),
+		openai:    fs.String("openai-upstream", "", "OpenAI base `URL` (default "+apiproxy.DefaultOpenAI+")"),
+		window:    fs.Int("window", 0, "context window in `TOKENS` (default: the model's)"),
+		statsFile: fs.String("stats-file", "", "append one JSON line per request to `FILE`"),
+		dryRun:    fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
+	}
+}
+
+// settings merges the flags over the config file's [api] section.
+func (f apiFlags) settings() (*config.Config, config.API, error) {
+	cfg := config.Default()
+	if *f.config != "" {
+		c, err := config.Load(*f.config)
+		if err != nil {
+			return nil, config.API{}, err
+		}
+		cfg = c
+	}
+	a := cfg.API
+	if *f.anthropic != "" {
+		a.AnthropicUpstream = *f.anthropic
+	}
+	if *f.openai != "" {
+		a.OpenAIUpstream = *f.openai
+	}
+	if *f.window > 0 {
+		a.Window = *f.window
+	}
+	if *f.statsFile != "" {
+		a.StatsFile = *f.statsFile
+	}
+	if *f.dryRun {
+		a.DryRun = true
+	}
+	if a.Listen == "" {
+		a.Listen = config.DefaultAPIListen
+	}
+	return cfg, a, nil
+}
+
+// toolRules gives the rewriter the per-tool filters and templates of cfg.
+func toolRules(cfg *config.Config) func(string) (*filter.Rule, string) {
+	return func(name string) (*filter.Rule, string) {
+		t := cfg.Tool(name)
+		if t == nil {
+			return nil, ""
+		}
+		return t.Rule(), t.Template
+	}
+}
+
+// apiServer is a running proxy.
+type apiServer struct {
+	srv   *http.Server
+	stats *apiproxy.Stats
+	file  *os.File
+	errc  chan error
+}
+
+// startAPI serves the proxy on ln.
+func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Writer) (*apiServer, error) {
+	s := &apiServer{errc: make(chan error, 1)}
+	var out io.Writer
+	if a.StatsFile != "" {
+		f, err := os.OpenFile(a.StatsFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		s.file, out = f, f
+	}
+	s.stats = apiproxy.NewStats(nil, out)
+	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
+	if err != nil {
+		s.stats.Close()
+		if s.file != nil {
+			s.file.Close()
+		}
+		return nil, err
+	}
+	p, err := apiproxy.New(apiproxy.Config{
+		Anthropic: a.AnthropicUpstream,
+		OpenAI:    a.OpenAIUpstream,
+		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools, StableTurns: a.StableTurns, Tool: toolRules(cfg), Store: st}),
+		DryRun:    a.DryRun,
+		MaxBody:   int64(a.MaxBodyBytes),
+		Stats:     s.stats,
+		ErrorLog:  log.New(stderr, "terse api: ", 0),
+	})
+	if err != nil {
+		s.stats.Close()
+		if s.file != nil {
+			s.file.Close()
+		}
+		return nil, err
+	}
+	metrics := s.stats.Handler()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/metrics" {
+			metrics.ServeHTTP(w, r)
+			return
+		}
+		p.ServeHTTP(w, r)
+	})
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	go func() { s.errc <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// stop shuts the proxy down (requests in flight get a few seconds) and
+// returns the summary.
+func (s *apiServer) stop() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.srv.Shutdown(ctx)
+	s.stats.Close()
+	if s.file != nil {
+		s.file.Close()
+	}
+	return s.stats.Summary()
+}
+
+func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run]", apiDoc, stdout, stderr)
+	listen := fs.String("listen", "", "address to serve on (default [api] listen, else "+config.DefaultAPIListen+")")
+	af := addAPIFlags(fs)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &usageError{"api: unexpected arguments"}
+	}
+	cfg, a, err := af.settings()
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		a.Listen = *listen
+	}
+	ln, err := net.Listen("tcp", a.Listen)
+	if err != nil {
+		return err
+	}
+	s, err := startAPI(cfg, a, ln, stderr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Fprintf(stderr, "terse api: listening on http://%s (ANTHROPIC_BASE_URL=http://%[1]s, OPENAI_BASE_URL=http://%[1]s/v1)\n", ln.Addr())
+	select {
+	case err = <-s.errc:
+	case <-ctx.Done():
+	}
+	fmt.Fprint(stderr, s.stop())
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
