@@ -141,6 +141,11 @@ type Gateway struct {
 	// IdleTimeout ends a client session unused for this long ("30m");
 	// 0 means the gateway default (30 minutes).
 	IdleTimeout Duration `toml:"idle_timeout"`
+	// Tokens, when set, turns on bearer-token authentication of clients:
+	// each key is a tenant and its value the token that names it. Tenants
+	// never share dedup state or chunks. The environment variable
+	// TERSE_GATEWAY_TOKENS ("tenant=token,…") adds to it.
+	Tokens map[string]string `toml:"tokens"`
 }
 
 // Server is a gateway upstream. Its tools are exposed as NAME__TOOL.
@@ -387,6 +392,19 @@ func (c *Config) Validate() error {
 		}
 		v.oneOf(k+".reads", cl.Reads, Reads)
 		v.nonNegative(k+".budget", cl.Budget)
+	}
+	tokens := map[string]string{}
+	for tenant, tok := range c.Gateway.Tokens {
+		k := "gateway.tokens." + tenant
+		switch {
+		case !ValidTenant(tenant):
+			v.errorf(k, "tenant names are 1 to 64 characters from [A-Za-z0-9_.-]")
+		case len(tok) < 16:
+			v.errorf(k, "a token must be at least 16 characters")
+		case tokens[tok] != "":
+			v.errorf(k, "same token as tenant %s", tokens[tok])
+		}
+		tokens[tok] = tenant
 	}
 	if l := c.Gateway.Listen; l != "" {
 		if _, _, err := net.SplitHostPort(l); err != nil {
@@ -729,4 +747,18 @@ func indexPositions(data []byte) posIndex {
 		}
 	}
 	return idx
+}
+
+// ValidTenant reports whether s can name a gateway tenant: 1 to 64
+// characters from [A-Za-z0-9_.-].
+func ValidTenant(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -29,11 +29,13 @@ package dedup
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -172,6 +174,11 @@ type Cache struct {
 	mu    sync.Mutex
 	parts map[Key]*partition
 	plru  *list.List // of *partition
+
+	// shared, when set (SetShared), keeps the partitions instead of parts.
+	shared     Shared
+	onErr      func(error)
+	sharedErrs atomic.Int64
 }
 
 // New returns an empty cache.
@@ -244,6 +251,12 @@ func (c *Cache) part(k Key, create bool) *partition {
 // only in part (budget fitting).
 func (c *Cache) Process(k Key, call Call) Outcome {
 	fp := Fingerprint(call.Variant, call.Content)
+	if c.shared != nil {
+		if o := c.sharedCheck(k, call, fp); o.Kind != Miss {
+			return o
+		}
+		return c.sharedRecord(k, call, fp)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if o := c.check(k, call, fp); o.Kind != Miss {
@@ -256,6 +269,9 @@ func (c *Cache) Process(k Key, call Call) Outcome {
 // recording it. A mutating call invalidates earlier reads of its path.
 func (c *Cache) Check(k Key, call Call) Outcome {
 	fp := Fingerprint(call.Variant, call.Content)
+	if c.shared != nil {
+		return c.sharedCheck(k, call, fp)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.check(k, call, fp)
@@ -266,6 +282,9 @@ func (c *Cache) Check(k Key, call Call) Outcome {
 // than MinBytes are not recorded.
 func (c *Cache) Record(k Key, call Call) Outcome {
 	fp := Fingerprint(call.Variant, call.Content)
+	if c.shared != nil {
+		return c.sharedRecord(k, call, fp)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.record(k, call, fp)
@@ -392,6 +411,10 @@ func Overlaps(w, r string) bool {
 // drops every result of the partition: a write of unknown reach may have
 // changed any of them.
 func (c *Cache) Invalidate(k Key, paths ...string) {
+	if c.shared != nil {
+		c.sharedInvalidate(k, paths)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(paths) == 0 {
@@ -407,6 +430,10 @@ func (c *Cache) Invalidate(k Key, paths ...string) {
 // Compact marks a compaction boundary: the partition forgets everything,
 // since the agent no longer sees the earlier results.
 func (c *Cache) Compact(k Key) {
+	if c.shared != nil {
+		c.sharedDo(func(ctx context.Context) error { return c.shared.Drop(ctx, k) })
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p := c.parts[k]; p != nil {
@@ -418,6 +445,10 @@ func (c *Cache) Compact(k Key) {
 // Forget drops the results with the given ids, for example those context
 // trimming removed from the conversation.
 func (c *Cache) Forget(k Key, ids ...string) {
+	if c.shared != nil {
+		c.sharedDo(func(ctx context.Context) error { return c.shared.Remove(ctx, k, ids...) })
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.parts[k]
@@ -433,6 +464,9 @@ func (c *Cache) Forget(k Key, ids ...string) {
 
 // Len returns the number of results remembered for k and their total size.
 func (c *Cache) Len(k Key) (entries, bytes int) {
+	if c.shared != nil {
+		return c.sharedLen(k)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p := c.parts[k]; p != nil {

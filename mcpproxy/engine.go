@@ -139,6 +139,9 @@ func (e *engine) begin(ctx context.Context, server, tool, exposed, client, sessi
 	c = &call{server: server, tool: tool, client: client, session: e.partition(session, conv), args: rest,
 		raw: ra.raw, budget: ra.budget, start: time.Now(), scope: e.scopePrefix + session + "\x00" + conv, sessionID: session,
 		pol: e.opts.policy(client)}
+	if s, ok := ctx.Value(chunkScopeKey{}).(string); ok {
+		c.scope = s // the gateway's, see withChunkScope
+	}
 	if err != nil {
 		res := errorResult("terse: " + err.Error())
 		rec.Outcome = "error"

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,6 +53,7 @@ type Gateway struct {
 	reg     *prometheus.Registry
 	metrics *gwMetrics
 	watched sync.Map // session id -> struct{}: sessions whose end is awaited
+	scale   *gwScale // tenants and shared state (gateway_scale.go)
 }
 
 // gwUpstream is one upstream server of a gateway.
@@ -75,12 +77,13 @@ type gwUpstream struct {
 func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 	g := &Gateway{eng: newEngine(opts), reg: prometheus.NewRegistry()}
 	g.metrics = newGWMetrics(g.reg)
+	g.scale = newScale(g.reg)
 	if g.eng.opts.Stats.Metrics == nil {
 		g.eng.opts.Stats.Metrics = g.metrics
 	}
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: "terse-gateway", Version: "1"}, &mcp.ServerOptions{
 		HasTools: true,
-		Logger:   g.eng.opts.Logger,
+		Logger:   sdkLogger(g.eng.opts.Logger),
 	})
 	g.srv.AddReceivingMiddleware(g.watchSessions, g.serveTools)
 	g.srv.AddTool(&mcp.Tool{
@@ -90,7 +93,11 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		conv, _ := req.Params.Meta[MetaConversation].(string)
-		g.eng.compact(sessionID(req.Session), conv)
+		sid := ""
+		if req.Session != nil {
+			sid = req.Session.ID()
+		}
+		g.compact(ctx, tenantOf(req), sid, conv)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok: later results will not refer to earlier ones"}}}, nil
 	})
 	seen := map[string]bool{}
@@ -144,7 +151,8 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-// Handler serves MCP at /mcp (Streamable HTTP, stateful sessions), health
+// Handler serves MCP at /mcp (Streamable HTTP: stateless for clients of
+// protocol 2026-07-28, stateful sessions for earlier ones), health
 // at /healthz and Prometheus metrics at /metrics. At /mcp it also accepts
 // the notification [CompactNotification], which advances the dedup
 // partition of the session named by its Mcp-Session-Id header.
@@ -152,7 +160,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mcpH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: g.eng.opts.idleTimeout()})
-	mux.Handle("/mcp", g.compactNotifications(mcpH))
+	statelessH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+	mux.Handle("/mcp", g.authenticate(g.compactNotifications(byVersion(mcpH, statelessH))))
 	mux.HandleFunc("/healthz", g.healthz)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.reg, promhttp.HandlerOpts{}))
 	return mux
@@ -171,6 +181,8 @@ const sessionHeader = "Mcp-Session-Id"
 // dedup partition of the session named by the Mcp-Session-Id header (of
 // one conversation when params._meta names one under [MetaConversation]),
 // exactly like a call of [CompactTool] in that session, and answers 202
+// (a stateless client, MCP-Protocol-Version 2026-07-28, names the
+// conversation instead of a session)
 // Accepted as for any notification. A missing header is a 400, an unknown
 // session a 404. Every other message goes to next unchanged.
 func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
@@ -199,18 +211,30 @@ func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
 			return
 		}
 		sid := r.Header.Get(sessionHeader)
-		if sid == "" {
-			http.Error(w, "Bad Request: "+CompactNotification+" needs the "+sessionHeader+" header of the session to compact", http.StatusBadRequest)
-			return
-		}
-		if !g.hasSession(sid) {
-			http.Error(w, "session not found", http.StatusNotFound)
-			return
-		}
 		params, _ := v.Get("params")
 		meta, _ := params.Get("_meta")
 		conv, _ := meta.Get(MetaConversation)
-		g.eng.compact(sid, conv.Str())
+		// A stateless client (2026-07-28) has no session: it names the
+		// conversation to compact.
+		stateless := r.Header.Get("Mcp-Protocol-Version") >= protocolStateless
+		switch {
+		case stateless && conv.Str() == "":
+			http.Error(w, "Bad Request: "+CompactNotification+" needs params._meta."+MetaConversation+" naming the conversation to compact", http.StatusBadRequest)
+			return
+		case stateless:
+			sid = ""
+		case sid == "":
+			http.Error(w, "Bad Request: "+CompactNotification+" needs the "+sessionHeader+" header of the session to compact", http.StatusBadRequest)
+			return
+		case !g.hasSession(sid):
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		tenant := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			tenant = ti.UserID
+		}
+		g.compact(r.Context(), tenant, sid, conv.Str())
 		w.WriteHeader(http.StatusAccepted)
 	})
 }
@@ -225,9 +249,9 @@ func (g *Gateway) hasSession(id string) bool {
 	return false
 }
 
-// healthz answers 200 with each upstream's state and the chunk store's
-// ("degraded" after a store call failed, until one succeeds); 503 when no
-// upstream is up.
+// healthz answers 200 with each upstream's state, the chunk store's
+// ("degraded" after a store call failed, until one succeeds) and the
+// shared state's; 503 when no upstream is up.
 func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	type state struct {
 		Name  string `json:"name"`
@@ -238,8 +262,13 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 		OK      bool        `json:"ok"`
 		Servers []state     `json:"servers"`
 		Store   StoreHealth `json:"store"`
+		// SharedState is "up" or "down" with shared state (Redis): down,
+		// calls go on without dedup and chunks, so it does not make the
+		// gateway unhealthy.
+		SharedState string `json:"shared_state,omitempty"`
 	}
 	out.Store = g.eng.storeHealth()
+	out.SharedState = g.scale.health()
 	for _, u := range g.ups {
 		u.mu.Lock()
 		s := state{Name: u.spec.Name, Up: u.cs != nil, Tools: len(u.exposed)}
@@ -290,9 +319,13 @@ func (g *Gateway) watchSessions(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
 			id := ss.ID()
 			if _, loaded := g.watched.LoadOrStore(id, struct{}{}); !loaded {
+				scope := id
+				if t := tenantOf(req); t != "" {
+					scope = t + ":" + id
+				}
 				go func() {
 					ss.Wait()
-					g.eng.forget(id)
+					g.eng.forget(scope)
 					g.watched.Delete(id)
 				}()
 			}
@@ -554,10 +587,17 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 	conv, _ := params.Meta[MetaConversation].(string)
 	client := clientName(req)
 	pol := e.opts.policy(client)
-	c, changed, answer, brec := e.begin(ctx, u.spec.Name, tool, params.Name, client, sessionID(req.Session), conv, args, info, true)
+	who := g.who(ctx, req, conv)
+	if refused := g.checkChunk(ctx, who, args); refused != nil {
+		rec.Outcome = "chunk"
+		return rawCallResult(tree.AppendJSON(nil, *refused)), nil
+	}
+	c, changed, answer, brec := e.begin(withChunkScope(ctx, who), u.spec.Name, tool, params.Name, client, who.scope, who.conv, args, info, true)
 	if answer != nil {
 		rec = brec
-		return rawCallResult(tree.AppendJSON(nil, *answer)), nil
+		out := tree.AppendJSON(nil, *answer)
+		g.own(ctx, who, out, nil)
+		return rawCallResult(out), nil
 	}
 	cs, err := u.session(ctx)
 	if err != nil {
@@ -598,6 +638,8 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 	}
 	if out == nil {
 		out = slot.raw
+	} else {
+		g.own(ctx, who, out, slot.raw)
 	}
 	return rawCallResult(out), nil
 }

@@ -46,7 +46,10 @@ func gatewayClient(t *testing.T, url, name string) (*mcp.ClientSession, chan *mc
 	t.Helper()
 	progress := make(chan *mcp.ProgressNotificationParams, 10)
 	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), wireTap{&mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, progress}, nil)
+	// A session-based protocol: these tests are about sessions (see
+	// gateway_scale_test.go for the stateless 2026-07-28).
+	cs, err := c.Connect(context.Background(), wireTap{&mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, progress},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect to gateway: %v", err)
 	}

@@ -177,7 +177,10 @@ func gatewaySession(t *testing.T, url string) *client {
 	t.Helper()
 	c := &client{conn: new(mcp.Connection), rows: "a__rows"}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "generic-client", Version: "1"}, nil)
-	cs, err := cl.Connect(context.Background(), connTap{&mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, c.conn}, nil)
+	// A session-based protocol: these tests are about sessions (see
+	// gateway_scale_test.go for the stateless 2026-07-28).
+	cs, err := cl.Connect(context.Background(), connTap{&mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, c.conn},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect to gateway: %v", err)
 	}

@@ -7,9 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
+	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/mcpproxy"
+	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -23,7 +27,8 @@ results placed where each client's model reads them.
 Dedup state is per MCP session (and per conversation named in the
 params._meta key "terse/conversation"). A client compacts it by calling
 terse_compact or by POSTing the notification notifications/terse/compact
-to /mcp with its Mcp-Session-Id header.
+to /mcp with its Mcp-Session-Id header (a 2026-07-28 client, which has
+no session, names the conversation in params._meta instead).
 
 Also served: /healthz (JSON, 503 when no upstream is up) and /metrics
 (Prometheus, with the Go and process collectors:
@@ -38,6 +43,20 @@ terse_gateway_rejected_messages_total,
 terse_gateway_unknown_tool_calls_total and
 terse_gateway_catalog_tokens_in_total/out_total).
 
+Clients of MCP 2026-07-28 are served statelessly: any replica answers any
+request, and the conversation named in params._meta "terse/conversation"
+is what dedup and chunk handles are bound to (without one, results are
+never referenced). Clients of 2025-11-25 and 2025-06-18 get sessions.
+
+With [store] redis, replicas share everything a call needs in Redis:
+chunks, dedup partitions, compaction counters and the owner of each chunk
+handle; with Redis down, calls go on without dedup and without chunks
+(terse_gateway_shared_state_up is 0) and recover when it returns. With
+[gateway] tokens (or TERSE_GATEWAY_TOKENS="tenant=token,..."), /mcp
+requires a bearer token, and each token's tenant has its own dedup and
+chunks; a handle of another tenant or session is refused. See
+docs/scaling.md.
+
 Idle sessions end after [gateway] idle_timeout (default 30m). SIGINT and
 SIGTERM drain the server and write --stats-file.
 
@@ -47,6 +66,10 @@ reconnected on its next call. Logs go to stderr.
 Config (TOML):
   [gateway]
   listen = "127.0.0.1:7801"
+  tokens = { team-a = "a-long-random-token-1" }
+
+  [store]
+  redis = "redis://127.0.0.1:6379/0"
 
   [[servers]]
   name = "fs"
@@ -113,6 +136,25 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	defer g.Close()
+	tokens, err := gatewayTokens(cfg.Gateway.Tokens, os.Getenv("TERSE_GATEWAY_TOKENS"))
+	if err != nil {
+		return err
+	}
+	g.SetTokens(tokens)
+	if cfg.Store.Redis != "" {
+		st, err := redisstore.NewState(cfg.Store.Redis, cfg.Store.TTL.Duration)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if opts.Dedup != nil {
+			opts.Dedup.SetShared(mcpproxy.SharedDedup(st), g.SharedError)
+		}
+		g.SetState(st)
+		if err := st.Ping(ctx); err != nil {
+			logger.Warn("shared state unreachable; serving without dedup until it answers", "err", err)
+		}
+	}
 	if err := g.Start(ctx); err != nil {
 		return err
 	}
@@ -127,7 +169,8 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	logger.Info("terse gateway serving", "addr", "http://"+ln.Addr().String()+"/mcp", "servers", len(specs))
+	logger.Info("terse gateway serving", "addr", "http://"+ln.Addr().String()+"/mcp", "servers", len(specs),
+		"tenants", len(tokens), "shared_state", cfg.Store.Redis != "")
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -147,4 +190,31 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	}
 	return err
+}
+
+// gatewayTokens merges the config's tokens (tenant → token) with env
+// ("tenant=token,…") into token → tenant.
+func gatewayTokens(cfg map[string]string, env string) (map[string]string, error) {
+	byTenant := map[string]string{}
+	for t, tok := range cfg {
+		byTenant[t] = tok
+	}
+	for _, kv := range strings.Split(env, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		t, tok, ok := strings.Cut(kv, "=")
+		if !ok || !config.ValidTenant(t) || len(tok) < 16 {
+			return nil, fmt.Errorf("gateway: TERSE_GATEWAY_TOKENS: each entry is TENANT=TOKEN, tenant from [A-Za-z0-9_.-], token of 16 characters or more")
+		}
+		byTenant[t] = tok
+	}
+	out := map[string]string{}
+	for t, tok := range byTenant {
+		if other, dup := out[tok]; dup {
+			return nil, fmt.Errorf("gateway: tenants %s and %s have the same token", other, t)
+		}
+		out[tok] = t
+	}
+	return out, nil
 }

@@ -29,8 +29,9 @@ var allowed = map[string][]string{
 	"render":           {"tree", "tokens", "toon"},
 	"dedup":            {"tree"},
 	"store":            {},
-	"store/redisstore": {"store"},
+	"store/redisstore": {"store", "dedup"},
 	"store/storetest":  {"store", "internal/corpus"},
+	"internal/scale":   {}, // tests only: the gateway at scale (TERSE_SCALE)
 	"fit":              {"tree", "tokens", "toon", "render", "store"},
 	"history":          {"tree", "tokens"},
 	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},

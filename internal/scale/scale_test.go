@@ -1,0 +1,260 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	idLine   = regexp.MustCompile(`^> \[id: ([0-9a-f]+)\]`)
+	refLine  = regexp.MustCompile(`^> \[ref: ([0-9a-f]+),`)
+	handleRE = regexp.MustCompile(`\bc_[0-9a-f]{16}\b`)
+	chunkRE  = regexp.MustCompile(`(?m)^\s*chunk (\d+):`)
+	// chunksOfRE reads the count of the short chunk note.
+	chunksOfRE = regexp.MustCompile(`get chunk N of (\d+) whole`)
+)
+
+// call calls a tool of the memory server in conversation conv.
+func call(cs *mcp.ClientSession, tool, conv string, args map[string]any) (string, bool, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	p := &mcp.CallToolParams{Name: "mem__" + tool, Arguments: args}
+	if conv != "" {
+		p.Meta = mcp.Meta{"terse/conversation": conv}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, p)
+	if err != nil {
+		return "", false, err
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError, nil
+}
+
+func mustCall(t *testing.T, cs *mcp.ClientSession, tool, conv string, args map[string]any) string {
+	t.Helper()
+	text, isErr, err := call(cs, tool, conv, args)
+	if err != nil || isErr {
+		t.Fatalf("%s: %v %.300q", tool, err, text)
+	}
+	return text
+}
+
+// seed fills the memory server with n entities.
+func seed(t *testing.T, cs *mcp.ClientSession, n int) {
+	var ents []map[string]any
+	for i := range n {
+		ents = append(ents, map[string]any{"name": fmt.Sprintf("service-%03d", i), "entityType": "service",
+			"observations": []string{fmt.Sprintf("runs on node-%d", i%7), fmt.Sprintf("owned by team-%d", i%5), "deployed with the standard pipeline"}})
+	}
+	mustCall(t, cs, "create_entities", "", map[string]any{"entities": ents})
+}
+
+// callsPerReplica is terse_gateway_calls_total of each live replica.
+func (c *cluster) callsPerReplica() []float64 {
+	var out []float64
+	for _, r := range c.replicas {
+		if r.cmd == nil {
+			continue
+		}
+		v, _ := metric(r.url(), "terse_gateway_calls_total{")
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestCluster: one conversation through haproxy, its calls spread over
+// three replicas, then a replica killed and Redis stopped and restarted.
+func TestCluster(t *testing.T) {
+	c := startCluster(t)
+	cs := c.client()
+	seed(t, cs, 60)
+	conv := "conv-main"
+
+	// 1. Dedup across replicas: the first read shows an id, every later
+	// one (on whichever replica) refers to it.
+	first := mustCall(t, cs, "read_graph", conv, nil)
+	m := idLine.FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("first read_graph has no id line: %.200q", first)
+	}
+	for i := range 6 {
+		got := mustCall(t, cs, "read_graph", conv, nil)
+		if r := refLine.FindStringSubmatch(got); r == nil || r[1] != m[1] {
+			t.Fatalf("read %d: %.200q, want a reference to %s", i+2, got, m[1])
+		}
+	}
+	per := c.callsPerReplica()
+	for i, v := range per {
+		if v == 0 {
+			t.Fatalf("replica %d served no call (%v): the balancer did not spread the conversation", i+1, per)
+		}
+	}
+	t.Logf("step 1: 7 reads of one conversation, calls per replica %v, all references after the first", per)
+
+	// 2. Chunks across replicas: a trimmed read issues a handle on one
+	// replica; each chunk is fetched whole, on whichever replica.
+	// (In a conversation of its own: in conv, the read is a reference.)
+	conv = "conv-chunks"
+	trimmed := mustCall(t, cs, "read_graph", conv, map[string]any{"_budget": 300})
+	h := handleRE.FindString(trimmed)
+	n := len(chunkRE.FindAllString(trimmed, -1))
+	if m := chunksOfRE.FindStringSubmatch(trimmed); m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	if h == "" || n < 2 {
+		t.Fatalf("trimmed read: handle %q, %d chunks: %q", h, n, trimmed)
+	}
+	before := c.callsPerReplica()
+	for k := 1; k <= n; k++ {
+		mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": fmt.Sprintf("%s.%d", h, k)})
+	}
+	after := c.callsPerReplica()
+	served := 0
+	for i := range after {
+		if after[i] > before[i] {
+			served++
+		}
+	}
+	if n >= 3 && served < 2 {
+		t.Fatalf("chunk fetches landed on %d replica(s)", served)
+	}
+	// Another conversation may not fetch them.
+	if text, isErr, err := call(cs, "read_graph", "conv-other", map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "belongs to another session") {
+		t.Fatalf("chunk fetched from another conversation: %v %v %.200q", err, isErr, text)
+	}
+	// Nor another tenant, in a conversation of the same name; and a
+	// request without a token is refused.
+	other := c.clientAs(tokenB)
+	if text, isErr, err := call(other, "read_graph", conv, map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "belongs to another session") {
+		t.Fatalf("chunk fetched by another tenant: %v %v %.200q", err, isErr, text)
+	}
+	if got := mustCall(t, other, "read_graph", "conv-main", nil); !idLine.MatchString(got) {
+		t.Fatalf("another tenant's first read in conv-main: %.100q, want the whole result", got)
+	}
+	resp, err := http.Post(c.lbURL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a request without a token: HTTP %d, want 401", resp.StatusCode)
+	}
+	t.Logf("step 2: handle %s, %d chunks fetched on %d replicas; another conversation and another tenant refused; no token, 401", h, n, served)
+
+	// 3. A replica killed mid-run: calls in flight on it fail with an
+	// error, the others and every later call succeed, and no handle is
+	// lost.
+	var ok, failed atomic.Int64
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var errs []string
+	stop := make(chan struct{})
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wcs := c.client()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, isErr, err := call(wcs, "read_graph", fmt.Sprintf("kill-%d", w), nil)
+				if err != nil || isErr {
+					failed.Add(1)
+					errMu.Lock()
+					errs = append(errs, fmt.Sprint(err))
+					errMu.Unlock()
+					wcs = c.client()
+					continue
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.kill(c.replicas[0])
+	time.Sleep(1500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if ok.Load() == 0 {
+		t.Fatal("no call succeeded while a replica died")
+	}
+	if f := failed.Load(); f > 4 {
+		t.Fatalf("%d calls failed when one replica died (at most the 4 in flight may): %v", f, errs)
+	}
+	for i := range 12 {
+		mustCall(t, c.client(), "read_graph", fmt.Sprintf("after-kill-%d", i), nil)
+	}
+	mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
+	t.Logf("step 3: replica 1 killed during %d calls: %d failed in flight (%v); 12 later calls and the old handle succeed", ok.Load()+failed.Load(), failed.Load(), errs)
+
+	// 4. Redis stopped: calls succeed, without dedup, and a trimmed
+	// result says its chunks cannot be fetched instead of issuing a
+	// dead handle.
+	c.stopRedis()
+	down := c.client()
+	for i := range 3 {
+		got := mustCall(t, down, "read_graph", "redis-down", nil)
+		if strings.HasPrefix(got, "> [") {
+			t.Fatalf("read %d with Redis down: %.100q, want the result without id line or reference", i+1, got)
+		}
+	}
+	trimmed = mustCall(t, down, "read_graph", "redis-down", map[string]any{"_budget": 300})
+	if handleRE.MatchString(trimmed) || !strings.Contains(trimmed, "not retrievable right now") {
+		t.Fatalf("trimmed read with Redis down: %.600q", trimmed)
+	}
+	text, isErr, err := call(down, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
+	if err != nil || !isErr || !strings.Contains(text, "right now") {
+		t.Fatalf("chunk fetch with Redis down: %v %v %.200q", err, isErr, text)
+	}
+	degraded := 0.0
+	for _, r := range c.replicas {
+		if r.cmd != nil {
+			v, _ := metric(r.url(), "terse_gateway_shared_state_errors_total{")
+			degraded += v
+		}
+	}
+	if degraded == 0 {
+		t.Fatal("no replica counted a shared-state error")
+	}
+	t.Logf("step 4: Redis down: calls succeed without dedup, trimmed result without handle, chunk fetch refused (%q), %v shared-state errors counted", text, degraded)
+
+	// 5. Redis back (with what it saved): dedup and chunks recover by
+	// themselves, and the handle issued before is served again.
+	c.startRedis()
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		got = mustCall(t, down, "read_graph", "redis-back", nil)
+		if idLine.MatchString(got) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !idLine.MatchString(got) {
+		t.Fatalf("after Redis came back: %.100q, want an id line", got)
+	}
+	if got := mustCall(t, down, "read_graph", "redis-back", nil); !refLine.MatchString(got) {
+		t.Fatalf("after Redis came back, a repeat: %.100q, want a reference", got)
+	}
+	mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
+	t.Logf("step 5: Redis back: dedup and the handle issued before it stopped work again")
+}

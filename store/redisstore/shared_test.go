@@ -1,0 +1,122 @@
+package redisstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/terse-dev/terse/dedup"
+)
+
+func newTestState(tb testing.TB) *State {
+	tb.Helper()
+	s, err := NewState(redisURL(tb), time.Minute)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	if err := s.Ping(context.Background()); err != nil {
+		tb.Fatalf("TERSE_REDIS_URL server does not answer: %v", err)
+	}
+	return s
+}
+
+// Two caches on one State behave as one: what one process recorded, the
+// other references; compaction, invalidation and the bound are shared.
+func TestSharedDedupAcrossProcesses(t *testing.T) {
+	st := newTestState(t)
+	a, b := dedup.New(dedup.Options{MaxEntries: 2}), dedup.New(dedup.Options{MaxEntries: 2})
+	a.SetShared(st, nil)
+	b.SetShared(st, nil)
+	k := dedup.Key{Session: "t1:" + t.Name() + time.Now().String(), Partition: "p/0"}
+	body := []byte(strings.Repeat("x", 300))
+	rec := a.Record(k, dedup.Call{Tool: "read", Paths: []string{"/a/f"}, Content: body})
+	if rec.IDLine == "" {
+		t.Fatal("no id line")
+	}
+	if again := a.Record(k, dedup.Call{Tool: "read", Content: body}); again.ID != rec.ID {
+		t.Fatalf("record not idempotent: %q then %q", rec.ID, again.ID)
+	}
+	if o := b.Check(k, dedup.Call{Tool: "read", Content: body}); o.Kind != dedup.Ref || o.ID != rec.ID {
+		t.Fatalf("other process: %+v, want ref %s", o, rec.ID)
+	}
+	if o := b.Check(dedup.Key{Session: "t2:" + k.Session, Partition: k.Partition}, dedup.Call{Tool: "read", Content: body}); o.Kind != dedup.Miss {
+		t.Fatalf("another session got %+v", o)
+	}
+	// A write of the directory drops the read.
+	b.Invalidate(k, "/a")
+	if o := a.Check(k, dedup.Call{Tool: "read", Content: body}); o.Kind != dedup.Miss {
+		t.Fatalf("after invalidation: %+v", o)
+	}
+	// The bound: 3 records, 2 kept, the oldest gone.
+	for i := range 3 {
+		a.Record(k, dedup.Call{Tool: "read", Content: []byte(strings.Repeat(string(rune('a'+i)), 300))})
+	}
+	if n, _ := b.Len(k); n != 2 {
+		t.Fatalf("partition holds %d entries, want 2", n)
+	}
+	if o := b.Check(k, dedup.Call{Tool: "read", Content: []byte(strings.Repeat("a", 300))}); o.Kind != dedup.Miss {
+		t.Fatalf("oldest entry kept: %+v", o)
+	}
+	id := a.Record(k, dedup.Call{Tool: "read", Content: []byte(strings.Repeat("c", 300))}).ID
+	b.Forget(k, id)
+	b.Compact(k)
+	if n, _ := a.Len(k); n != 0 {
+		t.Fatalf("after compaction %d entries", n)
+	}
+}
+
+// Redis down: no reference, no id line, the error counted, and no wait
+// beyond the timeout.
+func TestSharedDedupRedisDown(t *testing.T) {
+	st, err := NewState("redis://127.0.0.1:1/0", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := dedup.New(dedup.Options{})
+	var seen []error
+	c.SetShared(st, func(err error) { seen = append(seen, err) })
+	k := dedup.Key{Session: "s", Partition: "p"}
+	body := []byte(strings.Repeat("x", 300))
+	if o := c.Record(k, dedup.Call{Content: body}); o.IDLine != "" {
+		t.Fatalf("id line without a store: %+v", o)
+	}
+	if o := c.Check(k, dedup.Call{Content: body}); o.Kind != dedup.Miss {
+		t.Fatalf("%+v", o)
+	}
+	if c.SharedErrors() != 2 || len(seen) != 2 {
+		t.Fatalf("errors %d, seen %v", c.SharedErrors(), seen)
+	}
+}
+
+func TestStateGenerationsOwners(t *testing.T) {
+	st := newTestState(t)
+	ctx := context.Background()
+	sc := "gen-" + time.Now().Format(time.RFC3339Nano)
+	g, err := st.Generations(ctx, sc, sc+"#c")
+	if err != nil || g[0] != 0 || g[1] != 0 {
+		t.Fatalf("%v %v", g, err)
+	}
+	// Two replicas compacting what they both read as 0 advance it once.
+	st.Advance(ctx, sc, 0)
+	st.Advance(ctx, sc, 0)
+	if g, _ := st.Generations(ctx, sc); g[0] != 1 {
+		t.Fatalf("generation %d, want 1", g[0])
+	}
+	st.Own(ctx, "t1:s1", "c_00"+sc)
+	st.Own(ctx, "t1:s1", "c_00"+sc)
+	st.Own(ctx, "t2:s2", "c_00"+sc)
+	for _, o := range []string{"t1:s1", "t2:s2"} {
+		if owns, known, err := st.Owns(ctx, "c_00"+sc, o); !owns || !known || err != nil {
+			t.Fatalf("%s: %v %v %v", o, owns, known, err)
+		}
+	}
+	if owns, known, _ := st.Owns(ctx, "c_00"+sc, "t3:s3"); owns || !known {
+		t.Fatalf("a third session: owns %v known %v", owns, known)
+	}
+	if owns, known, _ := st.Owns(ctx, "c_none"+sc, "t1:s1"); owns || known {
+		t.Fatalf("unknown handle: owns %v known %v", owns, known)
+	}
+}
