@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,4 +232,41 @@ func TestTelemetryPrivacy(t *testing.T) {
 		}
 	}
 	t.Logf("%d events from %d requests, %d telemetry files", len(l.Records), len(bodies), len(names))
+}
+
+// BenchmarkProxyTelemetry: the 200 KB request through the proxy with
+// Stats and telemetry off (a nil recorder) and on, in the same run. Events
+// are made where Stats counts tokens, off the request path, so the two
+// should take the same time per request.
+//
+//	go test -run '^$' -bench ProxyTelemetry -benchtime 20x ./apiproxy
+func BenchmarkProxyTelemetry(b *testing.B) {
+	body := benchRequest(b)
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := NewStats(nil, nil)
+			defer st.Close()
+			cfg := Config{Anthropic: "http://upstream.invalid", Rewriter: NewRewriter(Options{}), Transport: fakeUpstream{emptyBody}, Stats: st}
+			if on {
+				rec, err := telemetry.Open(telemetry.Settings{Enabled: true, Dir: b.TempDir()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rec.Close()
+				cfg.Telemetry = rec
+			}
+			p, err := New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/messages", bytes.NewReader(body)))
+			mean, p99 := timeRequests(b, p, body)
+			b.ReportMetric(float64(mean.Microseconds())/1000, "mean-ms")
+			b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+		})
+	}
 }
