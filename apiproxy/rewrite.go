@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -72,8 +73,9 @@ type Options struct {
 	// NoTrim, NoRepeats, NoStale and NoEncode turn one rewriting off.
 	NoTrim, NoRepeats, NoStale, NoEncode bool
 	// Profile resolves a model id (the "model" of a conversation's first
-	// request) to the conversation's tokenizer and window; nil means
-	// o200k_base and the window of ModelWindow. It is called once per
+	// request) to the conversation's tokenizer (which JSON re-encodings
+	// are chosen by) and window; nil means o200k_base and the window of
+	// ModelWindow. It is called once per
 	// conversation and its answer kept with the conversation's state, so
 	// that every later request of the conversation is rewritten the same
 	// way.
@@ -82,8 +84,8 @@ type Options struct {
 
 // Profile is what a conversation's model resolves to.
 type Profile struct {
-	// Tokenizer names the counter the conversation's figures are counted
-	// with ("": o200k_base).
+	// Tokenizer names the counter re-encodings are chosen by and the
+	// conversation's telemetry is counted with ("": o200k_base).
 	Tokenizer string `json:"tokenizer,omitempty"`
 	// Window is the context window in tokens; 0 means ModelWindow's. It
 	// applies when neither Options.Window nor the request sets one.
@@ -283,6 +285,10 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		prof = *c.prof
 	}
 	res.Tokenizer = prof.Tokenizer
+	counter := tokens.O200kBase()
+	if c, err := tokens.Get(prof.Tokenizer); err == nil {
+		counter = c
+	}
 
 	res.Window = rw.opt.Window
 	if res.Window <= 0 {
@@ -305,7 +311,7 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		}
 	}
 	calls := indexCalls(norm)
-	base, encEdits := rw.encode(norm, calls)
+	base, encEdits := rw.encode(norm, calls, counter)
 
 	edited, edits := rw.declare(base, calls, c.stale)
 	var out []history.Message
