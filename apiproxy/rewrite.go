@@ -286,8 +286,10 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	}
 	res.Tokenizer = prof.Tokenizer
 	counter := tokens.O200kBase()
-	if c, err := tokens.Get(prof.Tokenizer); err == nil {
-		counter = c
+	if prof.Tokenizer != "" {
+		if c, err := tokens.Get(prof.Tokenizer); err == nil {
+			counter = c
+		}
 	}
 
 	res.Window = rw.opt.Window
