@@ -36,4 +36,13 @@
 // body that does not decode, or one larger than the size limit is
 // forwarded untouched. Provider usage (input, output, cache reads and
 // writes) is read from the response for [Stats] only.
+//
+// # Profiles and telemetry
+//
+// [Options.Profile] resolves a conversation's model id, once, to the
+// tokenizer re-encodings are chosen by and the window trimming uses; the
+// answer is kept with the conversation's state. With [Config.Telemetry]
+// set, [Stats] records one anonymous event per request it measures (entry
+// "api"), off the request path: numbers, fixed names and the conversation
+// key, which the recorder hashes.
 package apiproxy

@@ -146,9 +146,10 @@ type encoded struct {
 }
 
 // encodeJSON returns the auto encoding of text when text is one JSON
-// object or array and the encoding costs fewer o200k_base tokens, after
-// the tool's configured filter (whose note then leads the text).
-func (rw *Rewriter) encodeJSON(tool, text string) (encoded, bool) {
+// object or array and the encoding costs fewer tokens by c (the
+// conversation's tokenizer), after the tool's configured filter (whose
+// note then leads the text).
+func (rw *Rewriter) encodeJSON(tool, text string, c tokens.Counter) (encoded, bool) {
 	t := strings.TrimSpace(text)
 	if len(t) < minEncode || (t[0] != '{' && t[0] != '[') {
 		return encoded{}, false
@@ -162,6 +163,9 @@ func (rw *Rewriter) encodeJSON(tool, text string) (encoded, bool) {
 	if rule != nil || template != "" {
 		k.h ^= maphash.String(seed, tool) // the rules depend on the tool
 	}
+	if c.Name() != tokens.O200kBaseName {
+		k.h ^= maphash.String(seed, "\x00tokenizer "+c.Name()) // so does the choice
+	}
 	if e, ok := rw.enc.get(k); ok {
 		return e, e.text != ""
 	}
@@ -174,7 +178,6 @@ func (rw *Rewriter) encodeJSON(tool, text string) (encoded, bool) {
 				v, note, out.filtered = fr.Value, fr.Note+"\n", true
 			}
 		}
-		c := tokens.O200kBase()
 		if s, _, err := render.Encode(v, &render.Options{Counter: c, Template: render.Format(template)}); err == nil {
 			if s = note + s; c.Count(s) < c.Count(text) {
 				out.text = s
@@ -188,22 +191,22 @@ func (rw *Rewriter) encodeJSON(tool, text string) (encoded, bool) {
 	return out, out.text != ""
 }
 
-// encode re-encodes JSON results.
-func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call) ([]history.Message, []Edit) {
+// encode re-encodes JSON results where that costs fewer tokens by c.
+func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call, c tokens.Counter) ([]history.Message, []Edit) {
 	if rw.opt.NoEncode {
 		return msgs, nil
 	}
 	var edits []Edit
 	out := mapResults(msgs, func(_ int, p *history.Part) (history.Part, bool) {
-		c := calls[p.ID]
-		if rw.excluded(c.name) {
+		name := calls[p.ID].name
+		if rw.excluded(name) {
 			return *p, false
 		}
 		text, ok := resultText(p)
 		if !ok {
 			return *p, false
 		}
-		e, ok := rw.encodeJSON(c.name, text)
+		e, ok := rw.encodeJSON(name, text, c)
 		if !ok {
 			return *p, false
 		}
@@ -211,7 +214,7 @@ func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call) ([]his
 		if e.filtered {
 			src = SourceFilter
 		}
-		edits = append(edits, Edit{Source: src, CallID: p.ID, Tool: c.name, Before: text, After: e.text})
+		edits = append(edits, Edit{Source: src, CallID: p.ID, Tool: name, Before: text, After: e.text})
 		return withText(*p, e.text), true
 	})
 	return out, edits

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/telemetry"
 )
 
 // The official endpoints, the default upstreams.
@@ -41,6 +42,10 @@ type Config struct {
 	MaxBody int64
 	// Stats records each exchange; nil records nothing.
 	Stats *Stats
+	// Telemetry receives one event per request considered for rewriting
+	// (see docs/telemetry.md); nil records nothing. Events are made where
+	// Stats counts tokens, off the request path, so they need Stats.
+	Telemetry *telemetry.Recorder
 	// Transport reaches the upstreams; nil uses a clone of
 	// http.DefaultTransport that never asks for compression itself.
 	Transport http.RoundTripper
@@ -159,7 +164,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rp.ServeHTTP(w, r)
 		return
 	}
-	ex := &exchange{stats: p.cfg.Stats, path: path, start: time.Now(), dryRun: p.cfg.DryRun}
+	ex := &exchange{stats: p.cfg.Stats, rec: p.cfg.Telemetry, path: path, start: time.Now(), dryRun: p.cfg.DryRun}
 	switch {
 	case r.Header.Get(BypassHeader) == "1":
 		ex.skipped = "bypass"

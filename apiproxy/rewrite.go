@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -71,6 +72,24 @@ type Options struct {
 	Store store.Store
 	// NoTrim, NoRepeats, NoStale and NoEncode turn one rewriting off.
 	NoTrim, NoRepeats, NoStale, NoEncode bool
+	// Profile resolves a model id (the "model" of a conversation's first
+	// request) to the conversation's tokenizer (which JSON re-encodings
+	// are chosen by) and window; nil means o200k_base and the window of
+	// ModelWindow. It is called once per
+	// conversation and its answer kept with the conversation's state, so
+	// that every later request of the conversation is rewritten the same
+	// way.
+	Profile func(model string) Profile
+}
+
+// Profile is what a conversation's model resolves to.
+type Profile struct {
+	// Tokenizer names the counter re-encodings are chosen by and the
+	// conversation's telemetry is counted with ("": o200k_base).
+	Tokenizer string `json:"tokenizer,omitempty"`
+	// Window is the context window in tokens; 0 means ModelWindow's. It
+	// applies when neither Options.Window nor the request sets one.
+	Window int `json:"window,omitempty"`
 }
 
 func (o Options) withDefaults() Options {
@@ -122,6 +141,9 @@ type Result struct {
 	// Window is the window trimming used and Target the fraction chosen.
 	Window int
 	Target float64
+	// Tokenizer is the conversation's tokenizer (Options.Profile; ""
+	// means o200k_base).
+	Tokenizer string
 	// Skipped says why the body was forwarded untouched ("" when it was
 	// rewritten or needed no change).
 	Skipped string
@@ -149,15 +171,17 @@ type conv struct {
 	used   uint64
 	loaded bool // from the store, when there is one
 	st     history.State
-	stale  int   // stale markers apply to messages before this index
-	sizes  []int // estimated sizes of the latest requests
+	stale  int      // stale markers apply to messages before this index
+	sizes  []int    // estimated sizes of the latest requests
+	prof   *Profile // resolved on the conversation's first request
 }
 
 // savedConv is a conversation's state in the store.
 type savedConv struct {
-	State history.State `json:"state"`
-	Stale int           `json:"stale"`
-	Sizes []int         `json:"sizes"`
+	State   history.State `json:"state"`
+	Stale   int           `json:"stale"`
+	Sizes   []int         `json:"sizes"`
+	Profile *Profile      `json:"profile,omitempty"`
 }
 
 // storeTimeout bounds each store access on the request path.
@@ -179,6 +203,9 @@ func (rw *Rewriter) load(key string, c *conv) {
 	var sc savedConv
 	if json.Unmarshal(data, &sc) == nil {
 		c.st, c.stale, c.sizes = sc.State, sc.Stale, sc.Sizes
+		if sc.Profile != nil {
+			c.prof = sc.Profile
+		}
 	}
 }
 
@@ -187,7 +214,7 @@ func (rw *Rewriter) save(key string, c *conv) {
 	if rw.opt.Store == nil {
 		return
 	}
-	data, err := json.Marshal(savedConv{State: c.st, Stale: c.stale, Sizes: c.sizes})
+	data, err := json.Marshal(savedConv{State: c.st, Stale: c.stale, Sizes: c.sizes, Profile: c.prof})
 	if err != nil {
 		return
 	}
@@ -249,6 +276,21 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rw.load(res.Conversation, c)
+	if c.prof == nil && rw.opt.Profile != nil {
+		p := rw.opt.Profile(res.Model)
+		c.prof = &p
+	}
+	var prof Profile
+	if c.prof != nil {
+		prof = *c.prof
+	}
+	res.Tokenizer = prof.Tokenizer
+	counter := tokens.O200kBase()
+	if prof.Tokenizer != "" {
+		if c, err := tokens.Get(prof.Tokenizer); err == nil {
+			counter = c
+		}
+	}
 
 	res.Window = rw.opt.Window
 	if res.Window <= 0 {
@@ -257,7 +299,10 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	if res.Window <= 0 {
 		// The model's context holds the reply too: what the request
 		// reserves for it is not the conversation's.
-		res.Window = ModelWindow(res.Model)
+		res.Window = prof.Window
+		if res.Window <= 0 {
+			res.Window = ModelWindow(res.Model)
+		}
 		for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 			if v, ok := req.Field(k); ok {
 				if n, err := v.Int(); err == nil && n > 0 && n < int64(res.Window)/2 {
@@ -268,7 +313,7 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		}
 	}
 	calls := indexCalls(norm)
-	base, encEdits := rw.encode(norm, calls)
+	base, encEdits := rw.encode(norm, calls, counter)
 
 	edited, edits := rw.declare(base, calls, c.stale)
 	var out []history.Message

@@ -130,7 +130,10 @@ func (s *Stats) run() {
 		enc = json.NewEncoder(s.out)
 	}
 	for d := range s.queue {
-		r := s.measure(d.ex, d.u)
+		r := s.measure(d.ex, d.u, s.counter)
+		if d.ex.rec != nil {
+			s.event(d.ex, r)
+		}
 		s.mu.Lock()
 		s.total.add(r)
 		if r.Conversation != "" {
@@ -147,11 +150,11 @@ func (s *Stats) run() {
 }
 
 // measure counts one exchange's tokens.
-func (s *Stats) measure(ex *exchange, u Usage) *Record {
+func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 	res := &ex.res
 	r := &Record{
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
-		Tokenizer: s.counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped,
+		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped,
 		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
 		AddedMicros: ex.added.Microseconds(), Usage: u,
 	}
@@ -159,16 +162,16 @@ func (s *Stats) measure(ex *exchange, u Usage) *Record {
 		r.Skipped = res.Skipped
 	}
 	if ex.before != nil {
-		r.TokensBefore = tokens.CountBytes(s.counter, ex.before)
+		r.TokensBefore = tokens.CountBytes(counter, ex.before)
 		r.TokensAfter = r.TokensBefore
 	}
 	if ex.after != nil {
 		r.Rewritten = !ex.dryRun
-		r.TokensAfter = tokens.CountBytes(s.counter, ex.after)
+		r.TokensAfter = tokens.CountBytes(counter, ex.after)
 		r.Saved = make(map[string]int)
 		other := 0
 		for _, e := range res.Edits {
-			n := s.counter.Count(e.Before) - s.counter.Count(e.After)
+			n := counter.Count(e.Before) - counter.Count(e.After)
 			r.Saved[e.Source.String()] += n
 			other += n
 		}

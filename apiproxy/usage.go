@@ -3,6 +3,7 @@ package apiproxy
 import (
 	"bytes"
 	"context"
+	"github.com/terse-dev/terse/telemetry"
 	"io"
 	"sync"
 	"time"
@@ -179,6 +180,7 @@ func (u *usageReader) Close() error {
 // exchange is one rewritten request on its way through the proxy.
 type exchange struct {
 	stats         *Stats
+	rec           *telemetry.Recorder // nil: telemetry off
 	path          string
 	start         time.Time
 	added         time.Duration // time the proxy added before forwarding

@@ -15,6 +15,8 @@ import (
 	"github.com/terse-dev/terse/apiproxy"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/profile"
+	"github.com/terse-dev/terse/telemetry"
 )
 
 const apiDoc = `
@@ -37,7 +39,10 @@ untouched and streams as it arrives. A request with the header
 "x-terse-bypass: 1" is forwarded as it is.
 
 GET /metrics serves Prometheus counters; the summary is printed on exit.
-See docs/api.md.
+With [telemetry] enabled in the config, one anonymous event per request is
+written (docs/telemetry.md). A conversation's tokenizer, and its window
+when the config's [profiles] name one, come from the model id of its first
+request. See docs/api.md.
 `
 
 // apiFlags are the flags terse api and terse wrap share.
@@ -101,10 +106,30 @@ func toolRules(cfg *config.Config) func(string) (*filter.Rule, string) {
 	}
 }
 
+// apiProfile resolves a conversation's model id with cfg's profiles: the
+// tokenizer always, the window only when the config's profiles name the
+// LLM variant (an explicit llm axis, or a variant of the file), so that
+// built-in guesses do not override the window the model is known by.
+func apiProfile(cfg *config.Config) func(model string) apiproxy.Profile {
+	return func(model string) apiproxy.Profile {
+		eff := profile.Resolve(cfg, profile.Context{ModelID: model})
+		p := apiproxy.Profile{Tokenizer: profileTokenizer(cfg, &eff)}
+		named := cfg.Profiles.LLM != "" && cfg.Profiles.LLM != "auto"
+		for _, l := range cfg.Profiles.LLMVariants {
+			named = named || l.Name == eff.LLM
+		}
+		if named {
+			p.Window = eff.ContextWindow
+		}
+		return p
+	}
+}
+
 // apiServer is a running proxy.
 type apiServer struct {
 	srv   *http.Server
 	stats *apiproxy.Stats
+	rec   *telemetry.Recorder // nil: telemetry off
 	file  *os.File
 	errc  chan error
 }
@@ -121,29 +146,34 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		s.file, out = f, f
 	}
 	s.stats = apiproxy.NewStats(nil, out)
-	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
-	if err != nil {
+	fail := func(err error) (*apiServer, error) {
 		s.stats.Close()
+		s.rec.Close()
 		if s.file != nil {
 			s.file.Close()
 		}
 		return nil, err
 	}
+	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
+	if err != nil {
+		return fail(err)
+	}
+	if s.rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
+		return fail(err)
+	}
 	p, err := apiproxy.New(apiproxy.Config{
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
-		Rewriter:  apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools, StableTurns: a.StableTurns, Tool: toolRules(cfg), Store: st}),
+		Rewriter: apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools,
+			StableTurns: a.StableTurns, Tool: toolRules(cfg), Store: st, Profile: apiProfile(cfg)}),
 		DryRun:    a.DryRun,
 		MaxBody:   int64(a.MaxBodyBytes),
 		Stats:     s.stats,
+		Telemetry: s.rec,
 		ErrorLog:  log.New(stderr, "terse api: ", 0),
 	})
 	if err != nil {
-		s.stats.Close()
-		if s.file != nil {
-			s.file.Close()
-		}
-		return nil, err
+		return fail(err)
 	}
 	metrics := s.stats.Handler()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +194,8 @@ func (s *apiServer) stop() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.srv.Shutdown(ctx)
-	s.stats.Close()
+	s.stats.Close() // makes the last events: close the recorder after it
+	s.rec.Close()
 	if s.file != nil {
 		s.file.Close()
 	}

@@ -16,6 +16,7 @@ it starts the proxy on a free loopback port, runs the agent (claude or
 codex, found on PATH) with ANTHROPIC_BASE_URL or OPENAI_BASE_URL pointing at
 it, stops the proxy when the agent exits and prints the summary to stderr.
 Arguments after "--" go to the agent. Exit status 1 when the agent fails.
+The config's [profiles] and [telemetry] apply as for terse api.
 
 Example:
   terse wrap claude -- --model claude-sonnet-4-5
