@@ -1,0 +1,119 @@
+package terse
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toon"
+	"github.com/terse-dev/terse/tree"
+)
+
+// cutNotes returns text without the in-band notes that follow its
+// document: from the first line that opens with "> [" or "[chunks] "
+// and is not inside the document (what precedes it decodes).
+func cutNotes(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "> [") || strings.HasPrefix(l, "[chunks] ") {
+			doc := strings.Join(lines[:i], "\n")
+			if _, err := render.Decode(doc); err == nil || i == 0 {
+				return doc
+			}
+		}
+	}
+	return text
+}
+
+// TestAutoMarked runs every corpus JSON document through the auto
+// pipeline at the proxy's default budget and at tight ones, and checks
+// that each text a model reads either opens with the render.Marker line
+// or is read by strict TOON as the same value (the whole document, or
+// the shown part of a fitted one), or is not valid TOON at all; that the
+// document with its notes cut off decodes (render.Decode) to the input
+// when whole; and that budgets and savings hold. It logs what the marker
+// costs at the default budget.
+func TestAutoMarked(t *testing.T) {
+	files := corpus.Files(t, ".json")
+	if testing.Short() && len(files) > 12 {
+		files = files[:12]
+	}
+	budgets := []int{fit.DefaultBudget, 2000, 300, 40}
+	if testing.Short() {
+		budgets = []int{fit.DefaultBudget, 300}
+	}
+	p, err := New(&Options{Format: "auto", Store: &store.Mem{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tokens.O200kBase()
+	ctx := context.Background()
+	var docs, whole, fitted, marked, markTokens, outTokens int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tree.Parse(data)
+		if err != nil {
+			continue // not every .json in the corpus is one document
+		}
+		docs++
+		name := corpus.Name(f)
+		for _, b := range budgets {
+			res, err := p.Process(ctx, data, &Request{Budget: b})
+			if err != nil {
+				t.Fatalf("%s at %d: %v", name, b, err)
+			}
+			checkReport(t, name, res)
+			text, r := res.Text, res.Report
+			if r.Truncated {
+				fitted++
+			} else {
+				whole++
+			}
+			doc := cutNotes(text)
+			if doc == "" {
+				continue // notes only: no document
+			}
+			shown, err := render.Decode(doc)
+			if err != nil {
+				t.Errorf("%s at %d: the document does not decode: %v", name, b, err)
+				continue
+			}
+			if !r.Truncated && !tree.Equal(shown, v) {
+				t.Errorf("%s at %d: the whole document decodes to another value", name, b)
+			}
+			if b == fit.DefaultBudget {
+				outTokens += r.OutputTokens
+			}
+			if render.Marked(text) {
+				marked++
+				if b == fit.DefaultBudget {
+					markTokens += r.OutputTokens - c.Count(text[len(render.Marker)+1:])
+				}
+				continue
+			}
+			if doc[0] == '{' || doc[0] == '[' {
+				if doc != string(tree.AppendJSON(nil, shown)) {
+					t.Errorf("%s at %d: unmarked, and the document opens like JSON but is not its compact JSON", name, b)
+				}
+				continue // JSON, read as JSON (render.Mark, terse decode)
+			}
+			if tv, err := toon.UnmarshalString(text, nil); err == nil && !tree.Equal(tv, shown) {
+				t.Errorf("%s at %d: unmarked, and strict TOON reads it as another value", name, b)
+			}
+		}
+	}
+	if docs == 0 {
+		t.Fatal("no JSON document checked")
+	}
+	t.Logf("%d JSON documents at budgets %v: %d whole and %d fitted results, %d marked; the marker adds %d tokens to %d at the default budget (%.2f%%)",
+		docs, budgets, whole, fitted, marked, markTokens, outTokens, 100*float64(markTokens)/float64(max(outTokens-markTokens, 1)))
+}
