@@ -445,8 +445,9 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if mark && res.Stats.Truncated && tn <= fo0.Budget {
 		// The room kept for the marker may be all that kept the whole
 		// document out, and a whole document TOON reads the same needs
-		// no marker: try it without the room, when the whole (drafted,
-		// as the report counts it) is that small.
+		// no marker (nor does compact JSON): try it without the room,
+		// when the whole (drafted, as the report counts it) is that
+		// small.
 		t2 = tokens.CountBytes(c, p.measure.Append(nil, v))
 	}
 	if mark && res.Stats.Truncated && tn <= fo0.Budget && t2 <= fo.Budget+reserve {
@@ -456,9 +457,12 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		if err != nil {
 			return Result{}, err
 		}
-		if !rw.Stats.Truncated && render.Mark(rw.Text, v) == rw.Text {
-			if n := c.Count(prefix + rw.Text); n <= fo0.Budget {
-				res = rw
+		if !rw.Stats.Truncated {
+			// Whole, unmarked or as compact JSON, when that fits.
+			kept := res
+			res = rw
+			if show(); tn > fo0.Budget {
+				res = kept
 				show()
 			}
 		}
