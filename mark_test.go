@@ -2,6 +2,7 @@ package terse
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -118,4 +119,60 @@ func TestAutoMarked(t *testing.T) {
 		t.Logf("budget %d: the marker adds %d tokens to %d output tokens (%.3f%%)", b, markTokens[b], outTokens[b]-markTokens[b],
 			100*float64(markTokens[b])/float64(max(outTokens[b]-markTokens[b], 1)))
 	}
+}
+
+// TestAutoMarkedBudgetEdge checks a budget equal to the whole unmarked
+// document: the room kept for the marker does not trim a document that
+// needs no marker, and one that needs it is trimmed or shown whole
+// within the budget.
+func TestAutoMarkedBudgetEdge(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		json     string
+		needMark bool
+	}{
+		{`{"name":"widgets","stars":12,"tags":["a","b","c"],"owner":{"login":"octocat","id":7}}`, false},
+		{issueList(20), false},
+		{`[{"id":1,"url":"https://x.example/repos/a/1","state":"open"},{"id":2,"url":"https://x.example/repos/a/2","state":"closed"},{"id":3,"url":"https://x.example/repos/a/3","state":"open"}]`, true},
+	} {
+		v, err := tree.Parse([]byte(tc.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tokens.O200kBase()
+		unmarked := string(Auto(c, "").Append(nil, v))
+		if got := render.Mark(unmarked, v) != unmarked; got != tc.needMark {
+			t.Fatalf("%s: needs a marker %v, want %v:\n%s", tc.json, got, tc.needMark, unmarked)
+		}
+		p, err := New(&Options{Format: "auto", Store: &store.Mem{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := c.Count(unmarked)
+		res, err := p.Process(ctx, []byte(tc.json), &Request{Budget: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkReport(t, tc.json, res)
+		if !tc.needMark && (res.Report.Truncated || res.Text != unmarked) {
+			t.Errorf("%s at budget %d: got\n%s\nwant the whole unmarked document", tc.json, n, res.Text)
+		}
+		if tc.needMark && !res.Report.Truncated && !render.Marked(res.Text) && res.Text != string(tree.AppendJSON(nil, v)) {
+			t.Errorf("%s at budget %d: whole, unmarked and not compact JSON:\n%s", tc.json, n, res.Text)
+		}
+	}
+}
+
+// issueList is the compact JSON of {"items": [...]} with n issues.
+func issueList(n int) string {
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"title":"Issue %d about the export of reports to spreadsheets","state":"open"}`, i, i)
+	}
+	sb.WriteString("]}")
+	return sb.String()
 }
