@@ -8,6 +8,7 @@ import (
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -55,9 +56,17 @@ func FuzzProcess(f *testing.F) {
 				if err != nil {
 					t.Fatalf("JSON result from unparsable input: %v", err)
 				}
-				back, err := render.Decode(stripIDLine(res.Text))
+				doc := stripIDLine(res.Text)
+				back, err := render.Decode(doc)
 				if err != nil || !tree.Equal(back, want) {
 					t.Fatalf("auto output does not decode to the input (%v):\n%s", err, res.Text)
+				}
+				// Unmarked auto text is compact JSON or means the same
+				// to strict TOON.
+				if !render.Marked(doc) && doc != string(tree.AppendJSON(nil, want)) {
+					if tv, err := toon.UnmarshalString(doc, nil); err == nil && !tree.Equal(tv, want) {
+						t.Fatalf("unmarked auto output that TOON reads differently:\n%s", res.Text)
+					}
 				}
 			}
 		}

@@ -147,6 +147,9 @@ type Pipeline struct {
 	// measure encodes a whole result only to count its tokens (the
 	// encoding saving of a trimmed result): fmt, unverified for auto.
 	measure fit.Format
+	// auto is set when fmt is the built-in auto format: JSON results
+	// are then marked (markAuto) where TOON would read them differently.
+	auto bool
 }
 
 // TOON is the TOON v4 output format, numbers written exactly as in the
@@ -167,7 +170,8 @@ func Auto(c tokens.Counter, template string) fit.Format {
 		c = tokens.O200kBase()
 	}
 	// Unmarked: the fitter prices items one by one, and a marker line on
-	// each would overstate every item's cost.
+	// each would overstate every item's cost. A Pipeline marks the text
+	// it returns (the whole document or the fitted one) instead.
 	ro := render.Options{Counter: c, Unmarked: true}
 	if _, ok := render.TemplateByName(render.Format(template)); ok {
 		ro.Template = render.Format(template)
@@ -208,6 +212,7 @@ func New(opts *Options) (*Pipeline, error) {
 			p.fmt, p.measure, found = f, f, true
 			if i == len(formats)-1 { // the built-in auto
 				p.measure.Append = f.Draft
+				p.auto = true
 			}
 			break
 		}
@@ -369,12 +374,20 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		}
 	}
 
-	// Fit, leaving room for the filter note.
+	// Fit, leaving room for the filter note and, for an auto document,
+	// its marker line (markAuto): items are priced unmarked, and the
+	// document the model reads is marked once.
 	fo := fo0
 	prefix := ""
 	if note != "" {
 		prefix = note + "\n"
 		fo.Budget -= c.Count(prefix)
+	}
+	mark := isJSON && p.auto
+	reserve := 0
+	if mark {
+		reserve = c.Count(render.Marker + "\n")
+		fo.Budget -= reserve
 	}
 	if isJSON {
 		// The compact JSON of v: the fitter need not encode it again
@@ -383,7 +396,28 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	}
 	var res fit.Result
 	var body string
-	var t3, tn int
+	// t3 is the fitted text, tm the same marked, tn with the filter note.
+	var t3, tm, tn int
+	// show finishes the fitted text res.Text: marked, after the note.
+	show := func() {
+		t3 = m.count(res.Text)
+		doc := res.Text
+		tm = t3
+		if mark {
+			if d := markAuto(res.Text, v, res.Stats.Truncated); d != doc {
+				doc, tm = d, c.Count(d)
+				if !res.Stats.Truncated && tm > m.count(content) {
+					// Auto never costs more than compact JSON, which
+					// needs no marker.
+					doc, tm = content, m.count(content)
+				}
+			}
+		}
+		body, tn = prefix+doc, tm
+		if prefix != "" {
+			tn = c.Count(body)
+		}
+	}
 	for range 4 {
 		if fo.Budget < 1 {
 			fo.Budget = 1
@@ -400,38 +434,54 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		if res.Stats.Counted {
 			m.seed(res.Text, res.Stats.Tokens)
 		}
-		t3 = m.count(res.Text)
-		body, tn = prefix+res.Text, t3
-		if prefix != "" {
-			tn = c.Count(body)
-		}
-		// The note and the text may tokenize differently together than
-		// apart: the budget holds for what is returned.
+		show()
+		// The note, the marker and the text may tokenize differently
+		// together than apart: the budget holds for what is returned.
 		if tn <= fo0.Budget || fo.Budget == 1 {
 			break
 		}
 		fo.Budget -= tn - fo0.Budget
+	}
+	if mark && res.Stats.Truncated && tn <= fo0.Budget {
+		// The room kept for the marker may be all that kept the whole
+		// document out, and a whole document TOON reads the same needs
+		// no marker (nor does compact JSON): try it without the room,
+		// when the whole (drafted, as the report counts it) is that
+		// small.
+		t2 = tokens.CountBytes(c, p.measure.Append(nil, v))
+	}
+	if mark && res.Stats.Truncated && tn <= fo0.Budget && t2 <= fo.Budget+reserve {
+		fw := fo
+		fw.Budget += reserve
+		rw, err := fitOnce(ctx, v, text, isJSON, &fw)
+		if err != nil {
+			return Result{}, err
+		}
+		if !rw.Stats.Truncated {
+			// Whole, unmarked or as compact JSON, when that fits.
+			kept := res
+			res = rw
+			if show(); tn > fo0.Budget {
+				res = kept
+				show()
+			}
+		}
 	}
 	if res.Stats.Truncated && tn > fo0.Budget {
 		// Not even the one-line notice that declares what is left out
 		// fits: the budget is raised to that notice, the least text that
 		// keeps everything retrievable, and the result is fitted to it
 		// (whole, when the whole fits).
-		fo0.Budget, fo.Budget = tn, t3 // t3: the notice without the filter note
+		fo0.Budget, fo.Budget = tn, t3 // t3: the notice without the filter note or marker
 		rep.Budget = tn
 		var err error
-		if isJSON {
-			res, err = fit.FitJSON(ctx, v, &fo)
-		} else {
-			res, err = fit.FitText(ctx, text, &fo)
-		}
-		if err != nil {
+		if res, err = fitOnce(ctx, v, text, isJSON, &fo); err != nil {
 			return Result{}, err
 		}
-		t3 = m.count(res.Text)
-		body, tn = prefix+res.Text, t3
-		if prefix != "" {
-			tn = c.Count(body)
+		show()
+		if tn > rep.Budget {
+			// A whole document no larger than the notice, but marked.
+			fo0.Budget, rep.Budget = tn, tn
 		}
 	}
 	st := res.Stats
@@ -475,14 +525,70 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		}
 	}
 	rep.Saved = Savings{
-		Filter:   rep.RawTokens - t1 + t3 - tn, // what the filter dropped, less its note
-		Encoding: t1 - t2,
+		Filter:   rep.RawTokens - t1 + tm - tn, // what the filter dropped, less its note
+		Encoding: t1 - t2 - (tm - t3),          // less the marker's cost
 		Fitting:  t2 - t3,
 		Dedup:    tn - tout, // the id line's cost on a miss
 	}
 	r := p.finish(out, tout, rep)
 	r.StoreErr = res.StoreErr
 	return r, nil
+}
+
+// fitOnce fits v (isJSON) or text under fo.
+func fitOnce(ctx context.Context, v tree.Value, text string, isJSON bool, fo *fit.Options) (fit.Result, error) {
+	if isJSON {
+		return fit.FitJSON(ctx, v, fo)
+	}
+	return fit.FitText(ctx, text, fo)
+}
+
+// markAuto opens text, the built-in auto format's output for v, with the
+// render.Marker line when a TOON reader would read it differently
+// (render.Mark). A fitted text is a document (the shown part of v) and
+// the in-band notes after it (lines opening with "> [", and the chunk
+// index from its "[chunks] " line on): it is marked unless its document
+// is compact JSON, or TOON reads the whole text, notes included, as that
+// document. The marker is the document's first line, so that the text
+// with the notes cut off decodes (render.Decode, terse decode) to the
+// shown part. Text with no document (only notes) is returned as it is.
+func markAuto(text string, v tree.Value, truncated bool) string {
+	if !truncated {
+		return render.Mark(text, v)
+	}
+	doc, dv, ok := shownDoc(text)
+	if !ok {
+		return text
+	}
+	if doc[0] == '{' || doc[0] == '[' {
+		if doc == compactJSON(dv) {
+			return text
+		}
+	}
+	return render.Mark(text, dv)
+}
+
+// shownDoc splits the document off a fitted auto text: the longest text
+// before a note line that decodes, and its value. ok is false when no
+// document opens the text.
+func shownDoc(text string) (doc string, v tree.Value, ok bool) {
+	for k := 0; k < len(text); {
+		if k > 0 && (strings.HasPrefix(text[k:], "> [") || strings.HasPrefix(text[k:], "[chunks] ")) {
+			if v, err := render.Decode(text[:k-1]); err == nil {
+				return text[:k-1], v, true
+			}
+		}
+		i := strings.IndexByte(text[k:], '\n')
+		if i < 0 {
+			break
+		}
+		k += i + 1
+	}
+	if strings.HasPrefix(text, "> [") || strings.HasPrefix(text, "[chunks] ") {
+		return "", tree.Value{}, false
+	}
+	v, err := render.Decode(text)
+	return text, v, err == nil
 }
 
 // memo counts tokens, remembering the last few texts counted.
