@@ -2,9 +2,8 @@ package mcpproxy
 
 import (
 	"context"
+	"iter"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -70,39 +69,32 @@ func TestTelemetryPrivacy(t *testing.T) {
 		t.Errorf("events by entry point %v (%d chunk fetches), want at least %d of proxy and gateway each and chunk fetches", entries, chunks, len(files))
 	}
 
-	const n = 12
-	windows := map[string]string{}
-	names, _ := filepath.Glob(filepath.Join(dir, "*"))
-	for _, f := range names {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i+n <= len(data); i++ {
-			windows[string(data[i:i+n])] = filepath.Base(f)
-		}
+	leaks, nfiles, err := telemetry.Audit(dir, corpusSources(t, files))
+	if err != nil {
+		t.Fatal(err)
 	}
-	var vocab strings.Builder
-	for _, w := range telemetry.Vocabulary() {
-		vocab.WriteString(`,"` + w + `":"` + w + `"` + "\n")
-	}
-	schema := vocab.String()
-	hits := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for i, lk := range leaks {
+		if i == 20 {
+			break
 		}
-		for i := 0; i+n <= len(data); i++ {
-			w := string(data[i : i+n])
-			if tf, ok := windows[w]; ok && !strings.Contains(schema, w) {
-				if hits++; hits <= 20 {
-					t.Errorf("%q from %s is in telemetry file %s", w, corpus.Name(f), tf)
-				}
+		t.Errorf("%q from %s is in telemetry file %s", lk.Text, lk.Source, lk.File)
+	}
+	t.Logf("%d events from %d corpus files, %d telemetry files", len(evs.Records), len(files), nfiles)
+}
+
+// corpusSources yields the corpus files by name and content.
+func corpusSources(t *testing.T, files []string) iter.Seq2[string, []byte] {
+	return func(yield func(string, []byte) bool) {
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !yield(corpus.Name(f), data) {
+				return
 			}
 		}
 	}
-	t.Logf("%d events from %d corpus files, %d telemetry files", len(evs.Records), len(files), len(names))
 }
 
 // BenchmarkTransformTelemetry measures the engine's transform of one

@@ -207,42 +207,25 @@ func TestAnalyzeGolden(t *testing.T) {
 // path and the transcript replay.
 func TestPrivacy(t *testing.T) {
 	dir := corpusTelemetry(t)
-	const n = 12
-	windows := map[string]string{} // 12-byte window → telemetry file
-	names, _ := filepath.Glob(filepath.Join(dir, "*"))
-	if len(names) == 0 {
-		t.Fatal("no telemetry written")
-	}
-	for _, f := range names {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i+n <= len(data); i++ {
-			windows[string(data[i:i+n])] = filepath.Base(f)
-		}
-	}
-	// The schema's own words (keys, shape and format names) are not
-	// content: a window inside one of them, quoted as written, is allowed.
-	var vocab strings.Builder
-	for _, w := range telemetry.Vocabulary() {
-		vocab.WriteString(`,"` + w + `":"` + w + `"` + "\n")
-	}
-	schema := vocab.String()
-	hits := map[string]string{}
-	for _, f := range corpus.Files(t, "") {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i+n <= len(data); i++ {
-			if tf, ok := windows[string(data[i:i+n])]; ok && !strings.Contains(schema, string(data[i:i+n])) {
-				hits[string(data[i:i+n])] = corpus.Name(f) + " → " + tf
+	leaks, nfiles, err := telemetry.Audit(dir, func(yield func(string, []byte) bool) {
+		for _, f := range corpus.Files(t, "") {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !yield(corpus.Name(f), data) {
+				return
 			}
 		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for w, where := range hits {
-		t.Errorf("%q from %s", w, where)
+	if nfiles == 0 {
+		t.Fatal("no telemetry written")
 	}
-	t.Logf("%d telemetry files, %d distinct 12-byte windows checked against the corpus", len(names), len(windows))
+	for _, lk := range leaks {
+		t.Errorf("%q from %s → %s", lk.Text, lk.Source, lk.File)
+	}
+	t.Logf("%d telemetry files checked against the corpus", nfiles)
 }
