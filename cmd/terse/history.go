@@ -76,8 +76,8 @@ func runHistory(ctx context.Context, args []string, stdin io.Reader, stdout, std
 }
 
 func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("history trim", "[--format anthropic|openai|auto] [--window N] [--threshold F] [--target F] [--keep-assistant N] [--state FILE] [--report FILE] [--pretty] FILE", historyTrimDoc, stdout, stderr)
-	format := fs.String("format", "anthropic", "request `FORMAT`: anthropic, openai or auto (detect from the body)")
+	fs := newFlagSet("history trim", "[--format anthropic|openai|responses|auto] [--window N] [--threshold F] [--target F] [--keep-assistant N] [--state FILE] [--report FILE] [--pretty] FILE", historyTrimDoc, stdout, stderr)
+	format := fs.String("format", "anthropic", "request `FORMAT`: anthropic, openai (Chat Completions), responses (OpenAI Responses) or auto (detect from the body)")
 	window := fs.Int("window", 200000, "context window in tokens, less what the answer needs")
 	threshold := fs.Float64("threshold", history.DefaultThreshold, "fraction of the window above which trimming starts")
 	target := fs.Float64("target", history.DefaultTarget, "fraction of the window trimming brings the request down to")
@@ -103,7 +103,7 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 	case *keep < 0:
 		return &usageError{"history trim: --keep-assistant must not be negative"}
 	}
-	if err := choice("format", *format, "anthropic", "openai", "auto"); err != nil {
+	if err := choice("format", *format, "anthropic", "openai", "responses", "auto"); err != nil {
 		return err
 	}
 	var f history.Format

@@ -10,7 +10,7 @@
 //	terse chunk   [--budget TOKENS] HANDLE N
 //	terse report  [--tokenizer T] [--json] PATH...
 //	terse filter  --manifest FILE --action NAME [FILE]
-//	terse history trim [--format anthropic|openai|auto] [--window N] [--state FILE] FILE
+//	terse history trim [--format anthropic|openai|responses|auto] [--window N] [--state FILE] FILE
 //	terse proxy   [--config FILE] -- COMMAND [ARGS...]
 //	terse gateway --config FILE [--listen ADDR]
 //	terse api     [--config FILE] [--listen ADDR] [--window TOKENS] [--stats-file FILE] [--dry-run]
