@@ -154,17 +154,63 @@ func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // sameConfig reports whether two configuration texts hold the same data.
+// An empty "args" list is the same as none: a server's arguments default
+// to none in every client.
 func sameConfig(isTOML bool, a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
+	var x, y any
 	if isTOML {
-		var x, y map[string]any
-		return toml.Unmarshal(a, &x) == nil && toml.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+		var mx, my map[string]any
+		if toml.Unmarshal(a, &mx) != nil || toml.Unmarshal(b, &my) != nil {
+			return false
+		}
+		x, y = mx, my
+	} else {
+		vx, err1 := tree.Parse(a)
+		vy, err2 := tree.Parse(b)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		if tree.Equal(vx, vy) {
+			return true
+		}
+		if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+			return false
+		}
 	}
-	x, err1 := tree.Parse(a)
-	y, err2 := tree.Parse(b)
-	return err1 == nil && err2 == nil && tree.Equal(x, y)
+	return reflect.DeepEqual(dropEmptyArgs(x), dropEmptyArgs(y))
+}
+
+// dropEmptyArgs removes every "args" member holding an empty list.
+func dropEmptyArgs(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if l, ok := x.([]any); ok && k == "args" && len(l) == 0 {
+				delete(v, k)
+				continue
+			}
+			v[k] = dropEmptyArgs(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = dropEmptyArgs(x)
+		}
+	}
+	return v
+}
+
+// withoutMember returns object v without its members named key.
+func withoutMember(v tree.Value, key string) tree.Value {
+	ms := make([]tree.Member, 0, v.Len())
+	for _, m := range v.Members() {
+		if m.Key != key {
+			ms = append(ms, m)
+		}
+	}
+	return tree.Object(ms...)
 }
 
 // defaultConfigPath is where client keeps its MCP servers.
@@ -302,7 +348,12 @@ func rewriteJSON(data []byte, projects bool, edit func(*serverEntry)) ([]byte, [
 			for j, a := range s.args {
 				args[j] = tree.String(a)
 			}
-			ms[i].Value = setMembers(m.Value, tree.Member{Key: "command", Value: tree.String(s.command)}, tree.Member{Key: "args", Value: tree.Array(args...)})
+			if len(args) > 0 {
+				ms[i].Value = setMembers(m.Value, tree.Member{Key: "command", Value: tree.String(s.command)}, tree.Member{Key: "args", Value: tree.Array(args...)})
+			} else {
+				// No arguments: no "args" member, as in the TOML writer.
+				ms[i].Value = withoutMember(setMembers(m.Value, tree.Member{Key: "command", Value: tree.String(s.command)}), "args")
+			}
 		}
 		return tree.Object(ms...)
 	}
