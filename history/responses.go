@@ -223,6 +223,9 @@ func responsesEncodeItem(raw tree.Value, p piece) (tree.Value, error) {
 		if p.role == RoleAssistant {
 			textType = "output_text"
 		}
+		if len(p.parts) == 0 && !raw.Has("content") {
+			return raw, nil // a message without content stays without one
+		}
 		c, err := responsesContentValue(get(raw, "content"), p.parts, textType)
 		if err != nil {
 			return c, err
