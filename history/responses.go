@@ -205,10 +205,18 @@ func responsesEncodeItem(raw tree.Value, p piece) (tree.Value, error) {
 		if typ == "custom_tool_call" {
 			key = "input"
 		}
+		if orig, ok := raw.Get(key); (!ok || orig.Kind() != tree.KindString) && p.parts[0].Args == get(raw, key).Str() {
+			// Arguments that are absent or not a string, and unchanged,
+			// stay as they were.
+			return raw, nil
+		}
 		return patch(raw, []tree.Member{member(key, tree.String(p.parts[0].Args))}), nil
 	case "function_call_output", "custom_tool_call_output":
 		if len(p.parts) != 1 || p.parts[0].Kind != ToolResult {
 			return raw, fmt.Errorf("history: responses: %s item holds %d parts", typ, len(p.parts))
+		}
+		if len(p.parts[0].Content) == 0 && !raw.Has("output") {
+			return raw, nil // a result without output stays without one
 		}
 		c, err := responsesContentValue(get(raw, "output"), p.parts[0].Content, "input_text")
 		if err != nil {
