@@ -47,31 +47,16 @@ func decodeAnthropic(v tree.Value) (*Request, error) {
 		}
 		r.srcs = append(r.srcs, m)
 		src := int32(len(r.srcs))
-		var role Role
-		switch get(m, "role").Str() {
-		case "user":
-			role = RoleUser
-		case "assistant":
-			role = RoleAssistant
-		default:
-			return nil, shapeErr(ptr.Key("role"), "role %s, want \"user\" or \"assistant\"", get(m, "role"))
+		msg, err := anthropicMessage(m, ptr)
+		if err != nil {
+			return nil, err
 		}
-		c := get(m, "content")
-		var parts []Part
-		switch c.Kind() {
-		case tree.KindString:
-			parts = textParts(c.Str(), src)
-		case tree.KindArray:
-			for j, b := range c.Items() {
-				p, err := anthropicBlock(b, ptr.Key("content").Index(j))
-				if err != nil {
-					return nil, err
-				}
-				p.src = src
-				parts = append(parts, p)
-			}
-		default:
-			return nil, shapeErr(ptr.Key("content"), "content is a JSON %s, want a string or an array", c.Kind())
+		role, parts := msg.Role, msg.Parts
+		if role == RoleTool {
+			role = RoleUser
+		}
+		for j := range parts {
+			parts[j].src = src
 		}
 		if len(parts) == 0 {
 			r.Messages = append(r.Messages, Message{Role: role, src: src})
@@ -92,6 +77,41 @@ func decodeAnthropic(v tree.Value) (*Request, error) {
 	}
 	r.Tools = toolsFrom(get(v, "tools"))
 	return r, nil
+}
+
+// anthropicMessage decodes one message (without provenance): its blocks
+// in order, under the role of its first run (RoleTool for a user message
+// that starts with tool results).
+func anthropicMessage(m tree.Value, ptr tree.Pointer) (Message, error) {
+	var role Role
+	switch get(m, "role").Str() {
+	case "user":
+		role = RoleUser
+	case "assistant":
+		role = RoleAssistant
+	default:
+		return Message{}, shapeErr(ptr.Key("role"), "role %s, want \"user\" or \"assistant\"", get(m, "role"))
+	}
+	c := get(m, "content")
+	var parts []Part
+	switch c.Kind() {
+	case tree.KindString:
+		parts = textParts(c.Str(), 0)
+	case tree.KindArray:
+		for j, b := range c.Items() {
+			p, err := anthropicBlock(b, ptr.Key("content").Index(j))
+			if err != nil {
+				return Message{}, err
+			}
+			parts = append(parts, p)
+		}
+	default:
+		return Message{}, shapeErr(ptr.Key("content"), "content is a JSON %s, want a string or an array", c.Kind())
+	}
+	if role == RoleUser && len(parts) > 0 && parts[0].Kind == ToolResult {
+		role = RoleTool
+	}
+	return Message{Role: role, Parts: parts}, nil
 }
 
 // textParts is one Text part, or none for "".
@@ -203,9 +223,10 @@ func (r *Request) encodeAnthropic() (tree.Value, error) {
 		if p.role == RoleSystem {
 			return tree.Value{}, fmt.Errorf("history: anthropic: system message after the first user or assistant message (piece %d)", i)
 		}
-		var raw tree.Value
-		if p.src != 0 {
-			raw = r.srcs[p.src-1]
+		raw, same := r.source(p)
+		if same {
+			items = append(items, raw)
+			continue
 		}
 		c, err := anthropicContent(get(raw, "content"), p.parts)
 		if err != nil {

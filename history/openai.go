@@ -154,9 +154,10 @@ func openaiCall(c tree.Value, ptr tree.Pointer) (Part, error) {
 func (r *Request) encodeOpenAI() (tree.Value, error) {
 	var items []tree.Value
 	for _, p := range pieces(r.Messages) {
-		var raw tree.Value
-		if p.src != 0 {
-			raw = r.srcs[p.src-1]
+		raw, same := r.source(p)
+		if same {
+			items = append(items, raw)
+			continue
 		}
 		if p.role == RoleTool {
 			// One provider message per result.

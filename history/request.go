@@ -201,6 +201,35 @@ func pieces(msgs []Message) []piece {
 	return out
 }
 
+// source returns the provider message piece p came from when p holds
+// exactly what decoding that message gives (same role, same parts), so
+// that it can be written back as it was read; ok is false when p is new
+// or was edited. Writing an unchanged message verbatim is what makes
+// decode → encode give back every member the model does not name, in
+// whatever shape the sender wrote it.
+func (r *Request) source(p piece) (raw tree.Value, ok bool) {
+	if p.src == 0 {
+		return raw, false
+	}
+	raw = r.srcs[p.src-1]
+	if p.src == r.sys || raw.Kind() != tree.KindObject {
+		return raw, false
+	}
+	var m Message
+	var err error
+	switch r.Format {
+	case Anthropic:
+		m, err = anthropicMessage(raw, "")
+	case OpenAI:
+		m, err = openaiMessage(raw, "")
+	case Responses:
+		m, err = responsesItem(raw, "")
+	default:
+		return raw, false
+	}
+	return raw, err == nil && m.Role == p.role && equalParts(m.Parts, p.parts)
+}
+
 // patch returns raw (an object) with the members in set replacing those of
 // the same key, in place, set members raw lacks appended, and members
 // named in drop removed. A member whose value is unchanged is left as it

@@ -156,9 +156,10 @@ func (r *Request) encodeResponses() (tree.Value, error) {
 	var items []tree.Value
 	stringInput := false
 	for _, p := range pieces(r.Messages) {
-		var raw tree.Value
-		if p.src != 0 {
-			raw = r.srcs[p.src-1]
+		raw, same := r.source(p)
+		if same {
+			items = append(items, raw)
+			continue
 		}
 		if p.src != 0 && p.src == r.sys {
 			c, err := responsesContentValue(raw, p.parts, "input_text")
