@@ -1,7 +1,6 @@
 package terse
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -256,30 +255,39 @@ func checkStrategy(s string) (string, string, error) {
 // as JSON; other input is fitted as text (logs, diffs, prose). Input that
 // starts like JSON ("{", or "[" followed by more lines) but does not parse
 // is an error: a *tree.SyntaxError with its position, unless it is JSON
-// Lines (one value per line), which is text.
+// Lines (one value per line), which is text. The result shares no memory
+// with data.
 func (p *Pipeline) Process(ctx context.Context, data []byte, req *Request) (Result, error) {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	return p.ProcessString(ctx, string(data), req)
+}
+
+// ProcessString is Process on a string, without copying it: the result
+// may share s's memory. A caller holding a large result it reads once (a
+// file, a response body) saves a copy of it, and of its compact JSON when
+// it is compact JSON already.
+func (p *Pipeline) ProcessString(ctx context.Context, s string, req *Request) (Result, error) {
+	trimmed := strings.TrimLeft(s, " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-		v, err := tree.Parse(data)
+		v, err := tree.ParseString(s)
 		if err == nil {
-			return p.process(ctx, req, v, "", true)
+			return p.process(ctx, req, v, s, true)
 		}
 		if se, ok := errors.AsType[*tree.SyntaxError](err); !ok || (trimmed[0] == '{' || se.Line > 1) && !isJSONLines(trimmed) {
 			return Result{}, err
 		}
 	}
-	return p.process(ctx, req, tree.Value{}, string(data), false)
+	return p.process(ctx, req, tree.Value{}, s, false)
 }
 
 // isJSONLines reports whether data is JSON Lines (a log of one JSON value
 // per line, as "go test -json" writes): its first line is a JSON value on
 // its own and more lines follow. Such input is text.
-func isJSONLines(data []byte) bool {
-	line, rest, ok := bytes.Cut(data, []byte("\n"))
-	if !ok || len(bytes.TrimSpace(rest)) == 0 {
+func isJSONLines(data string) bool {
+	line, rest, ok := strings.Cut(data, "\n")
+	if !ok || len(strings.TrimSpace(rest)) == 0 {
 		return false
 	}
-	_, err := tree.Parse(line)
+	_, err := tree.ParseString(line)
 	return err == nil
 }
 
@@ -297,6 +305,8 @@ func (p *Pipeline) ProcessText(ctx context.Context, s string, req *Request) (Res
 // fitting (budget), and the id line. Each stage's saving is measured in
 // tokens of the pipeline's counter, as the difference between the text
 // before and after it (see Savings).
+//
+// A JSON result's text, when given, is the text v was parsed from.
 func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text string, isJSON bool) (Result, error) {
 	if req == nil {
 		req = &Request{}
@@ -313,7 +323,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: fo0.Budget, Tool: req.Tool}
 	var rawText string
 	if isJSON {
-		rawText = compactJSON(v)
+		rawText = compactJSON(v, text)
 		rep.Pagination, rep.Sort = providerMeta(v, req.Headers)
 	} else {
 		rawText = text
@@ -344,7 +354,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			content = text
 		} else {
 			v = fr.Value
-			content = compactJSON(v)
+			content = compactJSON(v, "")
 		}
 	}
 
@@ -561,7 +571,7 @@ func markAuto(text string, v tree.Value, truncated bool) string {
 		return text
 	}
 	if doc[0] == '{' || doc[0] == '[' {
-		if doc == compactJSON(dv) {
+		if doc == compactJSON(dv, "") {
 			return text
 		}
 	}
@@ -640,9 +650,13 @@ func (p *Pipeline) finish(text string, n int, rep Report) Result {
 	return Result{Text: text, Report: rep}
 }
 
-// compactJSON returns v as compact JSON, written once into memory of its
-// own (no growing buffer, no copy into a string).
-func compactJSON(v tree.Value) string {
+// compactJSON returns v as compact JSON: src, the text v was parsed from,
+// when that is compact JSON already (no copy), else v written once into
+// memory of its own (no growing buffer, no copy into a string).
+func compactJSON(v tree.Value, src string) string {
+	if s := strings.Trim(src, " \t\r\n"); s != "" && tree.IsCompact(s, v) {
+		return s
+	}
 	b := tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)), v)
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
@@ -18,7 +18,6 @@ import (
 	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
-	"github.com/terse-dev/terse/tree"
 )
 
 const compactDoc = `
@@ -170,15 +169,9 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return writeReport(*reportPath, stdout, res.Report)
 	}
 	start := time.Now()
-	// JSON is parsed here without copying the input (data is not changed
-	// afterwards); anything else goes to Process, which tells text from JSON.
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' && t[0] != '[' {
-		res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
-	} else if v, perr := tree.ParseOwned(data); perr == nil {
-		res, err = p.ProcessValue(ctx, v, &terse.Request{Tool: *tool})
-	} else {
-		res, err = p.Process(ctx, data, &terse.Request{Tool: *tool})
-	}
+	// The input is processed without a copy (data is not changed
+	// afterwards).
+	res, err = p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool})
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
 		f := telemetry.Detect(data)
