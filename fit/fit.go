@@ -888,34 +888,43 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			}
 		}
 	}
-	vals := make([][]tree.Value, n)
+	// An item's shortened levels are derived again whenever they are
+	// needed (levels are pure functions of the item): only their sizes
+	// are kept, so that a large array is not held a second and third
+	// time while a few of its items are chosen.
+	value := func(i int, l Level) tree.Value {
+		switch l {
+		case Standard:
+			s, _ := r.standard(items[i])
+			return s
+		case Minimal:
+			return r.minimal(items[i])
+		}
+		return items[i]
+	}
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
 	for i, it := range items {
-		lv := []Level{Full}
-		vs := []tree.Value{it}
+		// JSON size stands in for the rendering's size: costs are
+		// counted exactly for small inputs, and estimated from a
+		// counted sample (tokens per JSON byte, per level) otherwise.
+		lv, by := []Level{Full}, []int{tree.JSONLen(it)}
+		last := it
 		if s, changed := r.standard(it); changed {
-			lv, vs = append(lv, Standard), append(vs, s)
+			lv, by, last = append(lv, Standard), append(by, tree.JSONLen(s)), s
 		}
 		if it.Kind() != tree.KindArray || mode == modeArray {
 			m := r.minimal(it)
 			// An empty shell says nothing: no minimal level then.
-			if !(m.Kind() >= tree.KindArray && m.Len() == 0) && !tree.Equal(m, vs[len(vs)-1]) {
-				lv, vs = append(lv, Minimal), append(vs, m)
+			if !(m.Kind() >= tree.KindArray && m.Len() == 0) && !tree.Equal(m, last) {
+				lv, by = append(lv, Minimal), append(by, tree.JSONLen(m))
 			}
 		}
-		vals[i], e.levels[i] = vs, lv
-		e.bytes[i] = make([]int, len(vs))
-		for k, v := range vs {
-			// JSON size stands in for the rendering's size: costs are
-			// counted exactly for small inputs, and estimated from a
-			// counted sample (tokens per JSON byte, per level) otherwise.
-			e.bytes[i][k] = tree.JSONLen(v)
-		}
+		e.levels[i], e.bytes[i] = lv, by
 	}
 	// Candidates are drafted; the returned text is rendered with Append.
 	draft := o.Format.draft()
 	e.render = func(i int, l Level) []byte {
-		v := vals[i][levelIndex(e.levels[i], l)]
+		v := value(i, l)
 		if mode == modeMembers {
 			v = tree.Object(tree.Member{Key: keys[i], Value: v})
 		}
@@ -925,13 +934,13 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		if mode == modeMembers {
 			mems := make([]tree.Member, len(idx))
 			for j, i := range idx {
-				mems[j] = tree.Member{Key: keys[i], Value: vals[i][levelIndex(e.levels[i], l)]}
+				mems[j] = tree.Member{Key: keys[i], Value: value(i, l)}
 			}
 			return draft(nil, tree.Object(mems...))
 		}
 		vs := make([]tree.Value, len(idx))
 		for j, i := range idx {
-			vs[j] = vals[i][levelIndex(e.levels[i], l)]
+			vs[j] = value(i, l)
 		}
 		return draft(nil, tree.Array(vs...))
 	}
@@ -1015,7 +1024,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 				if l == Skip {
 					continue
 				}
-				v := vals[i][levelIndex(e.levels[i], l)]
+				v := value(i, l)
 				if mode == modeMembers {
 					mems = append(mems, tree.Member{Key: keys[i], Value: v})
 				} else {

@@ -66,7 +66,7 @@ func scopeTag(scope string) string {
 // mint returns the handle of a view: a MAC of its scope and content under
 // Options.Key, so that it is unguessable without the key and the same
 // view in another scope gets another handle.
-func mint(o Options, blob []byte) string {
+func mint(o Options, blob ...[]byte) string {
 	key := o.Key
 	if len(key) == 0 {
 		key = publicKey
@@ -74,7 +74,9 @@ func mint(o Options, blob []byte) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(o.Scope))
 	m.Write([]byte{0})
-	m.Write(blob)
+	for _, b := range blob {
+		m.Write(b)
+	}
 	return "c_" + hex.EncodeToString(m.Sum(nil)[:8])
 }
 
@@ -99,12 +101,11 @@ func put(ctx context.Context, o Options, h header, payload []byte) (string, erro
 	if err != nil {
 		return "", err
 	}
-	blob := make([]byte, 0, len(hj)+1+len(payload))
-	blob = append(append(append(blob, hj...), '\n'), payload...)
-	handle := mint(o, blob)
+	hj = append(hj, '\n')
+	handle := mint(o, hj, payload)
 	ctx, cancel := context.WithTimeout(ctx, o.StoreTimeout)
 	defer cancel()
-	if err := o.Store.Put(ctx, handle, blob); err != nil {
+	if err := store.PutParts(ctx, o.Store, handle, hj, payload); err != nil {
 		return "", &StoreError{"put", err}
 	}
 	return handle, nil

@@ -64,6 +64,11 @@ func (d *Dir) file(key string) (string, error) {
 
 // Put writes data under key atomically (temporary file, then rename).
 func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
+	return d.PutParts(ctx, key, data)
+}
+
+// PutParts is Put of the parts joined, written one after the other.
+func (d *Dir) PutParts(ctx context.Context, key string, parts ...[]byte) error {
 	name, err := d.file(key)
 	if err != nil {
 		return err
@@ -78,7 +83,12 @@ func (d *Dir) Put(ctx context.Context, key string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(data)
+	var werr error
+	for _, p := range parts {
+		if _, werr = tmp.Write(p); werr != nil {
+			break
+		}
+	}
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil {
 		os.Remove(tmp.Name())

@@ -39,6 +39,30 @@ type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 }
 
+// PartsPutter is a Store that can put one entry given in parts, written
+// one after the other, so that a caller holding a header and a large
+// payload need not join them into one more copy first. [Dir] is one.
+type PartsPutter interface {
+	PutParts(ctx context.Context, key string, parts ...[]byte) error
+}
+
+// PutParts puts the entry made of parts, joined: with s's PutParts when s
+// is a [PartsPutter], else joined into one blob for s.Put.
+func PutParts(ctx context.Context, s Store, key string, parts ...[]byte) error {
+	if pp, ok := s.(PartsPutter); ok {
+		return pp.PutParts(ctx, key, parts...)
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	blob := make([]byte, 0, n)
+	for _, p := range parts {
+		blob = append(blob, p...)
+	}
+	return s.Put(ctx, key, blob)
+}
+
 // KeyError reports a key that is not [ValidKey].
 type KeyError struct{ Key string }
 
