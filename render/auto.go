@@ -50,7 +50,13 @@ type autoEncoder struct {
 
 	seed   maphash.Seed
 	groups map[uint64][]*group
-	nodeG  map[tree.Value]*group // container → its group (large containers only)
+	nodeG  map[tree.Value]*group // container → its group (large containers seen twice or more)
+	// hashes collects the hashes of the large containers (the first
+	// pass of findRepeats); repeats holds those seen twice or more, which
+	// the second pass (grouping) groups.
+	hashes   []uint32
+	repeats  map[uint32]bool
+	grouping bool
 
 	legend   []*group          // selected, by id-1
 	prefixes []string          // declared prefixes, by id-1
@@ -99,22 +105,32 @@ func newAutoEncoder(opts *Options) *autoEncoder {
 
 // release returns e to the pool; e must not be used after.
 func (e *autoEncoder) release() {
-	if len(e.memo) > maxPooledNodes || len(e.nodeG) > maxPooledNodes || len(e.costs) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
+	if len(e.memo) > maxPooledNodes || len(e.nodeG) > maxPooledNodes || len(e.hashes) > maxPooledNodes || len(e.costs) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
 		return
 	}
 	clear(e.groups)
 	clear(e.nodeG)
 	clear(e.memo)
 	clear(e.costs)
+	clear(e.repeats)
 	e.px.reset()
-	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, memo: e.memo, costs: e.costs, px: e.px}
+	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, memo: e.memo, costs: e.costs, px: e.px,
+		hashes: e.hashes[:0], repeats: e.repeats}
 	encoders.Put(e)
 }
 
 // encode appends the auto document of v to b.
 func (e *autoEncoder) encode(b []byte, v tree.Value) []byte {
+	e.prepare(v)
+	return e.write(b, v)
+}
+
+// prepare analyses v and chooses how each part of it is written: legend
+// entries, prefixes and forms. A caller that sizes a large output buffer
+// allocates it after prepare, whose scratch is let go by then.
+func (e *autoEncoder) prepare(v tree.Value) {
 	if !e.opts.NoFactor {
-		e.analyze(v)
+		e.findRepeats(v)
 		e.selectLegend(v)
 		e.selectPrefixes(v)
 		if len(e.px.cut) > 4*maxPooledNodes {
@@ -124,6 +140,10 @@ func (e *autoEncoder) encode(b []byte, v tree.Value) []byte {
 		}
 	}
 	e.choose(v)
+}
+
+// write appends the auto document of v, prepared, to b.
+func (e *autoEncoder) write(b []byte, v tree.Value) []byte {
 	for i, p := range e.prefixes {
 		b = append(b, '~')
 		b = strconv.AppendInt(b, int64(i+1), 10)
@@ -152,8 +172,37 @@ func (e *autoEncoder) hashString(k byte, s string) uint64 {
 	return h.Sum64()
 }
 
-// analyze hashes every container bottom-up and groups the large ones by
-// equality. It returns v's hash and compact JSON size (approximate).
+// findRepeats groups the large containers of v that occur more than once
+// by equality (groups and nodeG). A first pass only collects their hashes;
+// a second groups those whose hash was seen twice or more, so that a
+// large document of distinct items costs a slice of hashes, not a group
+// and a map entry per container.
+func (e *autoEncoder) findRepeats(v tree.Value) {
+	e.hashes, e.grouping = e.hashes[:0], false
+	e.analyze(v)
+	h := e.hashes
+	slices.Sort(h)
+	if cap(h) > 4*maxPooledNodes {
+		e.hashes = nil // a large document's hashes are let go now
+	}
+	if e.repeats == nil {
+		e.repeats = map[uint32]bool{}
+	}
+	for i := 1; i < len(h); i++ {
+		if h[i] == h[i-1] {
+			e.repeats[h[i]] = true
+		}
+	}
+	if len(e.repeats) == 0 {
+		return
+	}
+	e.grouping = true
+	e.analyze(v)
+}
+
+// analyze hashes every container bottom-up. It collects the hashes of the
+// large ones (the first pass), or groups by equality those whose hash
+// repeats. It returns v's hash and compact JSON size (approximate).
 func (e *autoEncoder) analyze(v tree.Value) (uint64, int) {
 	switch v.Kind() {
 	case tree.KindNull:
@@ -197,6 +246,15 @@ func (e *autoEncoder) analyze(v tree.Value) (uint64, int) {
 	}
 	sum := h.Sum64()
 	if size >= minLegendBytes && v.Len() > 0 {
+		// The first pass keeps half of each hash: a collision only costs
+		// the second pass an equality check.
+		if !e.grouping {
+			e.hashes = append(e.hashes, uint32(sum))
+			return sum, size
+		}
+		if !e.repeats[uint32(sum)] {
+			return sum, size
+		}
 		var g *group
 		for _, c := range e.groups[sum] {
 			if tree.Equal(c.rep, v) {

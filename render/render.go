@@ -240,8 +240,9 @@ func autoText(v tree.Value, o *Options, compactp *string, buf *[]byte) (string, 
 		if v.Kind() < tree.KindArray {
 			size = n // a scalar's is its JSON
 		}
+		e.prepare(v)
 		b := append(make([]byte, 0, size+len(Marker)+1), Marker+"\n"...)
-		b = e.encode(b, v)
+		b = e.write(b, v)
 		marked := unsafe.String(unsafe.SliceData(b), len(b))
 		doc = marked[len(Marker)+1:]
 		if len(doc) == n {
