@@ -178,6 +178,27 @@ func (e *encoder) flush() {
 	e.start = 0
 }
 
+// streamQuoted appends s quoted, as appendQuoted does, writing it out a
+// piece at a time as it is escaped: a streaming encoder never holds a
+// long string's escaped copy whole. Pieces end on a rune boundary, so
+// they escape as the whole does.
+func (e *encoder) streamQuoted(s string) {
+	e.dst = append(e.dst, '"')
+	for len(s) > 0 {
+		j := min(len(s), flushSize)
+		for k := 0; k < utf8.UTFMax && j < len(s) && !utf8.RuneStart(s[j]); k++ {
+			j--
+		}
+		e.dst = appendQuotedBody(e.dst, s[:j])
+		s = s[j:]
+		if len(e.dst) >= flushSize {
+			e.flush()
+		}
+	}
+	// The closing quote stays buffered: the line goes on.
+	e.dst = append(e.dst, '"')
+}
+
 // line starts a new line at depth (LF before every line but the first).
 func (e *encoder) line(depth int) {
 	if e.w != nil && len(e.dst) >= flushSize {
@@ -446,7 +467,11 @@ func (e *encoder) primitive(v tree.Value) {
 		if v.Escaped() {
 			e.dst = appendQuotedEscaped(e.dst, s)
 		} else if e.needsQuote(s) {
-			e.dst = appendQuoted(e.dst, s)
+			if e.w != nil && len(s) > flushSize {
+				e.streamQuoted(s)
+			} else {
+				e.dst = appendQuoted(e.dst, s)
+			}
 		} else {
 			e.dst = append(e.dst, s...)
 		}

@@ -220,3 +220,26 @@ func TestAppendAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderStreamsLongString checks that a long quoted string, written
+// out a piece at a time, encodes as Append encodes it, in place and with
+// the lines after it intact.
+func TestEncoderStreamsLongString(t *testing.T) {
+	long := strings.Repeat("line é \"q\"\n\t", 40000) + "end" // ~480 KB, escapes throughout
+	for _, v := range []tree.Value{
+		tree.String(long),
+		tree.Object(tree.Member{Key: "a", Value: tree.String(long)}, tree.Member{Key: "b", Value: tree.Int(1)}),
+		tree.Array(tree.String(long), tree.Object(tree.Member{Key: "c", Value: tree.String(long)})),
+	} {
+		var w chunkWriter
+		if err := toon.NewEncoder(&w, nil).Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if want := toon.Append(nil, v, nil); !bytes.Equal(w.Bytes(), want) {
+			t.Fatalf("Encoder output differs from Append output (%d vs %d bytes)", w.Len(), len(want))
+		}
+		if w.writes < 4 {
+			t.Errorf("%d writes, want the string in several pieces", w.writes)
+		}
+	}
+}
