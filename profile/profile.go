@@ -32,6 +32,7 @@ package profile
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/terse-dev/terse/config"
 )
@@ -271,16 +272,63 @@ func contains(list []string, s string) bool {
 }
 
 // HintCounter counts the hints a session emitted by family, to enforce
-// max_per_session. It is not safe for concurrent use; keep one per
-// session.
-type HintCounter map[string]int
+// max_per_session. Keep one per session; it is safe for concurrent use.
+// The zero value is ready.
+type HintCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
 
-// Take reports whether a hint of family may be emitted now, and counts it
-// when it may.
-func (c HintCounter) Take(e *Effective, family string) bool {
-	if !e.Allow(family, c[family]) {
+// Take reports whether a hint of family may be emitted now under e, and
+// counts it when it may.
+func (c *HintCounter) Take(e *Effective, family string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !e.Allow(family, c.n[family]) {
 		return false
 	}
-	c[family]++
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[family]++
 	return true
 }
+
+// Allow reports whether a hint of family may be emitted now under e,
+// without counting it.
+func (c *HintCounter) Allow(e *Effective, family string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return e.Allow(family, c.n[family])
+}
+
+// Give takes back a hint of family counted by Take but not shown after
+// all.
+func (c *HintCounter) Give(family string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[family] > 0 {
+		c.n[family]--
+	}
+}
+
+// Count is how many hints of family were counted.
+func (c *HintCounter) Count(family string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[family]
+}
+
+// Gate is the hint policy of one call: the session's counter under the
+// call's effective options. It has the methods of terse.Hints.
+type Gate struct {
+	E *Effective
+	C *HintCounter
+}
+
+// Allow reports whether a hint of family may be emitted now.
+func (g Gate) Allow(family string) bool { return g.C.Allow(g.E, family) }
+
+// Take reports whether a hint of family may be emitted now, counting it
+// when it may.
+func (g Gate) Take(family string) bool { return g.C.Take(g.E, family) }
