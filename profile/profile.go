@@ -7,7 +7,8 @@
 // session starts (and per tool, for the data axis):
 //
 //	eff := profile.Resolve(cfg, profile.Context{ModelID: "claude-sonnet-4-5", Tool: "github__list_issues"})
-//	opts.Tokenizer, opts.Budget, opts.Format = ..eff.Tokenizer, eff.Budget, eff.Format
+//	counter, _ := tokens.Get(eff.Tokenizer)
+//	opts := terse.Options{Tokenizer: counter, Budget: eff.Budget, Format: eff.Format, Template: eff.Template}
 //
 // Resolution, axis by axis:
 //
@@ -15,7 +16,8 @@
 //     then the client's name, against each variant's globs (file variants
 //     first, then built-ins, in order); no match is "default".
 //  2. Tokenizer: a named axis wins; "auto" is the LLM variant's tokenizer,
-//     else the config's top-level tokenizer.
+//     except that under the built-in "default" variant (no model or
+//     client matched) the config's top-level tokenizer stays in force.
 //  3. Agent: a named axis picks that variant; "auto" classifies the
 //     session statistics: at least 500 events and 3 compactions is
 //     marathon_refactor; at most 200 events with at least half of them
@@ -25,12 +27,16 @@
 //     the first variant whose glob matches the tool (or, for an MCP name
 //     "server__tool", its bare tool name).
 //  5. Hints: a family is allowed when its rule is enabled, its
-//     applies_to_models is empty or matches the model id, and the data
-//     variant (if it lists hints) includes it; MaxPerSession caps it.
+//     applies_to_models is empty or matches the model id (the client's
+//     name when no model id is known, as for MCP clients), and the data
+//     variant (if it lists hints) includes it; MaxPerSession caps it,
+//     counted per session by a [HintCounter]. A call's [Gate] is what
+//     the pipeline asks (terse.Request.Hints).
 package profile
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -145,6 +151,9 @@ func Resolve(c *config.Config, ctx Context) Effective {
 	switch {
 	case p.Tokenizer != "auto" && p.Tokenizer != "":
 		e.Tokenizer = p.Tokenizer
+	case llm.Name == "default" && c.Tokenizer != "" && !slices.ContainsFunc(p.LLMVariants, func(l config.LLMProfile) bool { return l.Name == "default" }):
+		// No known model: the config's own tokenizer stays in force.
+		e.Tokenizer = c.Tokenizer
 	case llm.Tokenizer != "":
 		e.Tokenizer = llm.Tokenizer
 	default:
@@ -177,6 +186,9 @@ func Resolve(c *config.Config, ctx Context) Effective {
 	}
 
 	model := strings.ToLower(ctx.ModelID)
+	if model == "" {
+		model = strings.ToLower(ctx.ClientName) // an MCP client names no model
+	}
 	for _, f := range config.HintFamilies {
 		r := c.Hints.Rule(f)
 		ok := r.Enabled

@@ -18,7 +18,7 @@ func (e *Event) SetReport(rep *terse.Report) {
 	e.Saved[SrcFit] = rep.Saved.Fitting
 	switch {
 	case rep.Dedup && rep.NearRef:
-		e.Dedup = DedupHit
+		e.Dedup = DedupNear
 		e.Hints[HintNearRef]++
 	case rep.Dedup:
 		e.Dedup = DedupHit

@@ -113,7 +113,7 @@ func toolRules(cfg *config.Config) func(string) (*filter.Rule, string) {
 func apiProfile(cfg *config.Config) func(model string) apiproxy.Profile {
 	return func(model string) apiproxy.Profile {
 		eff := profile.Resolve(cfg, profile.Context{ModelID: model})
-		p := apiproxy.Profile{Tokenizer: profileTokenizer(cfg, &eff)}
+		p := apiproxy.Profile{Tokenizer: eff.Tokenizer}
 		named := cfg.Profiles.LLM != "" && cfg.Profiles.LLM != "auto"
 		for _, l := range cfg.Profiles.LLMVariants {
 			named = named || l.Name == eff.LLM

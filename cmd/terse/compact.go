@@ -87,7 +87,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		// The configuration's profile axes for this tool.
 		eff := profile.Resolve(cfg, profile.Context{Tool: *tool})
-		if t := profileTokenizer(cfg, &eff); !set["tokenizer"] && t != "" {
+		if t := eff.Tokenizer; !set["tokenizer"] && t != "" {
 			tokName = t
 		}
 		if !set["to"] && eff.Format != "" {
