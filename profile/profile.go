@@ -86,12 +86,19 @@ type HintPolicy struct {
 // Allow reports whether family may be emitted when n hints of it were
 // already emitted in the session.
 func (e *Effective) Allow(family string, n int) bool {
+	h := e.Hint(family)
+	return h.Allowed && (h.MaxPerSession == 0 || n < h.MaxPerSession)
+}
+
+// Hint returns the policy of family (zero, not allowed, for an unknown
+// family).
+func (e *Effective) Hint(family string) HintPolicy {
 	for _, h := range e.Hints {
 		if h.Family == family {
-			return h.Allowed && (h.MaxPerSession == 0 || n < h.MaxPerSession)
+			return h
 		}
 	}
-	return false
+	return HintPolicy{Family: family}
 }
 
 // BuiltinLLMs are the LLM variants shipped with terse, tried after the

@@ -150,3 +150,23 @@ budget = 300
 		})
 	}
 }
+
+// TestAPIProfileHints: terse api resolves a conversation's model with
+// profile.Resolve: its tokenizer and its "ref" rule.
+func TestAPIProfileHints(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+[hints.ref]
+max_per_session = 3
+applies_to_models = ["gpt-*"]
+`), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := apiProfile(cfg)
+	if p := prof("gpt-4-turbo"); p.NoRefs || p.MaxRefs != 3 || p.Tokenizer != tokens.Cl100kBaseName {
+		t.Errorf("gpt-4-turbo: %+v", p)
+	}
+	if p := prof("claude-sonnet-4-5"); !p.NoRefs || p.Tokenizer != tokens.O200kBaseName {
+		t.Errorf("claude-sonnet-4-5: %+v", p)
+	}
+}
