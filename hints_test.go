@@ -154,3 +154,46 @@ func TestHintRefusedAfterFit(t *testing.T) {
 		t.Errorf("truncated %v, budget %d, asked %d, %d bytes of %d", r.Report.Truncated, r.Report.Budget, h.asked, len(r.Text), len(big))
 	}
 }
+
+// BenchmarkHintGate runs the pipeline on a corpus list under a budget
+// (an elision, so "more" is asked) and on a repeat (a reference, so "ref"
+// is taken), without a hint policy and with the default one, in the same
+// run:
+//
+//	go test -run '^$' -bench HintGate -benchtime 5x .
+func BenchmarkHintGate(b *testing.B) {
+	data := readCorpus(b, "github/pygithub__repo-pulls.json")
+	eff := profile.Resolve(nil, profile.Context{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		budget int
+	}{{"elided", 8000}, {"ref", 1 << 30}} {
+		for _, gated := range []bool{false, true} {
+			name := tc.name + "/nil"
+			if gated {
+				name = tc.name + "/gate"
+			}
+			b.Run(name, func(b *testing.B) {
+				p, err := New(&Options{Budget: tc.budget, Store: &store.Mem{}, Dedup: dedup.New(dedup.Options{})})
+				if err != nil {
+					b.Fatal(err)
+				}
+				req := &Request{Session: dedup.Key{Session: "s", Partition: "s/0"}}
+				if gated {
+					req.Hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
+				}
+				if _, err := p.Process(ctx, data, req); err != nil { // the first showing
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.Process(ctx, data, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
