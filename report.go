@@ -28,6 +28,9 @@ type Report struct {
 	// DedupID is the id the hint refers to (Dedup), or the id line shown
 	// with the result, when the dedup stage recorded it.
 	DedupID string `json:"dedup_id,omitempty"`
+	// NearRef is set when the hint (Dedup) is a near-reference: an
+	// earlier result plus an exact delta.
+	NearRef bool `json:"near_ref,omitempty"`
 	// Saved splits RawTokens − OutputTokens by the stage that saved them.
 	Saved Savings `json:"saved"`
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -122,7 +123,40 @@ type Request struct {
 	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
 	// Link) are passed through to the Report.
 	Headers http.Header
+	// Hints, when set, gates the in-band hints of the call (the
+	// configuration's [hints] policy, resolved by package profile). Nil
+	// emits every hint. See [Hints] for what each family governs.
+	Hints Hints
 }
+
+// Hints decides which in-band hint families a call may emit: "ref" (a
+// result byte-identical to one shown earlier becomes "> [ref: …]"),
+// "near_ref" (one differing by a small delta becomes "> [near-ref: …]")
+// and "more" (an elided result: the notices that declare what is left
+// out, and its chunk index). A refused reference shows the result in
+// full. A refused "more" does not elide: the result is not fitted at all
+// and comes back whole, over the budget if it must be (Report.Budget is
+// then 0), because nothing is ever left out without a handle to it. The
+// "> [id: …]" line a later reference points at is shown only while
+// Allow allows "ref" or "near_ref". Families the pipeline does not emit
+// are never asked about.
+type Hints interface {
+	// Allow reports whether a hint of family may be emitted now, without
+	// counting it.
+	Allow(family string) bool
+	// Take reports whether a hint of family may be emitted now and, when
+	// it may, counts it as emitted.
+	Take(family string) bool
+}
+
+// noMore refuses "more" and passes the other families on.
+type noMore struct{ Hints }
+
+func (h noMore) Allow(f string) bool { return f != "more" && h.Hints.Allow(f) }
+func (h noMore) Take(f string) bool  { return f != "more" && h.Hints.Take(f) }
+
+// unbounded is the fit budget of a call that may not elide.
+const unbounded = math.MaxInt32
 
 // Result is what a Pipeline returns: the text for the model and the Report.
 type Result struct {
@@ -320,7 +354,14 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if req.Budget > 0 {
 		fo0.Budget = req.Budget
 	}
+	if req.Hints != nil && !req.Hints.Allow("more") {
+		fo0.Budget = unbounded // no elision: see Hints
+	}
 	rep := Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: fo0.Budget, Tool: req.Tool}
+	if fo0.Budget == unbounded {
+		rep.Budget = 0
+	}
+	v0, text0, isJSON0 := v, text, isJSON
 	var rawText string
 	if isJSON {
 		rawText = compactJSON(v, text)
@@ -364,8 +405,9 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if p.o.Dedup != nil {
 		call = dedup.Call{Tool: req.Tool, Paths: req.Paths, Content: []byte(content), Mutating: req.Mutating,
 			Variant: p.variant(isJSON)}
-		if oc := p.o.Dedup.Check(req.Session, call); oc.Kind != dedup.Miss {
+		if oc := p.o.Dedup.Check(req.Session, call); oc.Kind != dedup.Miss && (req.Hints == nil || req.Hints.Take(refFamily(oc.Kind))) {
 			rep.Kind, rep.Format, rep.Dedup, rep.DedupID = kindOf(isJSON), "hint", true, oc.ID
+			rep.NearRef = oc.Kind == dedup.NearRef
 			rep.RawTokens = m.count(rawText)
 			return p.hint(oc.Hint, rep), nil
 		}
@@ -494,6 +536,13 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			fo0.Budget, rep.Budget = tn, tn
 		}
 	}
+	if res.Stats.Truncated && req.Hints != nil && !req.Hints.Take("more") {
+		// The elision was refused after all (a cap reached by another
+		// call of the session meanwhile): the whole result.
+		whole := *req
+		whole.Hints = noMore{req.Hints}
+		return p.process(ctx, &whole, v0, text0, isJSON0)
+	}
 	st := res.Stats
 	switch {
 	case !st.Truncated:
@@ -524,7 +573,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// A result shown in full is recorded, and its id line leads it when
 	// the budget has room for it; otherwise it is forgotten again.
 	out, tout := body, tn
-	if p.o.Dedup != nil && !st.Truncated {
+	if p.o.Dedup != nil && !st.Truncated && (req.Hints == nil || req.Hints.Allow("ref") || req.Hints.Allow("near_ref")) {
 		if oc := p.o.Dedup.Record(req.Session, call); oc.IDLine != "" {
 			with := oc.IDLine + "\n" + body
 			if n := c.Count(with); n <= fo0.Budget {
@@ -659,6 +708,14 @@ func compactJSON(v tree.Value, src string) string {
 	}
 	b := tree.AppendJSON(make([]byte, 0, tree.JSONLen(v)), v)
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// refFamily is the hint family of a dedup outcome.
+func refFamily(k dedup.Kind) string {
+	if k == dedup.NearRef {
+		return "near_ref"
+	}
+	return "ref"
 }
 
 func kindOf(isJSON bool) string {

@@ -220,8 +220,13 @@ func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call, c toke
 	return out, edits
 }
 
-// declare replaces stale reads before message index stale, and repeats.
-func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale int) ([]history.Message, []Edit) {
+// declare replaces stale reads before message index stale, and repeats
+// (as many as prof allows, the first ones: the count starts from the
+// conversation's first message on every request, so a repeat's fate
+// changes only when stale reads are declared, which changes the prefix
+// anyway).
+func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale int, prof *Profile) ([]history.Message, []Edit) {
+	refs := 0
 	var staleBy map[string]string // read call id → writing call id
 	if !rw.opt.NoStale && stale > 0 {
 		staleBy = staleReads(msgs[:stale], calls)
@@ -253,8 +258,12 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 			if texts[first] != text {
 				continue
 			}
+			if prof.NoRefs || prof.MaxRefs > 0 && refs >= prof.MaxRefs {
+				return *p, false
+			}
 			s := repeatText(calls[first], first)
 			if len(s) < len(text) {
+				refs++
 				edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: first, Before: text, After: s})
 				return withText(*p, s), true
 			}

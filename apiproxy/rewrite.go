@@ -90,6 +90,11 @@ type Profile struct {
 	// Window is the context window in tokens; 0 means ModelWindow's. It
 	// applies when neither Options.Window nor the request sets one.
 	Window int `json:"window,omitempty"`
+	// NoRefs keeps repeated results as they are (the "ref" hint family
+	// is off for the model); MaxRefs, when positive, lets only the first
+	// MaxRefs repeats of the conversation, in order, become references.
+	NoRefs  bool `json:"no_refs,omitempty"`
+	MaxRefs int  `json:"max_refs,omitempty"`
 }
 
 func (o Options) withDefaults() Options {
@@ -315,7 +320,7 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	calls := indexCalls(norm)
 	base, encEdits := rw.encode(norm, calls, counter)
 
-	edited, edits := rw.declare(base, calls, c.stale)
+	edited, edits := rw.declare(base, calls, c.stale, &prof)
 	var out []history.Message
 	var next history.State
 	var rep history.Report
@@ -335,7 +340,7 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 			// request under the threshold: the prefix breaks once, for as
 			// many turns as a full step buys.
 			stale := len(norm)
-			edited, edits = rw.declare(base, calls, stale)
+			edited, edits = rw.declare(base, calls, stale, &prof)
 			force := *ro
 			force.Threshold = target
 			out, next, rep = history.Reduce(edited, res.Window, c.st, &force)

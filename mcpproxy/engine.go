@@ -16,6 +16,7 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -71,6 +72,8 @@ type engine struct {
 	// id (its one session is named alike in every process); "" for the
 	// gateway, whose session ids are unique and shared by replicas.
 	scopePrefix string
+	// hints counts each session's hints by family (max_per_session).
+	hints map[string]*profile.HintCounter
 }
 
 // progressToken mints a progress token for a request sent upstream:
@@ -92,14 +95,55 @@ func newEngine(o *Options) *engine {
 	return e
 }
 
-// pipeline returns the pipeline of a tool's rule, or the default one.
-func (e *engine) pipeline(tool string) *terse.Pipeline {
+// pipeline returns the pipeline of a call: its client's profile's, else
+// that of the tool's rule, else the default one.
+func (e *engine) pipeline(c *call) *terse.Pipeline {
+	if c.prof.Pipeline != nil {
+		return c.prof.Pipeline
+	}
 	if e.opts.ForTool != nil {
-		if p := e.opts.ForTool(tool); p != nil {
+		if p := e.opts.ForTool(c.tool); p != nil {
 			return p
 		}
 	}
 	return e.pipe
+}
+
+// hintGate returns the hint policy of a call's results: its profile's
+// rules, counted per session. Nil when the call has no profile.
+func (e *engine) hintGate(c *call) terse.Hints {
+	if c.prof.Hints == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.hints == nil {
+		e.hints = map[string]*profile.HintCounter{}
+	}
+	hc := e.hints[c.sessionID]
+	if hc == nil {
+		hc = new(profile.HintCounter)
+		e.hints[c.sessionID] = hc
+	}
+	return profile.Gate{E: c.prof.Hints, C: hc}
+}
+
+// giveBack uncounts the hints a result carried that the model is not
+// shown after all.
+func giveBack(h terse.Hints, rep *terse.Report) {
+	g, ok := h.(profile.Gate)
+	if !ok {
+		return
+	}
+	switch {
+	case rep.Dedup && rep.NearRef:
+		g.C.Give("near_ref")
+	case rep.Dedup:
+		g.C.Give("ref")
+	}
+	if rep.Truncated {
+		g.C.Give("more")
+	}
 }
 
 // call is one tools/call between begin and finish.
@@ -110,6 +154,7 @@ type call struct {
 	scope        string // what chunk handles are bound to: session and conversation
 	sessionID    string // the session, for telemetry
 	pol          Policy
+	prof         ClientProfile // the client's profile for the tool
 	args         tree.Value
 	raw          bool
 	budget       int // _budget, 0 when absent
@@ -141,6 +186,9 @@ func (e *engine) begin(ctx context.Context, server, tool, exposed, client, sessi
 		pol: e.opts.policy(client)}
 	if s, ok := ctx.Value(chunkScopeKey{}).(string); ok {
 		c.scope = s // the gateway's, see withChunkScope
+	}
+	if e.opts.Profile != nil {
+		c.prof = e.opts.Profile(client, tool)
 	}
 	if err != nil {
 		res := errorResult("terse: " + err.Error())
@@ -181,7 +229,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 		return errorResult(fmt.Sprintf("terse: %q is not a chunk reference: _chunk takes the handle and the chunk number the chunk index shows, like %q", ref, chunkExample))
 	}
 	handle := ref[:i]
-	pl := e.pipeline(c.tool)
+	pl := e.pipeline(c)
 	req := &terse.Request{Tool: c.tool, Budget: effectiveBudget(c.budget, pol.Budget, pl.Budget()), Scope: c.scope}
 	start := time.Now()
 	ch, err := pl.Chunk(ctx, handle, n, req)
@@ -427,7 +475,8 @@ func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, re
 // as the upstream sent it is left as it was.
 func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree.Value, rec *CallRecord) (tree.Value, bool, error) {
 	o := &e.opts
-	pl := e.pipeline(c.tool)
+	pl := e.pipeline(c)
+	gate := e.hintGate(c)
 	counter := pl.Counter()
 	content, _ := result.Get("content")
 	blocks := append([]tree.Value(nil), content.Items()...)
@@ -489,11 +538,47 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		tokens int
 	}
 	var shown []shownID
+	// evs are the blocks' telemetry events, recorded once it is known
+	// what the model is shown of each (and which hints).
+	type pendingEvent struct {
+		text    string
+		r       terse.Result
+		err     error
+		latency time.Duration
+		kept    bool // the model is shown the result's text
+		noID    bool // without its id line
+	}
+	var evs []pendingEvent
+	if e.opts.Telemetry != nil {
+		defer func() {
+			for i := range evs {
+				x := &evs[i]
+				e.event(c, x.text, &x.r, x.err, x.latency, x.kept, x.noID)
+			}
+		}()
+	}
+	ev := func(block int) *pendingEvent { // the event of blocks[block], or nil
+		for i := range evs {
+			if jobs[i] == block {
+				return &evs[i]
+			}
+		}
+		return nil
+	}
+	// dropped takes back the hints of a block the model is not shown.
+	dropped := func(block int) {
+		if x := ev(block); x != nil && x.kept {
+			x.kept = false
+			if gate != nil && x.err == nil {
+				giveBack(gate, &x.r.Report)
+			}
+		}
+	}
 	total := fixed // tokens of the text blocks the model reads
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
 		text := tv.Str()
-		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope}
+		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope, Hints: gate}
 		var r terse.Result
 		var err error
 		t0 := time.Now()
@@ -503,7 +588,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		} else {
 			r, err = pl.Process(ctx, []byte(text), req)
 		}
-		e.event(c, text, &r, err, time.Since(t0))
+		evs = append(evs, pendingEvent{text: text, r: r, err: err, latency: time.Since(t0), kept: true})
 		if err != nil {
 			errs = errors.Join(errs, err)
 			continue
@@ -547,6 +632,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			if rep.DedupID != "" && !rep.Dedup && o.Dedup != nil {
 				o.Dedup.Forget(key, rep.DedupID)
 			}
+			dropped(i)
 			rec.TokensBefore += direct
 			rec.TokensAfter += direct
 			total += direct
@@ -596,6 +682,9 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			if o.Dedup != nil {
 				o.Dedup.Forget(key, x.id)
 			}
+			if p := ev(x.block); p != nil {
+				p.noID = true
+			}
 		}
 		shown = nil
 	}
@@ -606,6 +695,9 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			if o.Dedup != nil {
 				o.Dedup.Forget(key, x.id)
 			}
+		}
+		for _, i := range jobs {
+			dropped(i)
 		}
 		kept := blocks[:0]
 		for _, b := range blocks {
@@ -773,6 +865,7 @@ func (e *engine) forget(session string) {
 	}
 	delete(e.gens, session)
 	delete(e.convs, session)
+	delete(e.hints, session)
 	e.mu.Unlock()
 	e.reset(old)
 }
@@ -858,7 +951,11 @@ func sameValue(a, b tree.Value) bool {
 // event records one telemetry event for a text block of a call's result
 // that went through the pipeline (r, or its error err). Nothing is done
 // (not even the shape detection) when telemetry is off.
-func (e *engine) event(c *call, text string, r *terse.Result, err error, latency time.Duration) {
+//
+// A result whose text the model is not shown after all (!kept: it was
+// left as it was, or the structuredContent replaced it) counts as passed
+// with no saving and no hints; noID says its id line was taken out.
+func (e *engine) event(c *call, text string, r *terse.Result, err error, latency time.Duration, kept, noID bool) {
 	rec := e.opts.Telemetry
 	if rec == nil {
 		return
@@ -877,6 +974,20 @@ func (e *engine) event(c *call, text string, r *terse.Result, err error, latency
 			ev.Err = "store"
 		}
 		ev.SetReport(&r.Report)
+		if noID {
+			ev.Hints[telemetry.HintID] = 0
+		}
+		if !kept {
+			ev.Hints = [telemetry.NumHints]uint16{}
+			ev.Saved = [telemetry.NumSources]int{}
+			ev.BytesOut, ev.TokensOut, ev.Format = ev.BytesIn, ev.TokensIn, "passthrough"
+			if ev.Dedup == telemetry.DedupHit || ev.Dedup == telemetry.DedupNear {
+				ev.Dedup = telemetry.DedupMiss
+			}
+			if ev.Untouched == "" {
+				ev.Untouched = telemetry.UntouchedNoSaving
+			}
+		}
 	}
 	rec.Record(&ev)
 }
@@ -905,7 +1016,7 @@ func (e *engine) recordChunk(c *call, r *CallRecord) {
 	}
 	ev := e.baseEvent(c)
 	ev.ChunkFetch = true
-	ev.Tokenizer = e.pipeline(c.tool).Counter().Name()
+	ev.Tokenizer = e.pipeline(c).Counter().Name()
 	ev.TokensOut = r.TokensAfter
 	ev.Latency = r.Pipeline
 	if r.StoreFailed {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 )
@@ -135,11 +136,14 @@ type Options struct {
 	// DefaultBudget applies to clients whose rule sets no budget; 0 means
 	// none.
 	DefaultBudget int
-	// ProfileBudget, when set, returns the budget of a client by its
-	// clientInfo name (the configuration's profiles: package profile);
-	// it applies to clients whose rule sets no budget, before
-	// DefaultBudget, when positive.
-	ProfileBudget func(client string) int
+	// Profile, when set, resolves a client's profile (package profile)
+	// by its clientInfo name, for one tool: the pipeline the tool's
+	// results get for that client (built with the profile's tokenizer,
+	// format, budget and template) and the hint policy its results are
+	// emitted under. It is asked once per call; return the same
+	// *terse.Pipeline for the same effective options, so that its caches
+	// serve every call. Tool "" asks for the client's budget only.
+	Profile func(client, tool string) ClientProfile
 
 	// MaxMessageBytes bounds one JSON-RPC message in either direction.
 	// 0 means 64 MiB.
@@ -254,10 +258,25 @@ func matchAny(globs []string, name string) bool {
 	return false
 }
 
+// ClientProfile is what a client's profile sets for one tool.
+type ClientProfile struct {
+	// Pipeline processes the tool's results for the client; nil means
+	// the tool's rule's (Options.ForTool) or Options.Pipeline.
+	Pipeline *terse.Pipeline
+	// Budget is the client's budget; it applies when the client's rule
+	// sets none, before Options.DefaultBudget, when positive.
+	Budget int
+	// Hints is the hint policy (the [hints] rules as they resolve for the
+	// client and tool); nil emits every hint. Hints are counted per
+	// session (max_per_session) by the proxy or gateway process: gateway
+	// replicas sharing a store each count their own.
+	Hints *profile.Effective
+}
+
 func (o *Options) policy(client string) Policy {
 	p := PolicyFor(client, o.Clients)
-	if p.Budget == 0 && o.ProfileBudget != nil {
-		p.Budget = o.ProfileBudget(client)
+	if p.Budget == 0 && o.Profile != nil {
+		p.Budget = o.Profile(client, "").Budget
 	}
 	if p.Budget == 0 {
 		p.Budget = o.DefaultBudget

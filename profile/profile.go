@@ -7,7 +7,8 @@
 // session starts (and per tool, for the data axis):
 //
 //	eff := profile.Resolve(cfg, profile.Context{ModelID: "claude-sonnet-4-5", Tool: "github__list_issues"})
-//	opts.Tokenizer, opts.Budget, opts.Format = ..eff.Tokenizer, eff.Budget, eff.Format
+//	counter, _ := tokens.Get(eff.Tokenizer)
+//	opts := terse.Options{Tokenizer: counter, Budget: eff.Budget, Format: eff.Format, Template: eff.Template}
 //
 // Resolution, axis by axis:
 //
@@ -15,7 +16,8 @@
 //     then the client's name, against each variant's globs (file variants
 //     first, then built-ins, in order); no match is "default".
 //  2. Tokenizer: a named axis wins; "auto" is the LLM variant's tokenizer,
-//     else the config's top-level tokenizer.
+//     except that under the built-in "default" variant (no model or
+//     client matched) the config's top-level tokenizer stays in force.
 //  3. Agent: a named axis picks that variant; "auto" classifies the
 //     session statistics: at least 500 events and 3 compactions is
 //     marathon_refactor; at most 200 events with at least half of them
@@ -25,13 +27,18 @@
 //     the first variant whose glob matches the tool (or, for an MCP name
 //     "server__tool", its bare tool name).
 //  5. Hints: a family is allowed when its rule is enabled, its
-//     applies_to_models is empty or matches the model id, and the data
-//     variant (if it lists hints) includes it; MaxPerSession caps it.
+//     applies_to_models is empty or matches the model id (the client's
+//     name when no model id is known, as for MCP clients), and the data
+//     variant (if it lists hints) includes it; MaxPerSession caps it,
+//     counted per session by a [HintCounter]. A call's [Gate] is what
+//     the pipeline asks (terse.Request.Hints).
 package profile
 
 import (
 	"path"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/terse-dev/terse/config"
 )
@@ -79,12 +86,19 @@ type HintPolicy struct {
 // Allow reports whether family may be emitted when n hints of it were
 // already emitted in the session.
 func (e *Effective) Allow(family string, n int) bool {
+	h := e.Hint(family)
+	return h.Allowed && (h.MaxPerSession == 0 || n < h.MaxPerSession)
+}
+
+// Hint returns the policy of family (zero, not allowed, for an unknown
+// family).
+func (e *Effective) Hint(family string) HintPolicy {
 	for _, h := range e.Hints {
 		if h.Family == family {
-			return h.Allowed && (h.MaxPerSession == 0 || n < h.MaxPerSession)
+			return h
 		}
 	}
-	return false
+	return HintPolicy{Family: family}
 }
 
 // BuiltinLLMs are the LLM variants shipped with terse, tried after the
@@ -144,6 +158,9 @@ func Resolve(c *config.Config, ctx Context) Effective {
 	switch {
 	case p.Tokenizer != "auto" && p.Tokenizer != "":
 		e.Tokenizer = p.Tokenizer
+	case llm.Name == "default" && c.Tokenizer != "" && !slices.ContainsFunc(p.LLMVariants, func(l config.LLMProfile) bool { return l.Name == "default" }):
+		// No known model: the config's own tokenizer stays in force.
+		e.Tokenizer = c.Tokenizer
 	case llm.Tokenizer != "":
 		e.Tokenizer = llm.Tokenizer
 	default:
@@ -176,6 +193,9 @@ func Resolve(c *config.Config, ctx Context) Effective {
 	}
 
 	model := strings.ToLower(ctx.ModelID)
+	if model == "" {
+		model = strings.ToLower(ctx.ClientName) // an MCP client names no model
+	}
 	for _, f := range config.HintFamilies {
 		r := c.Hints.Rule(f)
 		ok := r.Enabled
@@ -271,16 +291,63 @@ func contains(list []string, s string) bool {
 }
 
 // HintCounter counts the hints a session emitted by family, to enforce
-// max_per_session. It is not safe for concurrent use; keep one per
-// session.
-type HintCounter map[string]int
+// max_per_session. Keep one per session; it is safe for concurrent use.
+// The zero value is ready.
+type HintCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
 
-// Take reports whether a hint of family may be emitted now, and counts it
-// when it may.
-func (c HintCounter) Take(e *Effective, family string) bool {
-	if !e.Allow(family, c[family]) {
+// Take reports whether a hint of family may be emitted now under e, and
+// counts it when it may.
+func (c *HintCounter) Take(e *Effective, family string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !e.Allow(family, c.n[family]) {
 		return false
 	}
-	c[family]++
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[family]++
 	return true
 }
+
+// Allow reports whether a hint of family may be emitted now under e,
+// without counting it.
+func (c *HintCounter) Allow(e *Effective, family string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return e.Allow(family, c.n[family])
+}
+
+// Give takes back a hint of family counted by Take but not shown after
+// all.
+func (c *HintCounter) Give(family string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[family] > 0 {
+		c.n[family]--
+	}
+}
+
+// Count is how many hints of family were counted.
+func (c *HintCounter) Count(family string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[family]
+}
+
+// Gate is the hint policy of one call: the session's counter under the
+// call's effective options. It has the methods of terse.Hints.
+type Gate struct {
+	E *Effective
+	C *HintCounter
+}
+
+// Allow reports whether a hint of family may be emitted now.
+func (g Gate) Allow(family string) bool { return g.C.Allow(g.E, family) }
+
+// Take reports whether a hint of family may be emitted now, counting it
+// when it may.
+func (g Gate) Take(family string) bool { return g.C.Take(g.E, family) }

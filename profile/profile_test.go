@@ -105,9 +105,17 @@ hints = ["ref", "query", "near_ref"]
 func TestHintCounter(t *testing.T) {
 	c, _ := config.Parse([]byte("[hints.near_ref]\nmax_per_session = 2\n"), "t.toml")
 	e := Resolve(c, Context{})
-	hc := HintCounter{}
+	hc := new(HintCounter)
 	got := []bool{hc.Take(&e, "near_ref"), hc.Take(&e, "near_ref"), hc.Take(&e, "near_ref"), hc.Take(&e, "ref"), hc.Take(&e, "encoded")}
 	if !reflect.DeepEqual(got, []bool{true, true, false, true, false}) {
 		t.Errorf("takes %v", got)
+	}
+	if hc.Allow(&e, "near_ref") || hc.Count("near_ref") != 2 {
+		t.Error("near_ref over its cap")
+	}
+	hc.Give("near_ref")
+	g := Gate{&e, hc}
+	if !g.Allow("near_ref") || !g.Take("near_ref") || g.Take("near_ref") || g.Allow("encoded") {
+		t.Error("gate")
 	}
 }

@@ -5,7 +5,7 @@ import "github.com/terse-dev/terse"
 // SetReport fills e's measurements from the Report of a pipeline call:
 // tokenizer, bytes and tokens in and out, the saving by source, the
 // format, the dedup outcome and the hints the Report implies (a reference
-// for a dedup hit, an id line for a recorded result, an overflow hint for
+// or near-reference for a dedup hit, an id line for a recorded result, an overflow hint for
 // a trimmed one). It does not allocate.
 func (e *Event) SetReport(rep *terse.Report) {
 	e.Tokenizer = rep.Tokenizer
@@ -17,6 +17,9 @@ func (e *Event) SetReport(rep *terse.Report) {
 	e.Saved[SrcEncoding] = rep.Saved.Encoding
 	e.Saved[SrcFit] = rep.Saved.Fitting
 	switch {
+	case rep.Dedup && rep.NearRef:
+		e.Dedup = DedupNear
+		e.Hints[HintNearRef]++
 	case rep.Dedup:
 		e.Dedup = DedupHit
 		e.Hints[HintRef]++

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/terse-dev/terse/apiproxy"
@@ -95,25 +96,46 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	return cfg, a, nil
 }
 
-// toolRules gives the rewriter the per-tool filters and templates of cfg.
+// toolRules gives the rewriter the per-tool filters of cfg and the
+// templates of the tools' profiles (a data variant's, else the rule's),
+// resolved once per tool name.
 func toolRules(cfg *config.Config) func(string) (*filter.Rule, string) {
+	type rules struct {
+		filter   *filter.Rule
+		template string
+	}
+	var mu sync.Mutex
+	known := map[string]rules{}
 	return func(name string) (*filter.Rule, string) {
-		t := cfg.Tool(name)
-		if t == nil {
-			return nil, ""
+		mu.Lock()
+		r, ok := known[name]
+		mu.Unlock()
+		if ok {
+			return r.filter, r.template
 		}
-		return t.Rule(), t.Template
+		r.template = profile.Resolve(cfg, profile.Context{Tool: name}).Template
+		if t := cfg.Tool(name); t != nil {
+			r.filter = t.Rule()
+		}
+		mu.Lock()
+		if len(known) < maxProfiles {
+			known[name] = r
+		}
+		mu.Unlock()
+		return r.filter, r.template
 	}
 }
 
 // apiProfile resolves a conversation's model id with cfg's profiles: the
-// tokenizer always, the window only when the config's profiles name the
+// tokenizer and the "ref" hint rule (the one hint family terse api
+// emits) always, the window only when the config's profiles name the
 // LLM variant (an explicit llm axis, or a variant of the file), so that
 // built-in guesses do not override the window the model is known by.
 func apiProfile(cfg *config.Config) func(model string) apiproxy.Profile {
 	return func(model string) apiproxy.Profile {
 		eff := profile.Resolve(cfg, profile.Context{ModelID: model})
-		p := apiproxy.Profile{Tokenizer: profileTokenizer(cfg, &eff)}
+		ref := eff.Hint("ref")
+		p := apiproxy.Profile{Tokenizer: eff.Tokenizer, NoRefs: !ref.Allowed, MaxRefs: ref.MaxPerSession}
 		named := cfg.Profiles.LLM != "" && cfg.Profiles.LLM != "auto"
 		for _, l := range cfg.Profiles.LLMVariants {
 			named = named || l.Name == eff.LLM

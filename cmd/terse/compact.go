@@ -37,7 +37,11 @@ stderr and kind "binary" in the Report.
 Everything left out is declared in the output: gaps with their positions,
 a "> [+N more …]" hint and a chunk index. The full result is stored (in
 --store, kept 30 minutes after last use) and any chunk can be printed with
-the command the output shows, "terse chunk HANDLE N".
+the command the output shows, "terse chunk HANDLE N". With --config, the
+config's profiles and [hints] policy apply (one run is one session): with
+the "more" hint family off for the tool, nothing is left out and the
+result comes back whole, over --budget if it must be (budget 0 in the
+Report).
 
 The strategy comes from --tool: config first, then built-in defaults
 (get_issues → element_count, get_issue_comments → cascading,
@@ -79,6 +83,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	dir, ttl := *storeDir, store.DefaultTTL
 	redisURL := ""
 	var rec *telemetry.Recorder // nil: telemetry off
+	var hints terse.Hints       // nil: every hint
 	if *cfgPath != "" {
 		cfg, err := config.Load(*cfgPath)
 		if err != nil {
@@ -86,7 +91,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		// The configuration's profile axes for this tool.
 		eff := profile.Resolve(cfg, profile.Context{Tool: *tool})
-		if t := profileTokenizer(cfg, &eff); !set["tokenizer"] && t != "" {
+		if t := eff.Tokenizer; !set["tokenizer"] && t != "" {
 			tokName = t
 		}
 		if !set["to"] && eff.Format != "" {
@@ -96,6 +101,8 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			opts.Budget = eff.Budget
 		}
 		opts.Template = eff.Template
+		// The hint policy: one invocation is one session.
+		hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
 		if rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
 			return err
 		}
@@ -171,7 +178,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	start := time.Now()
 	// The input is processed without a copy (data is not changed
 	// afterwards).
-	res, err = p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool})
+	res, err = p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool, Hints: hints})
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
 		f := telemetry.Detect(data)
@@ -193,7 +200,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// End with a newline, unless that one more token would break the
 	// budget: the budget holds for what is printed.
 	text := res.Text
-	if len(text) > 0 && text[len(text)-1] != '\n' && c.Count(text+"\n") <= res.Report.Budget {
+	if len(text) > 0 && text[len(text)-1] != '\n' && (res.Report.Budget == 0 || c.Count(text+"\n") <= res.Report.Budget) {
 		text += "\n"
 	}
 	if _, err := io.WriteString(stdout, text); err != nil {

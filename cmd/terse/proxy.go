@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 
 	"github.com/terse-dev/terse"
@@ -140,15 +139,16 @@ func loadConfig(path string) (*config.Config, error) {
 	return config.Load(path)
 }
 
-// mcpOptions turns the config into proxy options: one terse pipeline per
-// tool rule (and one for the other tools), built once and sharing the
+// mcpOptions turns the config into proxy options. Each call's results
+// get the pipeline of its client's profile (profile.Resolve for the
+// client and tool: tokenizer, format, template, budget and hint policy),
+// one pipeline per distinct set of options, built once and sharing the
 // store and the dedup cache, so that their caches serve every call. It
-// names the tokenizer for the stats file.
+// names the tokenizer of the stats file: the configuration's, before any
+// client is known.
 func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
-	// The session-wide profile: tokenizer, budget and format of the
-	// configuration's axes (the client is not known yet).
 	eff := profile.Resolve(cfg, profile.Context{})
-	counter, err := tokens.Get(profileTokenizer(cfg, &eff))
+	counter, err := tokens.Get(eff.Tokenizer)
 	if err != nil {
 		return nil, "", err
 	}
@@ -166,33 +166,22 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		cache = dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
 			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools})
 	}
-	base := terse.Options{Tokenizer: counter, Format: eff.Format, Budget: eff.Budget, Store: st,
-		Fetch: mcpproxy.FetchTemplate, RawHint: mcpproxy.RawHint, Key: key, Dedup: cache}
-	def, err := terse.New(&base)
+	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: mcpproxy.FetchTemplate, RawHint: mcpproxy.RawHint, Key: key, Dedup: cache})
+	def, err := ps.pipeline(nil, &eff)
 	if err != nil {
 		return nil, "", err
 	}
-	rules := make(map[*config.Tool]*terse.Pipeline, len(cfg.Tools))
+	// Every tool rule's pipeline is built now: a bad rule fails at start.
 	for i := range cfg.Tools {
 		t := &cfg.Tools[i]
-		o := base
-		if t.Budget > 0 {
-			o.Budget = t.Budget
-		}
-		o.Filter = t.Rule()
-		o.Strategy = t.Strategy
-		o.Pointer = t.Items
-		o.DropFields, o.KeepFields = t.DropFields, t.KeepFields
-		// The tool's data profile, if one matches its name.
 		te := profile.Resolve(cfg, profile.Context{Tool: t.Match})
-		o.Format, o.Template = te.Format, te.Template
-		if rules[t], err = terse.New(&o); err != nil {
-			return nil, "", fmt.Errorf("tool %s: %w", t.Match, err)
+		if _, err := ps.pipeline(t, &te); err != nil {
+			return nil, "", err
 		}
 	}
 	opts := &mcpproxy.Options{
 		Pipeline:      def,
-		ForTool:       func(tool string) *terse.Pipeline { return rules[cfg.Tool(tool)] },
+		Profile:       ps.profile,
 		Dedup:         cache,
 		Counter:       counter,
 		MinSizeBytes:  cfg.Proxy.MinSizeBytes,
@@ -202,16 +191,6 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		DefaultBudget: eff.Budget,
 		MutatingTools: cfg.Dedup.MutatingTools,
 		IdleTimeout:   cfg.Gateway.IdleTimeout.Duration,
-	}
-	// A client's own profile (by its clientInfo name) may set its budget.
-	var budgets sync.Map
-	opts.ProfileBudget = func(client string) int {
-		if b, ok := budgets.Load(client); ok {
-			return b.(int)
-		}
-		b := profile.Resolve(cfg, profile.Context{ClientName: client}).Budget
-		budgets.Store(client, b)
-		return b
 	}
 	if len(cfg.Proxy.IncludeTools) > 0 {
 		opts.IncludeTools = cfg.Proxy.IncludeTools
@@ -229,17 +208,6 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		opts.Clients = append(opts.Clients, r)
 	}
 	return opts, counter.Name(), nil
-}
-
-// profileTokenizer is the tokenizer of a resolved profile, except that
-// when neither the profiles nor a known model or client name one (the
-// "default" LLM variant under tokenizer = "auto"), the config's top-level
-// tokenizer stays in force.
-func profileTokenizer(cfg *config.Config, eff *profile.Effective) string {
-	if (cfg.Profiles.Tokenizer == "" || cfg.Profiles.Tokenizer == "auto") && eff.LLM == "default" && cfg.Tokenizer != "" {
-		return cfg.Tokenizer
-	}
-	return eff.Tokenizer
 }
 
 // newLogger is the one logger of proxy and gateway: slog to stderr, as

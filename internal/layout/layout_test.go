@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},
 	"config":           {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "store/redisstore", "fit", "history"},
 	"telemetry":        {"", "tokens"},
-	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry"},
+	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile"},
 	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store"},
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"config"},
