@@ -240,14 +240,18 @@ const exactBytes = 96 << 10
 // its costs are estimated.
 const sampleBytes = 24 << 10
 
+// measure sets e.costs: every option counted exactly for a small input,
+// estimated from a counted sample otherwise. Costs are written over the
+// sizes (e.bytes), which nothing reads after: a cost is written only
+// once its size is read.
 func (e *engine) measure() {
-	e.costs = make([][]int, e.n)
+	e.costs = e.bytes
+	defer func() { e.bytes = nil }()
 	total := 0
 	for i := range e.n {
 		for _, b := range e.bytes[i] {
 			total += b
 		}
-		e.costs[i] = make([]int, len(e.levels[i]))
 	}
 	c := e.o.Counter
 	if total <= exactBytes {
@@ -310,10 +314,10 @@ func (e *engine) measure() {
 		for j := 0; j < len(idx); j += step {
 			i := idx[j]
 			k := levelIndex(e.levels[i], l)
+			byt += e.bytes[i][k]
 			n := tokens.CountBytes(c, e.render(i, l))
 			e.costs[i][k] = n + 1
 			tok += n
-			byt += e.bytes[i][k]
 		}
 		ratio := 0.3
 		if byt > 0 {
@@ -327,6 +331,16 @@ func (e *engine) measure() {
 			e.costs[i][k] = int(math.Ceil(float64(e.bytes[i][k])*ratio*1.1)) + 1
 		}
 	}
+}
+
+// optionSlab returns room for one option per level of every item, in
+// one allocation rather than one per item.
+func optionSlab(levels [][]Level) []option {
+	n := 0
+	for _, ls := range levels {
+		n += len(ls)
+	}
+	return make([]option, n)
 }
 
 func levelIndex(ls []Level, l Level) int {
@@ -589,8 +603,10 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 	p := e.prob
 	if p == nil {
 		p = &problem{items: make([][]option, e.n)}
+		slab := optionSlab(e.levels)
 		for i := range e.n {
-			opts := make([]option, len(e.levels[i]))
+			opts := slab[:len(e.levels[i]):len(e.levels[i])]
+			slab = slab[len(opts):]
 			for k, l := range e.levels[i] {
 				opts[k] = option{e.costs[i][k], e.vals[i] * levelValue[l]}
 			}
@@ -608,8 +624,10 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 		if q == nil {
 			e.quantum = max(1, capacity/2048)
 			q = &problem{items: make([][]option, e.n)}
+			slab := optionSlab(e.levels)
 			for i, opts := range p.items {
-				qo := make([]option, len(opts))
+				qo := slab[:len(opts):len(opts)]
+				slab = slab[len(opts):]
 				for k, op := range opts {
 					qo[k] = option{(op.w + e.quantum/2) / e.quantum, op.v}
 				}
