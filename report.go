@@ -71,6 +71,12 @@ type Savings struct {
 	// Fitting is what the budget cut: the whole encoding minus the
 	// fitted text (gap markers, hints and chunk index included).
 	Fitting int `json:"fitting"`
+	// Estimated is set when the whole encoding was not written out but
+	// priced from a sample of the items (a result far over budget, in
+	// an encoding other than compact JSON): Encoding and Fitting are then
+	// split by that estimate; their sum, and every other figure, is
+	// still exact.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // Total is the sum of the parts: RawTokens − OutputTokens.

@@ -494,7 +494,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		}
 		fo.Budget -= tn - fo0.Budget
 	}
-	if mark && res.Stats.Truncated && tn <= fo0.Budget {
+	if mark && res.Stats.Truncated && tn <= fo0.Budget && !farOver(content, fo.Budget+reserve) {
 		// The room kept for the marker may be all that kept the whole
 		// document out, and a whole document TOON reads the same needs
 		// no marker (nor does compact JSON): try it without the room,
@@ -549,7 +549,12 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		t2 = t3 // the output is the whole encoding
 	case t2 >= 0:
 	case isJSON && p.fmt.Name != fit.JSON.Name:
-		t2 = tokens.CountBytes(c, p.measure.Append(nil, v))
+		var ok bool
+		if t2, ok = p.sampledEncoding(v, st.Pointer, content, fo0.Budget); ok {
+			rep.Saved.Estimated = true
+		} else {
+			t2 = tokens.CountBytes(c, p.measure.Append(nil, v))
+		}
 	default:
 		t2 = m.count(content) // compact JSON or text: the encoding is the content
 	}
@@ -584,14 +589,50 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		}
 	}
 	rep.Saved = Savings{
-		Filter:   rep.RawTokens - t1 + tm - tn, // what the filter dropped, less its note
-		Encoding: t1 - t2 - (tm - t3),          // less the marker's cost
-		Fitting:  t2 - t3,
-		Dedup:    tn - tout, // the id line's cost on a miss
+		Filter:    rep.RawTokens - t1 + tm - tn, // what the filter dropped, less its note
+		Encoding:  t1 - t2 - (tm - t3),          // less the marker's cost
+		Fitting:   t2 - t3,
+		Dedup:     tn - tout, // the id line's cost on a miss
+		Estimated: rep.Saved.Estimated,
 	}
 	r := p.finish(out, tout, rep)
 	r.StoreErr = res.StoreErr
 	return r, nil
+}
+
+// farOver reports whether a result of this compact JSON is far too large
+// for budget: real JSON averages well under 40 bytes per token (the rule
+// fit.FitJSON uses to skip encoding such a result whole).
+func farOver(compact string, budget int) bool { return len(compact) > 40*budget }
+
+// sampledEncoding estimates the tokens of the whole encoding of v, a
+// result far over budget that was trimmed by the items at ptr, from 32
+// of them spread evenly, encoded together: tokens per compact JSON byte
+// of the sample, times the bytes of the whole. Writing out the whole
+// encoding of such a result only to split its savings between encoding
+// and fitting would cost more time and memory than the fit. ok is false
+// when v is not such a result.
+func (p *Pipeline) sampledEncoding(v tree.Value, ptr string, compact string, budget int) (int, bool) {
+	if !farOver(compact, budget) {
+		return 0, false
+	}
+	arr, err := tree.Lookup(v, tree.Pointer(ptr))
+	if err != nil || arr.Kind() != tree.KindArray || arr.Len() < 64 {
+		return 0, false
+	}
+	items := arr.Items()
+	const n = 32
+	sample := make([]tree.Value, n)
+	for k := range sample {
+		sample[k] = items[k*len(items)/n]
+	}
+	sv := tree.Array(sample...)
+	size := tree.JSONLen(sv)
+	if size == 0 {
+		return 0, false
+	}
+	t := tokens.CountBytes(p.o.Tokenizer, p.measure.Append(nil, sv))
+	return int(math.Ceil(float64(t) * float64(len(compact)) / float64(size))), true
 }
 
 // fitOnce fits v (isJSON) or text under fo.
