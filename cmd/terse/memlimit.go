@@ -9,14 +9,26 @@ import (
 // bytes. By default the heap may grow to twice its live size between
 // collections; for a large input that slack is several times the input,
 // so the collector runs when the heap has grown by a quarter instead
-// (more collections, each marking the same live heap). GOGC, when set,
-// is kept.
+// (more collections, each marking the same live heap), and a soft limit
+// of memoryFactor times the input makes it collect harder before the
+// process outgrows that (the executable's own pages come on top). The
+// limit is soft: a command whose live data needs more gets it, at the
+// cost of more collections. GOGC and GOMEMLIMIT, when set, are kept.
 func limitMemory(n int) {
-	if n < largeInput || os.Getenv("GOGC") != "" {
+	if n < largeInput {
 		return
 	}
-	debug.SetGCPercent(25)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(25)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(float64(n) * memoryFactor))
+	}
 }
 
 // largeInput is the input size from which limitMemory paces the collector.
 const largeInput = 16 << 20
+
+// memoryFactor is the soft memory limit that limitMemory sets, in
+// multiples of the input (docs/limits.md).
+const memoryFactor = 3.5
