@@ -3,12 +3,16 @@ package mcpproxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -289,6 +293,11 @@ func (downState) Own(context.Context, string, ...string) error          { return
 func (downState) Owns(context.Context, string, string) (bool, bool, error) {
 	return false, false, errStateDown
 }
+func (downState) PutSession(context.Context, string, string) error { return errStateDown }
+func (downState) Session(context.Context, string) (string, bool, error) {
+	return "", false, errStateDown
+}
+func (downState) DropSession(context.Context, string) error { return errStateDown }
 
 // downShared is a dedup.Shared whose backend is unreachable.
 type downShared struct{}
@@ -367,4 +376,139 @@ func TestGatewayOwnsOnlyWhatItIssued(t *testing.T) {
 	if owns, known, _ := g.scale.state.Owns(ctx, quoted, "t:s"); owns || known {
 		t.Error("a handle quoted by the upstream was recorded")
 	}
+}
+
+// roundRobin sends each request to the next of urls (a balancer without
+// stickiness), with a bearer token when set.
+type roundRobin struct {
+	urls  []string
+	token string
+	n     atomic.Int64
+	hosts []string // where each request went
+	mu    sync.Mutex
+}
+
+func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	u, _ := url.Parse(rr.urls[int(rr.n.Add(1))%len(rr.urls)])
+	r.URL.Host, r.Host = u.Host, u.Host
+	if rr.token != "" {
+		r.Header.Set("Authorization", "Bearer "+rr.token)
+	}
+	rr.mu.Lock()
+	rr.hosts = append(rr.hosts, u.Host)
+	rr.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewaySharedSessions: with shared state, a session-based client
+// (2025-11-25, 2025-06-18) needs no stickiness: its session lives in the
+// shared state, so requests alternating between two replicas are served
+// as one session, dedup and chunk fetches included, with the client
+// policy chosen from the name its initialize gave (here a budget) on
+// both. Another session and another tenant cannot fetch its chunks; a
+// deleted or unknown session is 404.
+func TestGatewaySharedSessions(t *testing.T) {
+	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	tokens := map[string]string{"tok-a": "team-a", "tok-b": "team-b"}
+	var urls []string
+	for range 2 {
+		opts := testOptions(func(o *terse.Options) { o.Store = st })
+		opts.Dedup.SetShared(SharedDedup(dd), nil)
+		opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
+		g, err := NewGateway(fakeSpecs(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetState(gs)
+		g.SetTokens(tokens)
+		urls = append(urls, serveStarted(t, g))
+	}
+	open := func(name, version, token string) (*mcp.ClientSession, *roundRobin) {
+		rr := &roundRobin{urls: urls, token: token}
+		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: urls[0] + "/mcp",
+			HTTPClient: &http.Client{Transport: rr}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("connect %s %s: %v", name, version, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if cs.ID() == "" || cs.InitializeResult().ProtocolVersion != version {
+			t.Fatalf("%s: session %q, version %q", version, cs.ID(), cs.InitializeResult().ProtocolVersion)
+		}
+		return cs, rr
+	}
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		s1, rr := open("budgeted-client", v, "tok-a")
+		first := textOf(t, callRows(t, s1, "", map[string]any{"n": 5}))
+		m := idLine.FindStringSubmatch(first)
+		if m == nil {
+			t.Fatalf("%s: first read has no id line: %.100q", v, first)
+		}
+		for i := range 3 {
+			ref(t, fmt.Sprintf("%s: repeat %d", v, i+1), textOf(t, callRows(t, s1, "", map[string]any{"n": 5})), m[1])
+		}
+		// The budget of the client's policy, on each replica: no _budget.
+		var h string
+		for i := range 2 {
+			h = handleIn(t, callRows(t, s1, "", map[string]any{"n": 400 + i}))
+		}
+		for k := 1; k <= 2; k++ {
+			if res := callRows(t, s1, "", map[string]any{ParamChunk: fmt.Sprintf("%s.%d", h, k)}); res.IsError {
+				t.Fatalf("%s: own chunk %d: %s", v, k, textOf(t, res))
+			}
+		}
+		rr.mu.Lock()
+		hosts := map[string]bool{}
+		for _, hst := range rr.hosts {
+			hosts[hst] = true
+		}
+		rr.mu.Unlock()
+		if len(hosts) != 2 {
+			t.Fatalf("%s: the session's requests reached %d replica(s)", v, len(hosts))
+		}
+		// Another session of the tenant, and another tenant's.
+		s2, _ := open("generic-client", v, "tok-a")
+		s3, _ := open("generic-client", v, "tok-b")
+		for _, other := range []*mcp.ClientSession{s2, s3} {
+			res := callRows(t, other, "", map[string]any{ParamChunk: h + ".1"})
+			if !res.IsError || !strings.Contains(textOf(t, res), "belongs to another session") {
+				t.Fatalf("%s: chunk fetched by another session: %.200q", v, textOf(t, res))
+			}
+		}
+		// The other client has no budget: its read is whole.
+		if got := textOf(t, callRows(t, s2, "", map[string]any{"n": 400})); handleRE.MatchString(got) {
+			t.Fatalf("%s: a client without a budget got a trimmed result", v)
+		}
+		// The session is its tenant's: team-b naming it is 404.
+		if code := postSession(t, urls[1], "tok-b", s1.ID()); code != http.StatusNotFound {
+			t.Fatalf("%s: another tenant's request in the session: HTTP %d, want 404", v, code)
+		}
+		if code := postSession(t, urls[1], "tok-a", "NOSUCHSESSION"); code != http.StatusNotFound {
+			t.Fatalf("%s: unknown session: HTTP %d, want 404", v, code)
+		}
+		id := s1.ID()
+		s1.Close() // DELETE, on whichever replica
+		if code := postSession(t, urls[0], "tok-a", id); code != http.StatusNotFound {
+			t.Fatalf("%s: request in a deleted session: HTTP %d, want 404", v, code)
+		}
+	}
+}
+
+// postSession POSTs a tools/list in session sid and returns the status.
+func postSession(t *testing.T, base, token, sid string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
 }

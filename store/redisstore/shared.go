@@ -16,19 +16,17 @@ import (
 	"github.com/terse-dev/terse/dedup"
 )
 
-// StatePrefix namespaces the keys of [State]; the version changes when
-// their layout does, so that replicas of two layouts never misread each
-// other's keys.
-const StatePrefix = "terse:v1:"
-
 // State is what gateway replicas share in Redis besides chunks: dedup
 // partitions (it is a [dedup.Shared]), compaction counters of sessions and
-// conversations, and which owner each chunk handle was issued to. Keys:
+// conversations, which owner each chunk handle was issued to, and the
+// sessions of session-based clients. Keys, all under [Namespace] (chunks,
+// of [Redis], are at terse:v1:chunk:HANDLE):
 //
 //	terse:v1:dd:{SESSION|PARTITION}:h   hash: "f:FP" → entry, "i:ID" → FP
 //	terse:v1:dd:{SESSION|PARTITION}:z   sorted set of FP by record time (the bound)
 //	terse:v1:gen:SCOPE                  compaction counter
 //	terse:v1:own:HANDLE                 owner of a chunk handle
+//	terse:v1:sess:s:TENANT:SESSION      a session: its client's name and version
 //
 // Every key expires TTL after its last write. Writes are idempotent. The
 // client fails fast (Timeout per command, no retries), so that a call
@@ -71,7 +69,7 @@ func (s *State) Ping(ctx context.Context) error { return s.client.Ping(ctx).Err(
 
 func ddKeys(k dedup.Key) (h, z string) {
 	tag := "{" + strings.ReplaceAll(k.Session, "}", ")") + "|" + strings.ReplaceAll(k.Partition, "}", ")") + "}"
-	return StatePrefix + "dd:" + tag + ":h", StatePrefix + "dd:" + tag + ":z"
+	return Namespace + "dd:" + tag + ":h", Namespace + "dd:" + tag + ":z"
 }
 
 func wrap(op string, err error) error {
@@ -193,7 +191,7 @@ func (s *State) Drop(ctx context.Context, k dedup.Key) error {
 func (s *State) Generations(ctx context.Context, scopes ...string) ([]int, error) {
 	keys := make([]string, len(scopes))
 	for i, sc := range scopes {
-		keys[i] = StatePrefix + "gen:" + sc
+		keys[i] = Namespace + "gen:" + sc
 	}
 	vals, err := s.client.MGet(ctx, keys...).Result()
 	if err != nil {
@@ -212,7 +210,7 @@ func (s *State) Generations(ctx context.Context, scopes ...string) ([]int, error
 // value the caller read): concurrent compactions of one partition
 // advance it once.
 func (s *State) Advance(ctx context.Context, scope string, seen int) error {
-	err := advanceScript.Run(ctx, s.client, []string{StatePrefix + "gen:" + scope}, seen, s.TTL.Milliseconds()).Err()
+	err := advanceScript.Run(ctx, s.client, []string{Namespace + "gen:" + scope}, seen, s.TTL.Milliseconds()).Err()
 	return wrap("advance", err)
 }
 
@@ -230,8 +228,8 @@ func (s *State) Own(ctx context.Context, owner string, handles ...string) error 
 	}
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, h := range handles {
-			p.SAdd(ctx, StatePrefix+"own:"+h, owner)
-			p.PExpire(ctx, StatePrefix+"own:"+h, s.TTL)
+			p.SAdd(ctx, Namespace+"own:"+h, owner)
+			p.PExpire(ctx, Namespace+"own:"+h, s.TTL)
 		}
 		return nil
 	})
@@ -241,7 +239,7 @@ func (s *State) Own(ctx context.Context, owner string, handles ...string) error 
 // Owns reports whether owner is an owner of handle, and whether the
 // handle has any owner, in one round trip; it re-arms the handle's TTL.
 func (s *State) Owns(ctx context.Context, handle, owner string) (owns, known bool, err error) {
-	k := StatePrefix + "own:" + handle
+	k := Namespace + "own:" + handle
 	var is *redis.BoolCmd
 	var n *redis.IntCmd
 	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -254,6 +252,30 @@ func (s *State) Owns(ctx context.Context, handle, owner string) (owns, known boo
 		return false, false, wrap("owns", err)
 	}
 	return is.Val(), n.Val() > 0, nil
+}
+
+// PutSession records value under key (a gateway session) until it is
+// idle for TTL.
+func (s *State) PutSession(ctx context.Context, key, value string) error {
+	return wrap("session", s.client.Set(ctx, Namespace+"sess:"+key, value, s.TTL).Err())
+}
+
+// Session returns the value recorded under key and restarts its idle
+// timer (one GETEX).
+func (s *State) Session(ctx context.Context, key string) (string, bool, error) {
+	v, err := s.client.GetEx(ctx, Namespace+"sess:"+key, s.TTL).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, wrap("session", err)
+	}
+	return v, true, nil
+}
+
+// DropSession forgets key.
+func (s *State) DropSession(ctx context.Context, key string) error {
+	return wrap("session", s.client.Del(ctx, Namespace+"sess:"+key).Err())
 }
 
 var _ dedup.Shared = (*State)(nil)
