@@ -609,9 +609,9 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 		args = v
 	}
 	conv, _ := params.Meta[MetaConversation].(string)
-	client := clientName(req)
-	pol := e.opts.policy(client)
 	who := g.who(ctx, req, conv)
+	client := g.clientFor(ctx, req, who)
+	pol := e.opts.policy(client)
 	if refused := g.checkChunk(ctx, who, args); refused != nil {
 		rec.Outcome = "chunk"
 		return rawCallResult(tree.AppendJSON(nil, *refused)), nil

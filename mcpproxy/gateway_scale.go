@@ -72,6 +72,9 @@ type gwScale struct {
 	up      prometheus.Gauge
 	refused *prometheus.CounterVec
 	down    atomic.Bool
+
+	namedMu sync.Mutex
+	named   map[string]namedAt // conversation key -> client name this replica recorded
 }
 
 func newScale(reg prometheus.Registerer) *gwScale {
@@ -275,6 +278,69 @@ type identity struct {
 // who names the caller of req; see whoFor.
 func (g *Gateway) who(ctx context.Context, req mcp.Request, conv string) identity {
 	return g.whoFor(ctx, tenantOf(req), sessionOf(req), conv)
+}
+
+// namedAt is a client name a replica recorded, and when.
+type namedAt struct {
+	name string
+	at   time.Time
+}
+
+// renameAfter is how long a replica trusts its record of a
+// conversation's client name to be in the shared state: well within any
+// TTL it is configured with, so that the record of a conversation whose
+// requests all carry the name does not expire.
+const renameAfter = time.Minute
+
+// maxNamed bounds the conversations whose client name a replica
+// remembers having recorded; past it, it forgets them all (and records
+// again, idempotently).
+const maxNamed = 1 << 16
+
+// clientFor returns the name of the client of a call, from which its
+// policy (where it shows results, its budget, its profile) is chosen
+// alike on every replica, which share the configuration. A session's
+// request names it (or its session's record does, see sharedSessions). A
+// stateless request (2026-07-28) SHOULD carry clientInfo in _meta; one
+// that does not, in a conversation, gets the name an earlier request of
+// the conversation carried, on whichever replica: each replica records
+// the name of a conversation in the shared state once a minute at most
+// (one SET), and a request without a name reads it (one GETEX).
+func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) string {
+	name := clientName(req)
+	st, shared := g.scale.current()
+	if !shared || id.rawConv == "" || sessionOf(req) != "" || isEphemeral(dedup.Key{Session: id.scope}) {
+		return name
+	}
+	key := "c:" + id.owner
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	if name == "" {
+		v, _, err := st.Session(sctx, key)
+		g.scale.failed("session", err)
+		return v
+	}
+	now := time.Now()
+	g.scale.namedMu.Lock()
+	n := g.scale.named[key]
+	done := n.name == name && now.Sub(n.at) < renameAfter
+	if !done {
+		if g.scale.named == nil || len(g.scale.named) >= maxNamed {
+			g.scale.named = map[string]namedAt{}
+		}
+		g.scale.named[key] = namedAt{name, now}
+	}
+	g.scale.namedMu.Unlock()
+	if !done {
+		err := st.PutSession(sctx, key, name)
+		g.scale.failed("session", err)
+		if err != nil {
+			g.scale.namedMu.Lock()
+			delete(g.scale.named, key)
+			g.scale.namedMu.Unlock()
+		}
+	}
+	return name
 }
 
 // sessionOf returns the session of a request: the SDK's (a session held

@@ -512,3 +512,58 @@ func postSession(t *testing.T, base, token, sid string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestGatewayConversationClient: a stateless request (2026-07-28) that
+// carries no clientInfo gets the policy of the client an earlier request
+// of its conversation named, on another replica.
+func TestGatewayConversationClient(t *testing.T) {
+	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	var urls []string
+	for range 2 {
+		opts := testOptions(func(o *terse.Options) { o.Store = st })
+		opts.Dedup.SetShared(SharedDedup(dd), nil)
+		opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
+		g, err := NewGateway(fakeSpecs(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetState(gs)
+		urls = append(urls, serveStarted(t, g))
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "budgeted-client", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: urls[0] + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	handleIn(t, callRows(t, cs, "conv-named", map[string]any{"n": 400}))
+	// No clientInfo, on the other replica: in conv-named, the recorded
+	// client's budget; in another conversation, none.
+	nameless := func(conv string) string {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__rows","arguments":{"n":401},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"` + MetaConversation + `":"` + conv + `"}}}`
+		req, _ := http.NewRequest(http.MethodPost, urls[1]+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", protocolStateless)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "a__rows")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("HTTP %d %s", resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if got := nameless("conv-named"); !handleRE.MatchString(got) {
+		t.Fatalf("a nameless request in the conversation was not given its client's budget: %.300q", got)
+	}
+	if got := nameless("conv-other"); handleRE.MatchString(got) || !strings.Contains(got, "user400") {
+		t.Fatalf("a nameless request in another conversation: %.300q, want the whole result", got)
+	}
+}
