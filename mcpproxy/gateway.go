@@ -255,7 +255,7 @@ func (g *Gateway) knownSession(ctx context.Context, tenant, id string) bool {
 	}
 	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	_, ok, err := st.Session(sctx, sessionKey(tenant, id))
+	_, ok, err := st.Record(sctx, sessionKey(tenant, id))
 	g.scale.failed("session", err)
 	return ok || err != nil
 }

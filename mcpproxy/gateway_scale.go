@@ -43,15 +43,16 @@ type GatewayState interface {
 	// Owns reports whether owner is an owner of handle, and whether the
 	// handle has any.
 	Owns(ctx context.Context, handle, owner string) (owns, known bool, err error)
-	// PutSession records value under key until it is idle for the
-	// state's TTL (a session of a session-based client: its tenant and
-	// client; see Gateway.Handler).
-	PutSession(ctx context.Context, key, value string) error
-	// Session returns the value recorded under key and restarts its
-	// idle timer; ok is false when there is none.
-	Session(ctx context.Context, key string) (value string, ok bool, err error)
-	// DropSession forgets key.
-	DropSession(ctx context.Context, key string) error
+	// PutRecord records value under key until it is idle for the
+	// state's TTL: a session of a session-based client (its client's
+	// name and version), the client name of a conversation, the shape of
+	// a chunk handle's structuredContent.
+	PutRecord(ctx context.Context, key, value string) error
+	// Record returns the value recorded under key and restarts its idle
+	// timer; ok is false when there is none.
+	Record(ctx context.Context, key string) (value string, ok bool, err error)
+	// DropRecord forgets key.
+	DropRecord(ctx context.Context, key string) error
 }
 
 // protocolStateless is the first MCP version whose core needs no session
@@ -89,7 +90,7 @@ func newScale(reg prometheus.Registerer) *gwScale {
 	s.up.Set(1)
 	s.state = &memState{}
 	reg.MustRegister(s.errs, s.up, s.refused)
-	for _, op := range []string{"dedup", "generations", "advance", "own", "owner", "session"} {
+	for _, op := range []string{"dedup", "generations", "advance", "own", "owner", "session", "shape"} {
 		s.errs.WithLabelValues(op)
 	}
 	s.refused.WithLabelValues("other_owner")
@@ -148,7 +149,50 @@ func (g *Gateway) SetState(s GatewayState) {
 	g.scale.state, g.scale.shared = s, s != nil
 	if s == nil {
 		g.scale.state = &memState{}
+		g.eng.sharedShapes = nil
+		return
 	}
+	g.eng.sharedShapes = stateShapes{g.scale}
+}
+
+// shapeStore keeps the shapes of chunk handles (engine.rememberShape)
+// where every replica finds them.
+type shapeStore interface {
+	putShape(handle string, s shape)
+	shapeOf(handle string) (shape, bool)
+}
+
+// stateShapes is the shapeStore of a gateway with shared state: a record
+// per handle, "h:HANDLE", written when the handle is minted and read by
+// a replica that did not mint it, so that a chunk fetch carries the same
+// structuredContent on every replica.
+type stateShapes struct{ s *gwScale }
+
+type shapeJSON struct {
+	Wrap   bool   `json:"w,omitempty"`
+	Key    string `json:"k,omitempty"`
+	Origin string `json:"o,omitempty"`
+}
+
+func (ss stateShapes) putShape(handle string, sh shape) {
+	st, _ := ss.s.current()
+	v, _ := json.Marshal(shapeJSON{sh.wrap, sh.key, sh.origin})
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	ss.s.failed("shape", st.PutRecord(ctx, "h:"+handle, string(v)))
+}
+
+func (ss stateShapes) shapeOf(handle string) (shape, bool) {
+	st, _ := ss.s.current()
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	v, ok, err := st.Record(ctx, "h:"+handle)
+	ss.s.failed("shape", err)
+	var j shapeJSON
+	if !ok || json.Unmarshal([]byte(v), &j) != nil {
+		return shape{}, false
+	}
+	return shape{wrap: j.Wrap, key: j.Key, origin: j.Origin}, true
 }
 
 // SharedError counts a failure of the shared dedup partitions; give it to
@@ -316,7 +360,7 @@ func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) s
 	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
 	if name == "" {
-		v, _, err := st.Session(sctx, key)
+		v, _, err := st.Record(sctx, key)
 		g.scale.failed("session", err)
 		return v
 	}
@@ -332,7 +376,7 @@ func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) s
 	}
 	g.scale.namedMu.Unlock()
 	if !done {
-		err := st.PutSession(sctx, key, name)
+		err := st.PutRecord(sctx, key, name)
 		g.scale.failed("session", err)
 		if err != nil {
 			g.scale.namedMu.Lock()
@@ -578,7 +622,7 @@ func (m *memState) Owns(_ context.Context, h, owner string) (bool, bool, error) 
 	return slices.Contains(os, owner), known, nil
 }
 
-func (m *memState) PutSession(_ context.Context, k, v string) error {
+func (m *memState) PutRecord(_ context.Context, k, v string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.sess == nil {
@@ -591,14 +635,14 @@ func (m *memState) PutSession(_ context.Context, k, v string) error {
 	return nil
 }
 
-func (m *memState) Session(_ context.Context, k string) (string, bool, error) {
+func (m *memState) Record(_ context.Context, k string) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.sess[k]
 	return v, ok, nil
 }
 
-func (m *memState) DropSession(_ context.Context, k string) error {
+func (m *memState) DropRecord(_ context.Context, k string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.sess, k) // its place in order goes with the bound
@@ -718,7 +762,7 @@ func (g *Gateway) sharedSessions(next http.Handler) http.Handler {
 			sid = rand.Text()
 			val, _ := json.Marshal(rec)
 			sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
-			err = st.PutSession(sctx, sessionKey(tenant, sid), string(val))
+			err = st.PutRecord(sctx, sessionKey(tenant, sid), string(val))
 			cancel()
 			g.scale.failed("session", err)
 			if err == nil {
@@ -734,7 +778,7 @@ func (g *Gateway) sharedSessions(next http.Handler) http.Handler {
 			return
 		}
 		sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
-		val, known, err := st.Session(sctx, sessionKey(tenant, sid))
+		val, known, err := st.Record(sctx, sessionKey(tenant, sid))
 		cancel()
 		g.scale.failed("session", err)
 		var rec sessionRecord
@@ -752,7 +796,7 @@ func (g *Gateway) sharedSessions(next http.Handler) http.Handler {
 		}
 		if r.Method == http.MethodDelete {
 			sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
-			err := st.DropSession(sctx, sessionKey(tenant, sid))
+			err := st.DropRecord(sctx, sessionKey(tenant, sid))
 			cancel()
 			g.scale.failed("session", err)
 			w.WriteHeader(http.StatusNoContent)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -293,11 +294,11 @@ func (downState) Own(context.Context, string, ...string) error          { return
 func (downState) Owns(context.Context, string, string) (bool, bool, error) {
 	return false, false, errStateDown
 }
-func (downState) PutSession(context.Context, string, string) error { return errStateDown }
-func (downState) Session(context.Context, string) (string, bool, error) {
+func (downState) PutRecord(context.Context, string, string) error { return errStateDown }
+func (downState) Record(context.Context, string) (string, bool, error) {
 	return "", false, errStateDown
 }
-func (downState) DropSession(context.Context, string) error { return errStateDown }
+func (downState) DropRecord(context.Context, string) error { return errStateDown }
 
 // downShared is a dedup.Shared whose backend is unreachable.
 type downShared struct{}
@@ -565,5 +566,42 @@ func TestGatewayConversationClient(t *testing.T) {
 	}
 	if got := nameless("conv-other"); handleRE.MatchString(got) || !strings.Contains(got, "user400") {
 		t.Fatalf("a nameless request in another conversation: %.300q, want the whole result", got)
+	}
+}
+
+// TestGatewaySharedShapes: the structuredContent of a chunk reply
+// follows the shape of the result its handle was minted from (here the
+// filesystem server's read_text_file, {content: TEXT}), on a replica
+// that did not mint it too: the shape is in the shared state.
+func TestGatewaySharedShapes(t *testing.T) {
+	bin := npmServer(t, "mcp-server-filesystem")
+	dir := t.TempDir()
+	line := filepath.Join(dir, "line.txt")
+	os.WriteFile(line, []byte(longLine(20<<10)), 0o644)
+	st, gs := &store.Mem{}, &memState{}
+	var cs []*mcp.ClientSession
+	for range 2 {
+		g, err := NewGateway([]ServerSpec{{Name: "fs", Command: bin, Args: []string{dir}}}, chunkOptions(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetState(gs)
+		cs = append(cs, mustConnect(t, serveStarted(t, g), "", ""))
+	}
+	call := func(c *mcp.ClientSession, args map[string]any) *mcp.CallToolResult {
+		res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs__read_text_file", Arguments: args,
+			Meta: mcp.Meta{MetaConversation: "conv-shape"}})
+		if err != nil || res.IsError {
+			t.Fatalf("read_text_file %v: %v %v", args, err, res)
+		}
+		return res
+	}
+	h := handleIn(t, call(cs[0], map[string]any{"path": line, ParamBudget: 200}))
+	for i, c := range cs {
+		res := call(c, map[string]any{ParamChunk: h + ".1", ParamBudget: 20000})
+		sc, ok := res.StructuredContent.(map[string]any)
+		if !ok || sc["content"] != textOf(t, res) {
+			t.Fatalf("replica %d: chunk reply's structuredContent %.200v, want {content: its text}", i+1, res.StructuredContent)
+		}
 	}
 }

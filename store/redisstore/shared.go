@@ -18,15 +18,18 @@ import (
 
 // State is what gateway replicas share in Redis besides chunks: dedup
 // partitions (it is a [dedup.Shared]), compaction counters of sessions and
-// conversations, which owner each chunk handle was issued to, and the
-// sessions of session-based clients. Keys, all under [Namespace] (chunks,
+// conversations, which owner each chunk handle was issued to, and
+// records (sessions of session-based clients, client names of
+// conversations, shapes of chunk handles). Keys, all under [Namespace] (chunks,
 // of [Redis], are at terse:v1:chunk:HANDLE):
 //
 //	terse:v1:dd:{SESSION|PARTITION}:h   hash: "f:FP" → entry, "i:ID" → FP
 //	terse:v1:dd:{SESSION|PARTITION}:z   sorted set of FP by record time (the bound)
 //	terse:v1:gen:SCOPE                  compaction counter
 //	terse:v1:own:HANDLE                 owner of a chunk handle
-//	terse:v1:sess:s:TENANT:SESSION      a session: its client's name and version
+//	terse:v1:rec:s:TENANT:SESSION       a session: its client's name and version
+//	terse:v1:rec:c:OWNER                the client name of a conversation
+//	terse:v1:rec:h:HANDLE               the shape of a handle's structuredContent
 //
 // Every key expires TTL after its last write. Writes are idempotent. The
 // client fails fast (Timeout per command, no retries), so that a call
@@ -254,28 +257,28 @@ func (s *State) Owns(ctx context.Context, handle, owner string) (owns, known boo
 	return is.Val(), n.Val() > 0, nil
 }
 
-// PutSession records value under key (a gateway session) until it is
-// idle for TTL.
-func (s *State) PutSession(ctx context.Context, key, value string) error {
-	return wrap("session", s.client.Set(ctx, Namespace+"sess:"+key, value, s.TTL).Err())
+// PutRecord records value under key (a gateway's session, a
+// conversation's client, a chunk handle's shape) until it is idle for TTL.
+func (s *State) PutRecord(ctx context.Context, key, value string) error {
+	return wrap("record", s.client.Set(ctx, Namespace+"rec:"+key, value, s.TTL).Err())
 }
 
-// Session returns the value recorded under key and restarts its idle
+// Record returns the value recorded under key and restarts its idle
 // timer (one GETEX).
-func (s *State) Session(ctx context.Context, key string) (string, bool, error) {
-	v, err := s.client.GetEx(ctx, Namespace+"sess:"+key, s.TTL).Result()
+func (s *State) Record(ctx context.Context, key string) (string, bool, error) {
+	v, err := s.client.GetEx(ctx, Namespace+"rec:"+key, s.TTL).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, wrap("session", err)
+		return "", false, wrap("record", err)
 	}
 	return v, true, nil
 }
 
-// DropSession forgets key.
-func (s *State) DropSession(ctx context.Context, key string) error {
-	return wrap("session", s.client.Del(ctx, Namespace+"sess:"+key).Err())
+// DropRecord forgets key.
+func (s *State) DropRecord(ctx context.Context, key string) error {
+	return wrap("record", s.client.Del(ctx, Namespace+"rec:"+key).Err())
 }
 
 var _ dedup.Shared = (*State)(nil)
