@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"crypto/rand"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,65 @@ func TestStateGenerationsOwners(t *testing.T) {
 	}
 	if owns, known, _ := st.Owns(ctx, "c_none"+sc, "t1:s1"); owns || known {
 		t.Fatalf("unknown handle: owns %v known %v", owns, known)
+	}
+}
+
+func TestStateRecords(t *testing.T) {
+	st := newTestState(t)
+	ctx := context.Background()
+	k := "s:t1:" + strings.ToUpper(rand.Text())
+	if _, ok, err := st.Record(ctx, k); ok || err != nil {
+		t.Fatalf("unknown record: %v %v", ok, err)
+	}
+	st.PutRecord(ctx, k, `{"client":"a"}`)
+	st.PutRecord(ctx, k, `{"client":"a"}`)
+	if v, ok, err := st.Record(ctx, k); !ok || err != nil || v != `{"client":"a"}` {
+		t.Fatalf("record: %q %v %v", v, ok, err)
+	}
+	st.DropRecord(ctx, k)
+	if _, ok, _ := st.Record(ctx, k); ok {
+		t.Fatal("dropped record still there")
+	}
+}
+
+// TestNamespace: every key that chunks and shared state write is under
+// Namespace. The keys of this run are told apart by a marker in their
+// names, so that other tests on the same server do not matter.
+func TestNamespace(t *testing.T) {
+	st := newTestState(t)
+	raw := rawRedis(t)
+	ctx := context.Background()
+	mark := "nsmark" + strings.ToLower(rand.Text())
+	r, err := New(redisURL(t), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Put(ctx, "c_"+mark, []byte("chunk")); err != nil {
+		t.Fatal(err)
+	}
+	c := dedup.New(dedup.Options{})
+	c.SetShared(st, func(err error) { t.Error(err) })
+	k := dedup.Key{Session: "t:" + mark, Partition: "p/0"}
+	c.Record(k, dedup.Call{Tool: "read", Content: []byte(strings.Repeat("x", 300))})
+	st.Advance(ctx, "t:"+mark, 0)
+	st.Own(ctx, "t:s", "c_"+mark)
+	st.PutRecord(ctx, "s:t:"+mark, "{}")
+	var keys []string
+	iter := raw.Scan(ctx, 0, "*"+mark+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 6 { // chunk, dedup hash and zset, counter, owner, record
+		t.Errorf("%d keys of this run, want 6: %q", len(keys), keys)
+	}
+	for _, key := range keys {
+		if !strings.HasPrefix(key, Namespace) {
+			t.Errorf("key %q is outside %q", key, Namespace)
+		}
+		raw.Del(ctx, key)
 	}
 }
