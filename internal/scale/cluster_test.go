@@ -93,6 +93,11 @@ enabled = true
 [gateway]
 tokens = { team-a = %q, team-b = %q }
 
+[[proxy.clients]]
+match = "budgeted"
+reads = "content"
+budget = 300
+
 [[servers]]
 name = "mem"
 command = %q
@@ -293,6 +298,38 @@ func remoteCluster(t *testing.T) *cluster {
 func (c *cluster) client() *mcp.ClientSession {
 	c.t.Helper()
 	return c.clientAs(c.token)
+}
+
+// sessionClient connects an MCP client named name with a session
+// (protocol version, before 2026-07-28) to the load balancer, with a
+// bearer token ("" for none). Its session is in Redis: the balancer does
+// not stick it to a replica.
+func (c *cluster) sessionClient(name, version, token string) *mcp.ClientSession {
+	c.t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: c.lbURL + "/mcp", MaxRetries: -1}
+	if token != "" {
+		tr.HTTPClient = &http.Client{Transport: bearer(token)}
+	}
+	cs, err := cl.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		c.t.Fatalf("connect through haproxy with %s: %v", version, err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != version || cs.ID() == "" {
+		c.t.Fatalf("connect with %s: negotiated %s, session %q", version, v, cs.ID())
+	}
+	c.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// clientOf connects a client of protocol version: stateless (2026-07-28)
+// or with a session.
+func (c *cluster) clientOf(version string) *mcp.ClientSession {
+	c.t.Helper()
+	if version == "" || version >= "2026-07-28" {
+		return c.client()
+	}
+	return c.sessionClient("scale-client", version, c.token)
 }
 
 // clientAs is client with another bearer token ("" for none).
