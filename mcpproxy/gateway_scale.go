@@ -267,6 +267,28 @@ func (s skipEphemeral) Add(ctx context.Context, k dedup.Key, e dedup.SharedEntry
 	return s.Shared.Add(ctx, k, e, max)
 }
 
+func (s skipEphemeral) LookupNear(ctx context.Context, k dedup.Key, fp [16]byte, skel string) (string, bool, *dedup.SharedEntry, []byte, error) {
+	if isEphemeral(k) {
+		return "", false, nil, nil, nil
+	}
+	if ns, ok := s.Shared.(dedup.NearShared); ok {
+		return ns.LookupNear(ctx, k, fp, skel)
+	}
+	id, ok, err := s.Shared.Lookup(ctx, k, fp)
+	return id, ok, nil, nil, err
+}
+
+func (s skipEphemeral) AddNear(ctx context.Context, k dedup.Key, e dedup.SharedEntry, content []byte, max int) error {
+	if isEphemeral(k) {
+		return dedup.ErrNotRecorded
+	}
+	if ns, ok := s.Shared.(dedup.NearShared); ok {
+		return ns.AddNear(ctx, k, e, content, max)
+	}
+	e.Skel = ""
+	return s.Shared.Add(ctx, k, e, max)
+}
+
 func (s skipEphemeral) Entries(ctx context.Context, k dedup.Key) ([]dedup.SharedEntry, error) {
 	if isEphemeral(k) {
 		return nil, nil

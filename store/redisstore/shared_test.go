@@ -3,9 +3,13 @@ package redisstore
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/terse-dev/terse/dedup"
 )
@@ -179,5 +183,79 @@ func TestNamespace(t *testing.T) {
 			t.Errorf("key %q is outside %q", key, Namespace)
 		}
 		raw.Del(ctx, key)
+	}
+}
+
+// cmdCounter counts the commands a client sends (a pipeline or script is
+// one command per command in it).
+type cmdCounter struct{ n atomic.Int64 }
+
+func (c *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// Near-references on Redis: what one process recorded, another
+// near-references, in one command per Check and per Record like exact
+// references; an evicted or invalidated entry takes its candidate along.
+func TestSharedNearRef(t *testing.T) {
+	st := newTestState(t)
+	var cnt cmdCounter
+	st.client.AddHook(&cnt)
+	a, b := dedup.New(dedup.Options{NearRef: true, MaxEntries: 2}), dedup.New(dedup.Options{NearRef: true, MaxEntries: 2})
+	a.SetShared(st, nil)
+	b.SetShared(st, nil)
+	k := dedup.Key{Session: "near:" + strings.ToLower(rand.Text()), Partition: "p/0"}
+	body := func(status string, d int) []byte {
+		return fmt.Appendf(nil, `{"job":"build","status":%q,"duration":%d,"log":%q}`, status, d, strings.Repeat("line\n", 120))
+	}
+	// Load the scripts (the first use of each is EVALSHA, then EVAL).
+	warm := dedup.Key{Session: k.Session + ":warm", Partition: "p/0"}
+	a.Process(warm, dedup.Call{Tool: "job", Content: body("x", 0)})
+	a.Process(warm, dedup.Call{Tool: "job", Content: body("y", 0)})
+	cnt.n.Store(0)
+	first := a.Process(k, dedup.Call{Tool: "job", Paths: []string{"/w/job"}, Content: body("pending", 12)})
+	if first.IDLine == "" {
+		t.Fatal("not recorded")
+	}
+	o := b.Process(k, dedup.Call{Tool: "job", Content: body("success", 34)})
+	if o.Kind != dedup.NearRef || o.Hint != "> [near-ref: "+first.ID+", status: pending→success, duration: 12→34]" {
+		t.Fatalf("other process: %+v", o)
+	}
+	if o := b.Check(k, dedup.Call{Tool: "job", Content: body("pending", 12)}); o.Kind != dedup.Ref {
+		t.Fatalf("exact repeat: %+v", o)
+	}
+	// Process (miss, record) + Process (near) + Check (ref): 4 commands.
+	if n := cnt.n.Load(); n != 4 {
+		t.Errorf("%d Redis commands for a record, a near-reference and a reference, want 4", n)
+	}
+	// Invalidation drops the candidate with the entry.
+	b.Invalidate(k, "/w/job")
+	if o := a.Check(k, dedup.Call{Tool: "job", Content: body("success", 34)}); o.Kind != dedup.Miss {
+		t.Fatalf("after invalidation: %+v", o)
+	}
+	// So does eviction (MaxEntries 2).
+	a.Process(k, dedup.Call{Tool: "job", Content: body("queued", 1)})
+	for i := range 2 {
+		a.Process(k, dedup.Call{Tool: "other", Content: []byte(strings.Repeat(string(rune('a'+i)), 600))})
+	}
+	if o := b.Check(k, dedup.Call{Tool: "job", Content: body("done", 2)}); o.Kind != dedup.Miss {
+		t.Fatalf("after eviction: %+v", o)
+	}
+	h, _ := ddKeys(k)
+	fields, _ := rawRedis(t).HKeys(context.Background(), h).Result()
+	for _, f := range fields {
+		if strings.HasPrefix(f, "n:") || strings.HasPrefix(f, "v:") {
+			t.Errorf("field %s left after its entry went", f)
+		}
 	}
 }
