@@ -89,6 +89,7 @@ redis = "redis://127.0.0.1:%d/0"
 
 [dedup]
 enabled = true
+near_ref = true
 
 [gateway]
 tokens = { team-a = %q, team-b = %q }

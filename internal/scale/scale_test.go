@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,32 @@ func TestCluster(t *testing.T) {
 		}
 	}
 	t.Logf("step 1: 7 reads of one conversation, calls per replica %v, all references after the first", per)
+
+	// 1b. Near-references across replicas: two entities alike but for
+	// their names, read one after the other in one conversation (on two
+	// replicas): the second is the first plus the changed name.
+	long := strings.Repeat("build step completed without warnings; ", 6)
+	var jobs []map[string]any
+	for _, n := range []string{"job-a", "job-b"} {
+		jobs = append(jobs, map[string]any{"name": n, "entityType": "job", "observations": []string{long + "1", long + "2", long + "3"}})
+	}
+	mustCall(t, cs, "create_entities", "", map[string]any{"entities": jobs})
+	n0 := c.callsPerReplica()
+	first = mustCall(t, cs, "open_nodes", "conv-near", map[string]any{"names": []string{"job-a"}})
+	n1 := c.callsPerReplica()
+	m = idLine.FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("open_nodes job-a has no id line: %.200q", first)
+	}
+	near := mustCall(t, cs, "open_nodes", "conv-near", map[string]any{"names": []string{"job-b"}})
+	n2 := c.callsPerReplica()
+	if want := "> [near-ref: " + m[1] + ", "; !strings.HasPrefix(near, want) || !strings.Contains(near, "job-a→job-b") {
+		t.Fatalf("open_nodes job-b: %.300q, want a near-reference to %s", near, m[1])
+	}
+	if slices.Equal(replicaOf(n0, n1), replicaOf(n1, n2)) {
+		t.Fatalf("both reads on one replica (%v %v %v)", n0, n1, n2)
+	}
+	t.Logf("step 1b: a near-reference across replicas: %q", near)
 
 	// 2. Chunks across replicas: a trimmed read issues a handle on one
 	// replica; each chunk is fetched whole, on whichever replica.
@@ -276,6 +303,15 @@ func TestCluster(t *testing.T) {
 		kinds[kind]++
 	}
 	t.Logf("step 6: %d keys in Redis, all under %s: %v", len(keys), namespace, kinds)
+}
+
+// replicaOf returns which replicas served calls between two counts.
+func replicaOf(before, after []float64) []bool {
+	out := make([]bool, len(after))
+	for i := range after {
+		out[i] = after[i] > before[i]
+	}
+	return out
 }
 
 // namespace is redisstore.Namespace: the harness reads Redis as an
