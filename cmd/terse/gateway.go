@@ -46,11 +46,14 @@ terse_gateway_catalog_tokens_in_total/out_total).
 Clients of MCP 2026-07-28 are served statelessly: any replica answers any
 request, and the conversation named in params._meta "terse/conversation"
 is what dedup and chunk handles are bound to (without one, results are
-never referenced). Clients of 2025-11-25 and 2025-06-18 get sessions.
+never referenced). Clients of 2025-11-25 and 2025-06-18 get sessions;
+with [store] redis the sessions are kept there, so any replica serves them
+too (no balancer stickiness needed).
 
 With [store] redis, replicas share everything a call needs in Redis:
-chunks, dedup partitions, compaction counters and the owner of each chunk
-handle; with Redis down, calls go on without dedup and without chunks
+chunks, dedup partitions (near-references included), compaction counters,
+sessions, the client of each conversation and the owner and shape of each
+chunk handle; with Redis down, calls go on without dedup and without chunks
 (terse_gateway_shared_state_up is 0) and recover when it returns. With
 [gateway] tokens (or TERSE_GATEWAY_TOKENS="tenant=token,..."), /mcp
 requires a bearer token, and each token's tenant has its own dedup and

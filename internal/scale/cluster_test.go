@@ -115,13 +115,14 @@ env = ["MEMORY_FILE_PATH=%s"]
 	lbPort := freePort(t)
 	var servers strings.Builder
 	for i, r := range c.replicas {
-		fmt.Fprintf(&servers, "    server r%d 127.0.0.1:%d check inter 300ms fall 1 rise 2\n", i+1, r.port)
+		fmt.Fprintf(&servers, "    server r%d 127.0.0.1:%d check inter 300ms fall 3 rise 2\n", i+1, r.port)
 	}
 	hcfg := fmt.Sprintf(`global
     maxconn 1024
 defaults
     mode http
     timeout connect 2s
+    timeout check 3s
     timeout client 60s
     timeout server 60s
     retries 3
