@@ -66,3 +66,25 @@ func TestSkeleton(t *testing.T) {
 		t.Error("the tool is not part of the skeleton")
 	}
 }
+
+// FuzzSkeleton checks what near-references on a NearShared store rest
+// on: two results Delta relates have the same Skeleton (else the
+// candidate would never be found).
+func FuzzSkeleton(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":["x","y"],"c":{"d":true}}`), []byte(`{"a":"one","b":["z","y"],"c":{"d":null}}`))
+	f.Add([]byte(`{"a b":{"c":1},"d":[1,[2,3]]}`), []byte(`{"a b":{"c":1},"d":[1,[2,4]]}`))
+	f.Add([]byte(`{"status":"pending","n":1.5e3}`), []byte(`{"status":false,"n":-0}`))
+	f.Fuzz(func(t *testing.T, x, y []byte) {
+		a, err := tree.Parse(x)
+		if err != nil {
+			return
+		}
+		b, err := tree.Parse(y)
+		if err != nil {
+			return
+		}
+		if _, ok := dedup.Delta(a, b, 1<<20); ok && dedup.Skeleton("t", a) != dedup.Skeleton("t", b) {
+			t.Fatalf("Delta relates %s and %s, but their skeletons differ", x, y)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package mcpproxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -604,4 +605,24 @@ func TestGatewaySharedShapes(t *testing.T) {
 			t.Fatalf("replica %d: chunk reply's structuredContent %.200v, want {content: its text}", i+1, res.StructuredContent)
 		}
 	}
+}
+
+// FuzzInitializeOf: the body of a POST without a session opens one only
+// when it is an initialize request, and never panics the gateway.
+func FuzzInitializeOf(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"claude-code","version":"1"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"initialize"}}`))
+	f.Add([]byte(`[{"method":"initialize"}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec, ok := initializeOf(body)
+		if !ok {
+			return
+		}
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &m) != nil || m.Method != "initialize" {
+			t.Fatalf("%q opened a session (%+v)", body, rec)
+		}
+	})
 }
