@@ -191,6 +191,13 @@ func TestCluster(t *testing.T) {
 	// 3. A replica killed mid-run: calls in flight on it fail with an
 	// error, the others and every later call succeed, and no handle is
 	// lost.
+	// A session opened before the kill outlives it (it is in Redis).
+	sess := c.sessionClient("scale-client", "2025-11-25", tokenA)
+	sargs := map[string]any{"names": []string{"service-010", "service-011", "service-012"}}
+	sm := idLine.FindStringSubmatch(mustCall(t, sess, "open_nodes", "", sargs))
+	if sm == nil {
+		t.Fatal("the session's first read has no id line")
+	}
 	var ok, failed atomic.Int64
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
@@ -235,7 +242,12 @@ func TestCluster(t *testing.T) {
 		mustCall(t, c.client(), "read_graph", fmt.Sprintf("after-kill-%d", i), nil)
 	}
 	mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
-	t.Logf("step 3: replica 1 killed during %d calls: %d failed in flight (%v); 12 later calls and the old handle succeed", ok.Load()+failed.Load(), failed.Load(), errs)
+	for i := range 3 {
+		if got := mustCall(t, sess, "open_nodes", "", sargs); !strings.HasPrefix(got, "> [ref: "+sm[1]) {
+			t.Fatalf("the session's read %d after the kill: %.200q, want a reference to %s", i+1, got, sm[1])
+		}
+	}
+	t.Logf("step 3: replica 1 killed during %d calls: %d failed in flight (%v); 12 later calls, the old handle and a session opened before (its references too) succeed", ok.Load()+failed.Load(), failed.Load(), errs)
 
 	// 4. Redis stopped: calls succeed, without dedup, and a trimmed
 	// result says its chunks cannot be fetched instead of issuing a
