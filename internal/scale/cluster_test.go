@@ -89,7 +89,7 @@ redis = "redis://127.0.0.1:%d/0"
 
 [dedup]
 enabled = true
-near_ref = true
+near_ref = %t
 
 [gateway]
 tokens = { team-a = %q, team-b = %q }
@@ -103,7 +103,7 @@ budget = 300
 name = "mem"
 command = %q
 env = ["MEMORY_FILE_PATH=%s"]
-`, c.redisPort, tokenA, tokenB, memory, filepath.Join(c.dir, "memory.jsonl"))
+`, c.redisPort, os.Getenv("TERSE_SCALE_NEAR_REF") != "0", tokenA, tokenB, memory, filepath.Join(c.dir, "memory.jsonl"))
 	if err := os.WriteFile(filepath.Join(c.dir, "terse.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
