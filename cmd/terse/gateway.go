@@ -60,8 +60,9 @@ requires a bearer token, and each token's tenant has its own dedup and
 chunks; a handle of another tenant or session is refused. See
 docs/scaling.md.
 
-Idle sessions end after [gateway] idle_timeout (default 30m). SIGINT and
-SIGTERM drain the server and write --stats-file.
+Idle sessions end after [gateway] idle_timeout (default 30m); sessions
+kept in Redis after [store] ttl. SIGINT and SIGTERM drain the server and
+write --stats-file.
 
 A crashed upstream fails its calls in flight with a JSON-RPC error and is
 reconnected on its next call. Logs go to stderr.
