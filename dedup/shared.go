@@ -1,13 +1,18 @@
 package dedup
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/terse-dev/terse/tree"
 )
 
 // Shared keeps a [Cache]'s partitions outside the process, so that several
@@ -45,6 +50,79 @@ type SharedEntry struct {
 	Tool  string   `json:"tool,omitempty"`
 	Paths []string `json:"paths,omitempty"`
 	Size  int      `json:"size"`
+	// Skel is the result's [Skeleton] when it is kept for
+	// near-references (NearShared.AddNear), else "".
+	Skel string `json:"skel,omitempty"`
+}
+
+// NearShared is a [Shared] that also keeps near-reference candidates: with
+// [Options.NearRef], a [Cache] on one finds near-references as a cache in
+// memory does, in the same one round trip per Check and Record. A
+// candidate is found by the result's [Skeleton] (its JSON structure with
+// the scalar leaves left out, which a near-reference never changes): the
+// partition keeps, per skeleton, the most recent result that had it,
+// whose JSON the Cache then compares with the new one ([Delta]). Unlike
+// the in-memory cache, which tries every entry of the partition, only
+// that most recent one is tried.
+type NearShared interface {
+	Shared
+	// LookupNear is Lookup that, when fp is not recorded, also returns
+	// the entry last recorded with skeleton skel and its content (near,
+	// nil when there is none).
+	LookupNear(ctx context.Context, k Key, fp [16]byte, skel string) (id string, ok bool, near *SharedEntry, content []byte, err error)
+	// AddNear is Add that also keeps content as the candidate of
+	// e.Skel.
+	AddNear(ctx context.Context, k Key, e SharedEntry, content []byte, maxEntries int) error
+}
+
+// NearMaxStored bounds the content a [NearShared] keeps per entry: larger
+// results are recorded for exact references only.
+const NearMaxStored = 64 << 10
+
+// Skeleton returns the near-reference skeleton of a result of tool with
+// JSON v: equal for two results only if [Delta] can relate them (the
+// converse does not hold).
+func Skeleton(tool string, v tree.Value) string {
+	var b []byte
+	var walk func(v tree.Value)
+	walk = func(v tree.Value) {
+		switch v.Kind() {
+		case tree.KindObject:
+			b = append(b, '{')
+			for _, m := range v.Members() {
+				b = strconv.AppendQuote(b, m.Key)
+				b = append(b, ':')
+				walk(m.Value)
+			}
+			b = append(b, '}')
+		case tree.KindArray:
+			b = append(b, '[')
+			for _, it := range v.Items() {
+				walk(it)
+				b = append(b, ',')
+			}
+			b = append(b, ']')
+		default:
+			b = append(b, '_')
+		}
+	}
+	walk(v)
+	h := sha256.Sum256(append([]byte(tool+"\x00"), b...))
+	return hex.EncodeToString(h[:8])
+}
+
+// nearOf returns the JSON object of a call eligible for a
+// near-reference on a NearShared store, and that store.
+func (c *Cache) nearOf(call Call) (NearShared, tree.Value, bool) {
+	ns, ok := c.shared.(NearShared)
+	if !ok || !c.opts.NearRef || len(call.Content) < c.opts.NearMinBytes || len(call.Content) > NearMaxStored {
+		return nil, tree.Value{}, false
+	}
+	v, err := tree.Parse(call.Content)
+	if err != nil || v.Kind() != tree.KindObject {
+		return nil, tree.Value{}, false
+	}
+	return ns, v, true
 }
 
 // SharedTimeout bounds each call of a [Shared] made by a [Cache].
@@ -53,7 +131,8 @@ const SharedTimeout = 500 * time.Millisecond
 // SetShared makes the cache keep its partitions in s instead of in
 // memory (nil goes back to memory). With a Shared store, ids are the
 // first 8 hex digits of the fingerprint (the same in every process),
-// near-references and the MaxBytes bound are off, and a failing store
+// near-references need a [NearShared] store (and try only the last result
+// of the same skeleton), the MaxBytes bound is off, and a failing store
 // never fails a call: Check finds nothing, Record gives no id line (the
 // result is shown without one and cannot be referenced), and onErr, when
 // not nil, sees the error. Call it before the cache is used.
@@ -87,6 +166,26 @@ func (c *Cache) sharedCheck(k Key, call Call, fp [16]byte) Outcome {
 	}
 	ctx, cancel := sharedCtx()
 	defer cancel()
+	if ns, v, ok := c.nearOf(call); ok {
+		id, ok, near, content, err := ns.LookupNear(ctx, k, fp, Skeleton(call.Tool, v))
+		switch {
+		case err != nil:
+			c.sharedFailed(err)
+			return Outcome{}
+		case ok:
+			return Outcome{Kind: Ref, ID: id, Hint: RefHint(id)}
+		case near == nil || near.Tool != call.Tool:
+			return Outcome{}
+		}
+		old, err := tree.Parse(content)
+		if err != nil {
+			return Outcome{}
+		}
+		if d, ok := Delta(old, v, c.opts.NearMaxDelta); ok {
+			return Outcome{Kind: NearRef, ID: near.ID, Hint: NearRefHint(near.ID, d)}
+		}
+		return Outcome{}
+	}
 	id, ok, err := c.shared.Lookup(ctx, k, fp)
 	if err != nil {
 		c.sharedFailed(err)
@@ -106,7 +205,12 @@ func (c *Cache) sharedRecord(k Key, call Call, fp [16]byte) Outcome {
 	e := SharedEntry{FP: fp, ID: hex.EncodeToString(fp[:4]), Tool: call.Tool, Paths: call.Paths, Size: len(call.Content)}
 	ctx, cancel := sharedCtx()
 	defer cancel()
-	if err := c.shared.Add(ctx, k, e, c.opts.MaxEntries); err != nil {
+	add := func() error { return c.shared.Add(ctx, k, e, c.opts.MaxEntries) }
+	if ns, v, ok := c.nearOf(call); ok {
+		e.Skel = Skeleton(call.Tool, v)
+		add = func() error { return ns.AddNear(ctx, k, e, call.Content, c.opts.MaxEntries) }
+	}
+	if err := add(); err != nil {
 		if !errors.Is(err, ErrNotRecorded) {
 			c.sharedFailed(err)
 		}
@@ -164,12 +268,53 @@ func (c *Cache) sharedLen(k Key) (entries, bytes int) {
 	return len(es), bytes
 }
 
-// MemShared is a [Shared] in memory, for tests and as the reference of
-// the contract. Its partitions do not expire. The zero value is ready.
+// MemShared is a [NearShared] in memory, for tests and as the reference
+// of the contract. Its partitions do not expire. The zero value is ready.
 type MemShared struct {
 	mu    sync.Mutex
 	parts map[Key][]SharedEntry // oldest first
+	vals  map[Key]map[[16]byte][]byte
 	ops   atomic.Int64
+}
+
+// LookupNear implements [NearShared].
+func (m *MemShared) LookupNear(_ context.Context, k Key, fp [16]byte, skel string) (string, bool, *SharedEntry, []byte, error) {
+	m.ops.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	es := m.parts[k]
+	for _, e := range es {
+		if e.FP == fp {
+			return e.ID, true, nil, nil, nil
+		}
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		if es[i].Skel == skel {
+			e := es[i]
+			return "", false, &e, m.vals[k][e.FP], nil
+		}
+	}
+	return "", false, nil, nil, nil
+}
+
+// AddNear implements [NearShared].
+func (m *MemShared) AddNear(ctx context.Context, k Key, e SharedEntry, content []byte, maxEntries int) error {
+	m.Add(ctx, k, e, maxEntries)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vals == nil {
+		m.vals = map[Key]map[[16]byte][]byte{}
+	}
+	if m.vals[k] == nil {
+		m.vals[k] = map[[16]byte][]byte{}
+	}
+	m.vals[k][e.FP] = bytes.Clone(content)
+	for fp := range m.vals[k] { // only the entries kept keep their content
+		if !slices.ContainsFunc(m.parts[k], func(x SharedEntry) bool { return x.FP == fp }) {
+			delete(m.vals[k], fp)
+		}
+	}
+	return nil
 }
 
 // Ops returns how many calls it served.

@@ -68,6 +68,9 @@ type engine struct {
 	// succeeds again; storeSince is when it failed.
 	storeErr   string
 	storeSince time.Time
+	// sharedShapes, when set (a gateway with shared state), keeps the
+	// shapes of handles for every replica (gateway_scale.go).
+	sharedShapes shapeStore
 	// scopePrefix leads every chunk scope: the stdio proxy's own random
 	// id (its one session is named alike in every process); "" for the
 	// gateway, whose session ids are unique and shared by replicas.
@@ -273,6 +276,9 @@ type shape struct {
 const maxShapes = 4096
 
 func (e *engine) rememberShape(handle string, s shape) {
+	if e.sharedShapes != nil {
+		e.sharedShapes.putShape(handle, s)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.shapes == nil {
@@ -293,8 +299,11 @@ func (e *engine) rememberShape(handle string, s shape) {
 
 func (e *engine) shapeOf(handle string) (shape, bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	s, ok := e.shapes[handle]
+	e.mu.Unlock()
+	if !ok && e.sharedShapes != nil {
+		s, ok = e.sharedShapes.shapeOf(handle)
+	}
 	return s, ok
 }
 

@@ -93,11 +93,7 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		conv, _ := req.Params.Meta[MetaConversation].(string)
-		sid := ""
-		if req.Session != nil {
-			sid = req.Session.ID()
-		}
-		g.compact(ctx, tenantOf(req), sid, conv)
+		g.compact(ctx, tenantOf(req), sessionOf(req), conv)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok: later results will not refer to earlier ones"}}}, nil
 	})
 	seen := map[string]bool{}
@@ -152,7 +148,9 @@ func (g *Gateway) Close() error {
 }
 
 // Handler serves MCP at /mcp (Streamable HTTP: stateless for clients of
-// protocol 2026-07-28, stateful sessions for earlier ones), health
+// protocol 2026-07-28, sessions for earlier ones, held by this process,
+// or with shared state (SetState, called before) kept there, so that any
+// replica serves any request: see sharedSessions), health
 // at /healthz and Prometheus metrics at /metrics. At /mcp it also accepts
 // the notification [CompactNotification], which advances the dedup
 // partition of the session named by its Mcp-Session-Id header.
@@ -162,7 +160,12 @@ func (g *Gateway) Handler() http.Handler {
 		&mcp.StreamableHTTPOptions{SessionTimeout: g.eng.opts.idleTimeout()})
 	statelessH := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
-	mux.Handle("/mcp", g.authenticate(g.compactNotifications(byVersion(mcpH, statelessH))))
+	var sessions http.Handler = mcpH
+	if _, shared := g.scale.current(); shared {
+		// Sessions live in the shared state: any replica serves them.
+		sessions = g.sharedSessions(statelessH)
+	}
+	mux.Handle("/mcp", dropInternal(g.authenticate(g.compactNotifications(byVersion(sessions, statelessH)))))
 	mux.HandleFunc("/healthz", g.healthz)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.reg, promhttp.HandlerOpts{}))
 	return mux
@@ -211,6 +214,10 @@ func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
 			return
 		}
 		sid := r.Header.Get(sessionHeader)
+		tenant := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			tenant = ti.UserID
+		}
 		params, _ := v.Get("params")
 		meta, _ := params.Get("_meta")
 		conv, _ := meta.Get(MetaConversation)
@@ -226,20 +233,34 @@ func (g *Gateway) compactNotifications(next http.Handler) http.Handler {
 		case sid == "":
 			http.Error(w, "Bad Request: "+CompactNotification+" needs the "+sessionHeader+" header of the session to compact", http.StatusBadRequest)
 			return
-		case !g.hasSession(sid):
+		case !g.knownSession(r.Context(), tenant, sid):
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
-		}
-		tenant := ""
-		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-			tenant = ti.UserID
 		}
 		g.compact(r.Context(), tenant, sid, conv.Str())
 		w.WriteHeader(http.StatusAccepted)
 	})
 }
 
-// hasSession reports whether the gateway serves a session with this id.
+// knownSession reports whether the gateway serves a session of tenant
+// with this id: in the shared state, with one (when it cannot answer,
+// yes); else held by this process.
+func (g *Gateway) knownSession(ctx context.Context, tenant, id string) bool {
+	st, shared := g.scale.current()
+	if !shared {
+		return g.hasSession(id)
+	}
+	if !validSessionID(id) {
+		return false
+	}
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	_, ok, err := st.Record(sctx, sessionKey(tenant, id))
+	g.scale.failed("session", err)
+	return ok || err != nil
+}
+
+// hasSession reports whether this process holds a session with this id.
 func (g *Gateway) hasSession(id string) bool {
 	for ss := range g.srv.Sessions() {
 		if ss.ID() == id {
@@ -307,6 +328,9 @@ func clientName(req mcp.Request) string {
 			s, _ := ci["name"].(string)
 			return s
 		}
+	}
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		return ex.Header.Get(hdrClient) // a session in the shared state
 	}
 	return ""
 }
@@ -585,9 +609,9 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 		args = v
 	}
 	conv, _ := params.Meta[MetaConversation].(string)
-	client := clientName(req)
-	pol := e.opts.policy(client)
 	who := g.who(ctx, req, conv)
+	client := g.clientFor(ctx, req, who)
+	pol := e.opts.policy(client)
 	if refused := g.checkChunk(ctx, who, args); refused != nil {
 		rec.Outcome = "chunk"
 		return rawCallResult(tree.AppendJSON(nil, *refused)), nil

@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -41,6 +43,16 @@ type GatewayState interface {
 	// Owns reports whether owner is an owner of handle, and whether the
 	// handle has any.
 	Owns(ctx context.Context, handle, owner string) (owns, known bool, err error)
+	// PutRecord records value under key until it is idle for the
+	// state's TTL: a session of a session-based client (its client's
+	// name and version), the client name of a conversation, the shape of
+	// a chunk handle's structuredContent.
+	PutRecord(ctx context.Context, key, value string) error
+	// Record returns the value recorded under key and restarts its idle
+	// timer; ok is false when there is none.
+	Record(ctx context.Context, key string) (value string, ok bool, err error)
+	// DropRecord forgets key.
+	DropRecord(ctx context.Context, key string) error
 }
 
 // protocolStateless is the first MCP version whose core needs no session
@@ -61,6 +73,9 @@ type gwScale struct {
 	up      prometheus.Gauge
 	refused *prometheus.CounterVec
 	down    atomic.Bool
+
+	namedMu sync.Mutex
+	named   map[string]namedAt // conversation key -> client name this replica recorded
 }
 
 func newScale(reg prometheus.Registerer) *gwScale {
@@ -75,7 +90,7 @@ func newScale(reg prometheus.Registerer) *gwScale {
 	s.up.Set(1)
 	s.state = &memState{}
 	reg.MustRegister(s.errs, s.up, s.refused)
-	for _, op := range []string{"dedup", "generations", "advance", "own", "owner"} {
+	for _, op := range []string{"dedup", "generations", "advance", "own", "owner", "session", "shape"} {
 		s.errs.WithLabelValues(op)
 	}
 	s.refused.WithLabelValues("other_owner")
@@ -95,6 +110,13 @@ func (s *gwScale) health() string {
 		return "down"
 	}
 	return "up"
+}
+
+// current returns the state and whether it is shared (SetState).
+func (s *gwScale) current() (GatewayState, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.state, s.shared
 }
 
 func (s *gwScale) failed(op string, err error) {
@@ -127,7 +149,50 @@ func (g *Gateway) SetState(s GatewayState) {
 	g.scale.state, g.scale.shared = s, s != nil
 	if s == nil {
 		g.scale.state = &memState{}
+		g.eng.sharedShapes = nil
+		return
 	}
+	g.eng.sharedShapes = stateShapes{g.scale}
+}
+
+// shapeStore keeps the shapes of chunk handles (engine.rememberShape)
+// where every replica finds them.
+type shapeStore interface {
+	putShape(handle string, s shape)
+	shapeOf(handle string) (shape, bool)
+}
+
+// stateShapes is the shapeStore of a gateway with shared state: a record
+// per handle, "h:HANDLE", written when the handle is minted and read by
+// a replica that did not mint it, so that a chunk fetch carries the same
+// structuredContent on every replica.
+type stateShapes struct{ s *gwScale }
+
+type shapeJSON struct {
+	Wrap   bool   `json:"w,omitempty"`
+	Key    string `json:"k,omitempty"`
+	Origin string `json:"o,omitempty"`
+}
+
+func (ss stateShapes) putShape(handle string, sh shape) {
+	st, _ := ss.s.current()
+	v, _ := json.Marshal(shapeJSON{sh.wrap, sh.key, sh.origin})
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	ss.s.failed("shape", st.PutRecord(ctx, "h:"+handle, string(v)))
+}
+
+func (ss stateShapes) shapeOf(handle string) (shape, bool) {
+	st, _ := ss.s.current()
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	v, ok, err := st.Record(ctx, "h:"+handle)
+	ss.s.failed("shape", err)
+	var j shapeJSON
+	if !ok || json.Unmarshal([]byte(v), &j) != nil {
+		return shape{}, false
+	}
+	return shape{wrap: j.Wrap, key: j.Key, origin: j.Origin}, true
 }
 
 // SharedError counts a failure of the shared dedup partitions; give it to
@@ -202,6 +267,28 @@ func (s skipEphemeral) Add(ctx context.Context, k dedup.Key, e dedup.SharedEntry
 	return s.Shared.Add(ctx, k, e, max)
 }
 
+func (s skipEphemeral) LookupNear(ctx context.Context, k dedup.Key, fp [16]byte, skel string) (string, bool, *dedup.SharedEntry, []byte, error) {
+	if isEphemeral(k) {
+		return "", false, nil, nil, nil
+	}
+	if ns, ok := s.Shared.(dedup.NearShared); ok {
+		return ns.LookupNear(ctx, k, fp, skel)
+	}
+	id, ok, err := s.Shared.Lookup(ctx, k, fp)
+	return id, ok, nil, nil, err
+}
+
+func (s skipEphemeral) AddNear(ctx context.Context, k dedup.Key, e dedup.SharedEntry, content []byte, max int) error {
+	if isEphemeral(k) {
+		return dedup.ErrNotRecorded
+	}
+	if ns, ok := s.Shared.(dedup.NearShared); ok {
+		return ns.AddNear(ctx, k, e, content, max)
+	}
+	e.Skel = ""
+	return s.Shared.Add(ctx, k, e, max)
+}
+
 func (s skipEphemeral) Entries(ctx context.Context, k dedup.Key) ([]dedup.SharedEntry, error) {
 	if isEphemeral(k) {
 		return nil, nil
@@ -256,11 +343,83 @@ type identity struct {
 
 // who names the caller of req; see whoFor.
 func (g *Gateway) who(ctx context.Context, req mcp.Request, conv string) identity {
-	sid := ""
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-		sid = ss.ID()
+	return g.whoFor(ctx, tenantOf(req), sessionOf(req), conv)
+}
+
+// namedAt is a client name a replica recorded, and when.
+type namedAt struct {
+	name string
+	at   time.Time
+}
+
+// renameAfter is how long a replica trusts its record of a
+// conversation's client name to be in the shared state: well within any
+// TTL it is configured with, so that the record of a conversation whose
+// requests all carry the name does not expire.
+const renameAfter = time.Minute
+
+// maxNamed bounds the conversations whose client name a replica
+// remembers having recorded; past it, it forgets them all (and records
+// again, idempotently).
+const maxNamed = 1 << 16
+
+// clientFor returns the name of the client of a call, from which its
+// policy (where it shows results, its budget, its profile) is chosen
+// alike on every replica, which share the configuration. A session's
+// request names it (or its session's record does, see sharedSessions). A
+// stateless request (2026-07-28) SHOULD carry clientInfo in _meta; one
+// that does not, in a conversation, gets the name an earlier request of
+// the conversation carried, on whichever replica: each replica records
+// the name of a conversation in the shared state once a minute at most
+// (one SET), and a request without a name reads it (one GETEX).
+func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) string {
+	name := clientName(req)
+	st, shared := g.scale.current()
+	if !shared || id.rawConv == "" || sessionOf(req) != "" || isEphemeral(dedup.Key{Session: id.scope}) {
+		return name
 	}
-	return g.whoFor(ctx, tenantOf(req), sid, conv)
+	key := "c:" + id.owner
+	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	if name == "" {
+		v, _, err := st.Record(sctx, key)
+		g.scale.failed("session", err)
+		return v
+	}
+	now := time.Now()
+	g.scale.namedMu.Lock()
+	n := g.scale.named[key]
+	done := n.name == name && now.Sub(n.at) < renameAfter
+	if !done {
+		if g.scale.named == nil || len(g.scale.named) >= maxNamed {
+			g.scale.named = map[string]namedAt{}
+		}
+		g.scale.named[key] = namedAt{name, now}
+	}
+	g.scale.namedMu.Unlock()
+	if !done {
+		err := st.PutRecord(sctx, key, name)
+		g.scale.failed("session", err)
+		if err != nil {
+			g.scale.namedMu.Lock()
+			delete(g.scale.named, key)
+			g.scale.namedMu.Unlock()
+		}
+	}
+	return name
+}
+
+// sessionOf returns the session of a request: the SDK's (a session held
+// by this process), else the one sharedSessions found in the shared
+// state; "" for a stateless request.
+func sessionOf(req mcp.Request) string {
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
+		return ss.ID()
+	}
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		return ex.Header.Get(hdrSession)
+	}
+	return ""
 }
 
 // whoFor names a caller. A stateful session is its tenant and session id;
@@ -413,7 +572,8 @@ type memState struct {
 	mu    sync.Mutex
 	gens  map[string]int
 	own   map[string][]string
-	order []string // keys of gens ("g"+k) and own ("o"+k), oldest first
+	sess  map[string]string
+	order []string // keys of gens ("g"+k), own ("o"+k) and sess ("s"+k), oldest first
 }
 
 const maxMemState = 1 << 16
@@ -423,9 +583,12 @@ func (m *memState) add(k string) {
 	for len(m.order) > maxMemState {
 		old := m.order[0]
 		m.order = m.order[1:]
-		if old[0] == 'g' {
+		switch old[0] {
+		case 'g':
 			delete(m.gens, old[1:])
-		} else {
+		case 's':
+			delete(m.sess, old[1:])
+		default:
 			delete(m.own, old[1:])
 		}
 	}
@@ -481,6 +644,33 @@ func (m *memState) Owns(_ context.Context, h, owner string) (bool, bool, error) 
 	return slices.Contains(os, owner), known, nil
 }
 
+func (m *memState) PutRecord(_ context.Context, k, v string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sess == nil {
+		m.sess = map[string]string{}
+	}
+	if _, ok := m.sess[k]; !ok {
+		m.add("s" + k)
+	}
+	m.sess[k] = v
+	return nil
+}
+
+func (m *memState) Record(_ context.Context, k string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.sess[k]
+	return v, ok, nil
+}
+
+func (m *memState) DropRecord(_ context.Context, k string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sess, k) // its place in order goes with the bound
+	return nil
+}
+
 // sdkLogger is the logger given to the go-sdk server: l at WARN and above.
 // At INFO the SDK logs the start and end of every session, which for a
 // stateless client is every request.
@@ -504,3 +694,170 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 	return minLevel{h.Handler.WithAttrs(as), h.min}
 }
 func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }
+
+// Headers the gateway sets on a request it found in the shared state, for
+// the method handlers, after deleting any a client sent: the session
+// (hdrSession) and the client's name as its initialize named it
+// (hdrClient).
+const (
+	hdrSession = "Terse-Internal-Session"
+	hdrClient  = "Terse-Internal-Client"
+)
+
+// sessionRecord is what the shared state keeps of a session of a
+// session-based client (protocol 2025-11-25, 2025-06-18, …): the client
+// policy is chosen from its name on every replica alike.
+type sessionRecord struct {
+	Client  string `json:"client,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// sessionKey is the key of a session's record: its tenant's.
+func sessionKey(tenant, sid string) string {
+	if tenant == "" {
+		return "s:" + sid
+	}
+	return "s:" + tenant + ":" + sid
+}
+
+// validSessionID reports whether id can be a session id the gateway
+// minted (rand.Text: base32), so that no header reaches a key unchecked.
+func validSessionID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// initPeek bounds how much of a POST body without a session the gateway
+// reads looking for an initialize request.
+const initPeek = 64 << 10
+
+// sharedSessions serves session-based clients (protocol before
+// 2026-07-28) with sessions kept in the shared state instead of in this
+// process, so that any replica serves any request of a session and no
+// balancer stickiness is needed. The go-sdk has no such mode (its
+// stateful handler holds each session in the process that created it,
+// and its stateless one ignores Mcp-Session-Id), so the gateway does the
+// minimum on top of the stateless handler next: an initialize POST gets
+// a fresh session id in Mcp-Session-Id and a record (the client's name
+// and version) in the shared state; a later request must name a
+// recorded session of its tenant (404 otherwise, after which the client
+// initializes again, as the specification says), which re-arms its idle
+// timer, and reaches the method handlers with the session and the
+// client's name (hdrSession, hdrClient); DELETE forgets the session. GET
+// (a standalone stream for server-initiated messages) is refused with 405
+// by next, as the specification allows: such a session gets no
+// tools/list_changed and no server-to-client requests.
+func (g *Gateway) sharedSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant := ""
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+			tenant = ti.UserID
+		}
+		st, _ := g.scale.current()
+		sid := r.Header.Get(sessionHeader)
+		if sid == "" {
+			if r.Method != http.MethodPost || r.Body == nil {
+				next.ServeHTTP(w, r)
+				return
+			}
+			head, err := io.ReadAll(io.LimitReader(r.Body, initPeek+1))
+			if err != nil {
+				http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+			rec, ok := initializeOf(head)
+			if !ok {
+				next.ServeHTTP(w, r) // served as a request of its own
+				return
+			}
+			sid = rand.Text()
+			val, _ := json.Marshal(rec)
+			sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
+			err = st.PutRecord(sctx, sessionKey(tenant, sid), string(val))
+			cancel()
+			g.scale.failed("session", err)
+			if err == nil {
+				// Without the record the client is served without a
+				// session (each request on its own), not refused.
+				w.Header().Set(sessionHeader, sid)
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !validSessionID(sid) {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
+		val, known, err := st.Record(sctx, sessionKey(tenant, sid))
+		cancel()
+		g.scale.failed("session", err)
+		var rec sessionRecord
+		switch {
+		case err != nil:
+			// The shared state is down: the session cannot be checked,
+			// and nothing it would give is available either (dedup,
+			// chunks). Serve the request as the session's, with the
+			// default client policy, rather than fail it.
+		case !known:
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		default:
+			json.Unmarshal([]byte(val), &rec)
+		}
+		if r.Method == http.MethodDelete {
+			sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
+			err := st.DropRecord(sctx, sessionKey(tenant, sid))
+			cancel()
+			g.scale.failed("session", err)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		r.Header.Set(hdrSession, sid)
+		if rec.Client != "" {
+			r.Header.Set(hdrClient, rec.Client)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// initializeOf returns the record of the session an initialize request
+// (alone in body) opens.
+func initializeOf(body []byte) (sessionRecord, bool) {
+	if len(body) > initPeek || !bytes.Contains(body, []byte(`"initialize"`)) {
+		return sessionRecord{}, false
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			ClientInfo      struct {
+				Name string `json:"name"`
+			} `json:"clientInfo"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" {
+		return sessionRecord{}, false
+	}
+	return sessionRecord{Client: msg.Params.ClientInfo.Name, Version: msg.Params.ProtocolVersion}, true
+}
+
+// dropInternal deletes the internal headers a client may have sent.
+func dropInternal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(hdrSession)
+		r.Header.Del(hdrClient)
+		next.ServeHTTP(w, r)
+	})
+}

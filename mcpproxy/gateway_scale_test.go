@@ -2,13 +2,19 @@ package mcpproxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -289,6 +295,11 @@ func (downState) Own(context.Context, string, ...string) error          { return
 func (downState) Owns(context.Context, string, string) (bool, bool, error) {
 	return false, false, errStateDown
 }
+func (downState) PutRecord(context.Context, string, string) error { return errStateDown }
+func (downState) Record(context.Context, string) (string, bool, error) {
+	return "", false, errStateDown
+}
+func (downState) DropRecord(context.Context, string) error { return errStateDown }
 
 // downShared is a dedup.Shared whose backend is unreachable.
 type downShared struct{}
@@ -367,4 +378,251 @@ func TestGatewayOwnsOnlyWhatItIssued(t *testing.T) {
 	if owns, known, _ := g.scale.state.Owns(ctx, quoted, "t:s"); owns || known {
 		t.Error("a handle quoted by the upstream was recorded")
 	}
+}
+
+// roundRobin sends each request to the next of urls (a balancer without
+// stickiness), with a bearer token when set.
+type roundRobin struct {
+	urls  []string
+	token string
+	n     atomic.Int64
+	hosts []string // where each request went
+	mu    sync.Mutex
+}
+
+func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	u, _ := url.Parse(rr.urls[int(rr.n.Add(1))%len(rr.urls)])
+	r.URL.Host, r.Host = u.Host, u.Host
+	if rr.token != "" {
+		r.Header.Set("Authorization", "Bearer "+rr.token)
+	}
+	rr.mu.Lock()
+	rr.hosts = append(rr.hosts, u.Host)
+	rr.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewaySharedSessions: with shared state, a session-based client
+// (2025-11-25, 2025-06-18) needs no stickiness: its session lives in the
+// shared state, so requests alternating between two replicas are served
+// as one session, dedup and chunk fetches included, with the client
+// policy chosen from the name its initialize gave (here a budget) on
+// both. Another session and another tenant cannot fetch its chunks; a
+// deleted or unknown session is 404.
+func TestGatewaySharedSessions(t *testing.T) {
+	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	tokens := map[string]string{"tok-a": "team-a", "tok-b": "team-b"}
+	var urls []string
+	for range 2 {
+		opts := testOptions(func(o *terse.Options) { o.Store = st })
+		opts.Dedup.SetShared(SharedDedup(dd), nil)
+		opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
+		g, err := NewGateway(fakeSpecs(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetState(gs)
+		g.SetTokens(tokens)
+		urls = append(urls, serveStarted(t, g))
+	}
+	open := func(name, version, token string) (*mcp.ClientSession, *roundRobin) {
+		rr := &roundRobin{urls: urls, token: token}
+		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: urls[0] + "/mcp",
+			HTTPClient: &http.Client{Transport: rr}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("connect %s %s: %v", name, version, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if cs.ID() == "" || cs.InitializeResult().ProtocolVersion != version {
+			t.Fatalf("%s: session %q, version %q", version, cs.ID(), cs.InitializeResult().ProtocolVersion)
+		}
+		return cs, rr
+	}
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		s1, rr := open("budgeted-client", v, "tok-a")
+		first := textOf(t, callRows(t, s1, "", map[string]any{"n": 5}))
+		m := idLine.FindStringSubmatch(first)
+		if m == nil {
+			t.Fatalf("%s: first read has no id line: %.100q", v, first)
+		}
+		for i := range 3 {
+			ref(t, fmt.Sprintf("%s: repeat %d", v, i+1), textOf(t, callRows(t, s1, "", map[string]any{"n": 5})), m[1])
+		}
+		// The budget of the client's policy, on each replica: no _budget.
+		var h string
+		for i := range 2 {
+			h = handleIn(t, callRows(t, s1, "", map[string]any{"n": 400 + i}))
+		}
+		for k := 1; k <= 2; k++ {
+			if res := callRows(t, s1, "", map[string]any{ParamChunk: fmt.Sprintf("%s.%d", h, k)}); res.IsError {
+				t.Fatalf("%s: own chunk %d: %s", v, k, textOf(t, res))
+			}
+		}
+		rr.mu.Lock()
+		hosts := map[string]bool{}
+		for _, hst := range rr.hosts {
+			hosts[hst] = true
+		}
+		rr.mu.Unlock()
+		if len(hosts) != 2 {
+			t.Fatalf("%s: the session's requests reached %d replica(s)", v, len(hosts))
+		}
+		// Another session of the tenant, and another tenant's.
+		s2, _ := open("generic-client", v, "tok-a")
+		s3, _ := open("generic-client", v, "tok-b")
+		for _, other := range []*mcp.ClientSession{s2, s3} {
+			res := callRows(t, other, "", map[string]any{ParamChunk: h + ".1"})
+			if !res.IsError || !strings.Contains(textOf(t, res), "belongs to another session") {
+				t.Fatalf("%s: chunk fetched by another session: %.200q", v, textOf(t, res))
+			}
+		}
+		// The other client has no budget: its read is whole.
+		if got := textOf(t, callRows(t, s2, "", map[string]any{"n": 400})); handleRE.MatchString(got) {
+			t.Fatalf("%s: a client without a budget got a trimmed result", v)
+		}
+		// The session is its tenant's: team-b naming it is 404.
+		if code := postSession(t, urls[1], "tok-b", s1.ID()); code != http.StatusNotFound {
+			t.Fatalf("%s: another tenant's request in the session: HTTP %d, want 404", v, code)
+		}
+		if code := postSession(t, urls[1], "tok-a", "NOSUCHSESSION"); code != http.StatusNotFound {
+			t.Fatalf("%s: unknown session: HTTP %d, want 404", v, code)
+		}
+		id := s1.ID()
+		s1.Close() // DELETE, on whichever replica
+		if code := postSession(t, urls[0], "tok-a", id); code != http.StatusNotFound {
+			t.Fatalf("%s: request in a deleted session: HTTP %d, want 404", v, code)
+		}
+	}
+}
+
+// postSession POSTs a tools/list in session sid and returns the status.
+func postSession(t *testing.T, base, token, sid string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestGatewayConversationClient: a stateless request (2026-07-28) that
+// carries no clientInfo gets the policy of the client an earlier request
+// of its conversation named, on another replica.
+func TestGatewayConversationClient(t *testing.T) {
+	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	var urls []string
+	for range 2 {
+		opts := testOptions(func(o *terse.Options) { o.Store = st })
+		opts.Dedup.SetShared(SharedDedup(dd), nil)
+		opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
+		g, err := NewGateway(fakeSpecs(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetState(gs)
+		urls = append(urls, serveStarted(t, g))
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "budgeted-client", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: urls[0] + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	handleIn(t, callRows(t, cs, "conv-named", map[string]any{"n": 400}))
+	// No clientInfo, on the other replica: in conv-named, the recorded
+	// client's budget; in another conversation, none.
+	nameless := func(conv string) string {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__rows","arguments":{"n":401},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"` + MetaConversation + `":"` + conv + `"}}}`
+		req, _ := http.NewRequest(http.MethodPost, urls[1]+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", protocolStateless)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "a__rows")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("HTTP %d %s", resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if got := nameless("conv-named"); !handleRE.MatchString(got) {
+		t.Fatalf("a nameless request in the conversation was not given its client's budget: %.300q", got)
+	}
+	if got := nameless("conv-other"); handleRE.MatchString(got) || !strings.Contains(got, "user400") {
+		t.Fatalf("a nameless request in another conversation: %.300q, want the whole result", got)
+	}
+}
+
+// TestGatewaySharedShapes: the structuredContent of a chunk reply
+// follows the shape of the result its handle was minted from (here the
+// filesystem server's read_text_file, {content: TEXT}), on a replica
+// that did not mint it too: the shape is in the shared state.
+func TestGatewaySharedShapes(t *testing.T) {
+	bin := npmServer(t, "mcp-server-filesystem")
+	dir := t.TempDir()
+	line := filepath.Join(dir, "line.txt")
+	os.WriteFile(line, []byte(longLine(20<<10)), 0o644)
+	st, gs := &store.Mem{}, &memState{}
+	var cs []*mcp.ClientSession
+	for range 2 {
+		g, err := NewGateway([]ServerSpec{{Name: "fs", Command: bin, Args: []string{dir}}}, chunkOptions(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetState(gs)
+		cs = append(cs, mustConnect(t, serveStarted(t, g), "", ""))
+	}
+	call := func(c *mcp.ClientSession, args map[string]any) *mcp.CallToolResult {
+		res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs__read_text_file", Arguments: args,
+			Meta: mcp.Meta{MetaConversation: "conv-shape"}})
+		if err != nil || res.IsError {
+			t.Fatalf("read_text_file %v: %v %v", args, err, res)
+		}
+		return res
+	}
+	h := handleIn(t, call(cs[0], map[string]any{"path": line, ParamBudget: 200}))
+	for i, c := range cs {
+		res := call(c, map[string]any{ParamChunk: h + ".1", ParamBudget: 20000})
+		sc, ok := res.StructuredContent.(map[string]any)
+		if !ok || sc["content"] != textOf(t, res) {
+			t.Fatalf("replica %d: chunk reply's structuredContent %.200v, want {content: its text}", i+1, res.StructuredContent)
+		}
+	}
+}
+
+// FuzzInitializeOf: the body of a POST without a session opens one only
+// when it is an initialize request, and never panics the gateway.
+func FuzzInitializeOf(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"claude-code","version":"1"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"initialize"}}`))
+	f.Add([]byte(`[{"method":"initialize"}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec, ok := initializeOf(body)
+		if !ok {
+			return
+		}
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &m) != nil || m.Method != "initialize" {
+			t.Fatalf("%q opened a session (%+v)", body, rec)
+		}
+	})
 }

@@ -46,19 +46,23 @@ terse_gateway_catalog_tokens_in_total/out_total).
 Clients of MCP 2026-07-28 are served statelessly: any replica answers any
 request, and the conversation named in params._meta "terse/conversation"
 is what dedup and chunk handles are bound to (without one, results are
-never referenced). Clients of 2025-11-25 and 2025-06-18 get sessions.
+never referenced). Clients of 2025-11-25 and 2025-06-18 get sessions;
+with [store] redis the sessions are kept there, so any replica serves them
+too (no balancer stickiness needed).
 
 With [store] redis, replicas share everything a call needs in Redis:
-chunks, dedup partitions, compaction counters and the owner of each chunk
-handle; with Redis down, calls go on without dedup and without chunks
+chunks, dedup partitions (near-references included), compaction counters,
+sessions, the client of each conversation and the owner and shape of each
+chunk handle; with Redis down, calls go on without dedup and without chunks
 (terse_gateway_shared_state_up is 0) and recover when it returns. With
 [gateway] tokens (or TERSE_GATEWAY_TOKENS="tenant=token,..."), /mcp
 requires a bearer token, and each token's tenant has its own dedup and
 chunks; a handle of another tenant or session is refused. See
 docs/scaling.md.
 
-Idle sessions end after [gateway] idle_timeout (default 30m). SIGINT and
-SIGTERM drain the server and write --stats-file.
+Idle sessions end after [gateway] idle_timeout (default 30m); sessions
+kept in Redis after [store] ttl. SIGINT and SIGTERM drain the server and
+write --stats-file.
 
 A crashed upstream fails its calls in flight with a JSON-RPC error and is
 reconnected on its next call. Logs go to stderr.

@@ -89,15 +89,21 @@ redis = "redis://127.0.0.1:%d/0"
 
 [dedup]
 enabled = true
+near_ref = %t
 
 [gateway]
 tokens = { team-a = %q, team-b = %q }
+
+[[proxy.clients]]
+match = "budgeted"
+reads = "content"
+budget = 300
 
 [[servers]]
 name = "mem"
 command = %q
 env = ["MEMORY_FILE_PATH=%s"]
-`, c.redisPort, tokenA, tokenB, memory, filepath.Join(c.dir, "memory.jsonl"))
+`, c.redisPort, os.Getenv("TERSE_SCALE_NEAR_REF") != "0", tokenA, tokenB, memory, filepath.Join(c.dir, "memory.jsonl"))
 	if err := os.WriteFile(filepath.Join(c.dir, "terse.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +115,14 @@ env = ["MEMORY_FILE_PATH=%s"]
 	lbPort := freePort(t)
 	var servers strings.Builder
 	for i, r := range c.replicas {
-		fmt.Fprintf(&servers, "    server r%d 127.0.0.1:%d check inter 300ms fall 1 rise 2\n", i+1, r.port)
+		fmt.Fprintf(&servers, "    server r%d 127.0.0.1:%d check inter 300ms fall 3 rise 2\n", i+1, r.port)
 	}
 	hcfg := fmt.Sprintf(`global
     maxconn 1024
 defaults
     mode http
     timeout connect 2s
+    timeout check 3s
     timeout client 60s
     timeout server 60s
     retries 3
@@ -293,6 +300,38 @@ func remoteCluster(t *testing.T) *cluster {
 func (c *cluster) client() *mcp.ClientSession {
 	c.t.Helper()
 	return c.clientAs(c.token)
+}
+
+// sessionClient connects an MCP client named name with a session
+// (protocol version, before 2026-07-28) to the load balancer, with a
+// bearer token ("" for none). Its session is in Redis: the balancer does
+// not stick it to a replica.
+func (c *cluster) sessionClient(name, version, token string) *mcp.ClientSession {
+	c.t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: c.lbURL + "/mcp", MaxRetries: -1}
+	if token != "" {
+		tr.HTTPClient = &http.Client{Transport: bearer(token)}
+	}
+	cs, err := cl.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		c.t.Fatalf("connect through haproxy with %s: %v", version, err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != version || cs.ID() == "" {
+		c.t.Fatalf("connect with %s: negotiated %s, session %q", version, v, cs.ID())
+	}
+	c.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// clientOf connects a client of protocol version: stateless (2026-07-28)
+// or with a session.
+func (c *cluster) clientOf(version string) *mcp.ClientSession {
+	c.t.Helper()
+	if version == "" || version >= "2026-07-28" {
+		return c.client()
+	}
+	return c.sessionClient("scale-client", version, c.token)
 }
 
 // clientAs is client with another bearer token ("" for none).

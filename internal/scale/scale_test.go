@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,6 +110,32 @@ func TestCluster(t *testing.T) {
 	}
 	t.Logf("step 1: 7 reads of one conversation, calls per replica %v, all references after the first", per)
 
+	// 1b. Near-references across replicas: two entities alike but for
+	// their names, read one after the other in one conversation (on two
+	// replicas): the second is the first plus the changed name.
+	long := strings.Repeat("build step completed without warnings; ", 6)
+	var jobs []map[string]any
+	for _, n := range []string{"job-a", "job-b"} {
+		jobs = append(jobs, map[string]any{"name": n, "entityType": "job", "observations": []string{long + "1", long + "2", long + "3"}})
+	}
+	mustCall(t, cs, "create_entities", "", map[string]any{"entities": jobs})
+	n0 := c.callsPerReplica()
+	first = mustCall(t, cs, "open_nodes", "conv-near", map[string]any{"names": []string{"job-a"}})
+	n1 := c.callsPerReplica()
+	m = idLine.FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("open_nodes job-a has no id line: %.200q", first)
+	}
+	near := mustCall(t, cs, "open_nodes", "conv-near", map[string]any{"names": []string{"job-b"}})
+	n2 := c.callsPerReplica()
+	if want := "> [near-ref: " + m[1] + ", "; !strings.HasPrefix(near, want) || !strings.Contains(near, "job-a→job-b") {
+		t.Fatalf("open_nodes job-b: %.300q, want a near-reference to %s", near, m[1])
+	}
+	if slices.Equal(replicaOf(n0, n1), replicaOf(n1, n2)) {
+		t.Fatalf("both reads on one replica (%v %v %v)", n0, n1, n2)
+	}
+	t.Logf("step 1b: a near-reference across replicas: %q", near)
+
 	// 2. Chunks across replicas: a trimmed read issues a handle on one
 	// replica; each chunk is fetched whole, on whichever replica.
 	// (In a conversation of its own: in conv, the read is a reference.)
@@ -159,9 +186,18 @@ func TestCluster(t *testing.T) {
 	}
 	t.Logf("step 2: handle %s, %d chunks fetched on %d replicas; another conversation and another tenant refused; no token, 401", h, n, served)
 
+	sessions(t, c)
+
 	// 3. A replica killed mid-run: calls in flight on it fail with an
 	// error, the others and every later call succeed, and no handle is
 	// lost.
+	// A session opened before the kill outlives it (it is in Redis).
+	sess := c.sessionClient("scale-client", "2025-11-25", tokenA)
+	sargs := map[string]any{"names": []string{"service-010", "service-011", "service-012"}}
+	sm := idLine.FindStringSubmatch(mustCall(t, sess, "open_nodes", "", sargs))
+	if sm == nil {
+		t.Fatal("the session's first read has no id line")
+	}
 	var ok, failed atomic.Int64
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
@@ -206,7 +242,12 @@ func TestCluster(t *testing.T) {
 		mustCall(t, c.client(), "read_graph", fmt.Sprintf("after-kill-%d", i), nil)
 	}
 	mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
-	t.Logf("step 3: replica 1 killed during %d calls: %d failed in flight (%v); 12 later calls and the old handle succeed", ok.Load()+failed.Load(), failed.Load(), errs)
+	for i := range 3 {
+		if got := mustCall(t, sess, "open_nodes", "", sargs); !strings.HasPrefix(got, "> [ref: "+sm[1]) {
+			t.Fatalf("the session's read %d after the kill: %.200q, want a reference to %s", i+1, got, sm[1])
+		}
+	}
+	t.Logf("step 3: replica 1 killed during %d calls: %d failed in flight (%v); 12 later calls, the old handle and a session opened before (its references too) succeed", ok.Load()+failed.Load(), failed.Load(), errs)
 
 	// 4. Redis stopped: calls succeed, without dedup, and a trimmed
 	// result says its chunks cannot be fetched instead of issuing a
@@ -257,4 +298,122 @@ func TestCluster(t *testing.T) {
 	}
 	mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
 	t.Logf("step 5: Redis back: dedup and the handle issued before it stopped work again")
+
+	// 6. Every key the run left in Redis is in terse's versioned
+	// namespace.
+	keys := strings.Fields(c.redis("--scan"))
+	if len(keys) == 0 {
+		t.Fatal("no key in Redis after the run")
+	}
+	kinds := map[string]int{}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, namespace) {
+			t.Errorf("key %q is outside %s", k, namespace)
+			continue
+		}
+		kind, _, _ := strings.Cut(strings.TrimPrefix(k, namespace), ":")
+		kinds[kind]++
+	}
+	t.Logf("step 6: %d keys in Redis, all under %s: %v", len(keys), namespace, kinds)
+}
+
+// replicaOf returns which replicas served calls between two counts.
+func replicaOf(before, after []float64) []bool {
+	out := make([]bool, len(after))
+	for i := range after {
+		out[i] = after[i] > before[i]
+	}
+	return out
+}
+
+// namespace is redisstore.Namespace: the harness reads Redis as an
+// outsider would.
+const namespace = "terse:v1:"
+
+// sessions: session-based clients (2025-11-25, 2025-06-18) through the
+// balancer, which does not stick them to a replica: their sessions are in
+// Redis. One session's calls land on every replica, with dedup and chunk
+// fetches across them and the policy its client name chose (a budget of
+// 300 tokens, from [[proxy.clients]]) applied by each; another session of
+// the tenant and a session of another tenant may not fetch its chunks; a
+// deleted session is gone on every replica.
+func sessions(t *testing.T, c *cluster) {
+	for _, version := range []string{"2025-11-25", "2025-06-18"} {
+		s1 := c.sessionClient("budgeted-client", version, tokenA)
+		before := c.callsPerReplica()
+		args := map[string]any{"names": []string{"service-001", "service-002", "service-003"}}
+		first := mustCall(t, s1, "open_nodes", "", args)
+		m := idLine.FindStringSubmatch(first)
+		if m == nil {
+			t.Fatalf("%s: first open_nodes has no id line: %.200q", version, first)
+		}
+		for i := range 3 {
+			if got := mustCall(t, s1, "open_nodes", "", args); !strings.HasPrefix(got, "> [ref: "+m[1]) {
+				t.Fatalf("%s: repeat %d: %.200q, want a reference to %s", version, i+1, got, m[1])
+			}
+		}
+		// The client's budget on each replica: read_graph, compacted
+		// after each read so that none is a reference.
+		var h, got string
+		for i := range 3 {
+			got = mustCall(t, s1, "read_graph", "", nil)
+			if h = handleRE.FindString(got); h == "" {
+				t.Fatalf("%s: read %d in a session of budgeted-client: %.200q, want it trimmed to 300 tokens", version, i+1, got)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if _, err := s1.CallTool(ctx, &mcp.CallToolParams{Name: "terse_compact", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+		}
+		n := len(chunkRE.FindAllString(got, -1))
+		if m := chunksOfRE.FindStringSubmatch(got); m != nil {
+			n, _ = strconv.Atoi(m[1])
+		}
+		for k := 1; k <= max(n, 2); k++ {
+			mustCall(t, s1, "read_graph", "", map[string]any{"_chunk": fmt.Sprintf("%s.%d", h, k)})
+		}
+		after := c.callsPerReplica()
+		for i := range after {
+			if after[i] == before[i] {
+				t.Fatalf("%s: replica %d served none of the session's calls (%v → %v)", version, i+1, before, after)
+			}
+		}
+		s2 := c.sessionClient("scale-client", version, tokenA)
+		s3 := c.sessionClient("scale-client", version, tokenB)
+		for _, other := range []*mcp.ClientSession{s2, s3} {
+			text, isErr, err := call(other, "read_graph", "", map[string]any{"_chunk": h + ".1"})
+			if err != nil || !isErr || !strings.Contains(text, "belongs to another session") {
+				t.Fatalf("%s: another session fetched the chunk: %v %v %.200q", version, err, isErr, text)
+			}
+		}
+		if got := mustCall(t, s2, "read_graph", "", nil); handleRE.MatchString(got) {
+			t.Fatalf("%s: a client without a budget got a trimmed read", version)
+		}
+		id := s1.ID()
+		s1.Close()
+		for range 3 { // on every replica
+			if code := postInSession(t, c.lbURL, tokenA, id); code != http.StatusNotFound {
+				t.Fatalf("%s: a request in a deleted session: HTTP %d, want 404", version, code)
+			}
+		}
+		t.Logf("step 2b: %s session of budgeted-client: calls per replica %v → %v, references across replicas, every read trimmed to its budget, %d chunks of %s fetched; another session and another tenant refused; deleted session 404 everywhere", version, before, after, max(n, 2), h)
+	}
+}
+
+// postInSession POSTs a tools/list in session sid through the balancer
+// and returns the HTTP status.
+func postInSession(t *testing.T, base, token, sid string) int {
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

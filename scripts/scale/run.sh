@@ -3,7 +3,9 @@
 # `terse gateway` replicas on loopback behind haproxy (round robin, no
 # stickiness) and server-memory from npm. TestCluster checks dedup and
 # chunks across replicas, a replica killed mid-run and Redis stopped and
-# restarted; TestLoad sends CALLS calls at each concurrency and prints a
+# restarted; TestLoad sends CALLS calls at each concurrency, from clients
+# of each protocol version in TERSE_SCALE_PROTOCOLS (default 2026-07-28,
+# stateless, and 2025-11-25, with sessions in Redis), and prints a
 # Markdown table (throughput, p50/p99, errors, Redis commands per call,
 # peak RSS per replica). Everything listens on 127.0.0.1 and stops by itself.
 #
@@ -21,4 +23,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ -x mcpproxy/testdata/npm/node_modules/.bin/mcp-server-memory ] || bash scripts/install-mcp-servers.sh
 TERSE_SCALE=1 TERSE_SCALE_LOAD="${1:-5000:8,32,64}" \
+	TERSE_SCALE_PROTOCOLS="${TERSE_SCALE_PROTOCOLS:-2026-07-28,2025-11-25}" \
 	go test ./internal/scale -run 'TestCluster|TestLoad' -count=1 -v -timeout 30m

@@ -16,9 +16,17 @@ import (
 	"github.com/terse-dev/terse/store"
 )
 
-// DefaultPrefix is the namespace of [Redis] keys when Prefix is
-// empty: a chunk stored under key k lives at "terse:chunk:k".
-const DefaultPrefix = "terse:chunk:"
+// Namespace leads every key terse writes to Redis, chunks ([Redis]) and
+// shared state ([State]) alike. Its version changes when the layout of any
+// key does, so that processes of two layouts never misread each other's
+// keys (a process of the new layout finds nothing of the old one, which
+// expires by its TTL).
+const Namespace = "terse:v1:"
+
+// DefaultPrefix is the prefix of [Redis] keys within [Namespace] when
+// Prefix is empty: a chunk stored under key k lives at
+// "terse:v1:chunk:k".
+const DefaultPrefix = "chunk:"
 
 // Redis is a [store.Store] shared through a Redis server (6.2 or later), for
 // several processes or gateway replicas behind a load balancer: an entry
@@ -29,7 +37,8 @@ const DefaultPrefix = "terse:chunk:"
 // The zero value is not usable: URL must be set, in the form
 // redis://[user:password@]host:port/db, rediss://… (TLS) or
 // unix:///path/to/socket ([CheckURL] accepts exactly these). TTL zero
-// means [store.DefaultTTL], and Prefix "" means [DefaultPrefix]. The
+// means [store.DefaultTTL]; keys are [Namespace]+Prefix+key, and Prefix ""
+// means [DefaultPrefix]. The
 // connection pool is opened on first use; release it with Close. Fields
 // must not change after first use. [New] checks the URL up front.
 type Redis struct {
@@ -102,9 +111,9 @@ func (r *Redis) ttl() time.Duration {
 
 func (r *Redis) key(k string) string {
 	if r.Prefix != "" {
-		return r.Prefix + k
+		return Namespace + r.Prefix + k
 	}
-	return DefaultPrefix + k
+	return Namespace + DefaultPrefix + k
 }
 
 // Put stores data under key with a fresh idle timer, replacing any

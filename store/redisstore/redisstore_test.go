@@ -48,12 +48,12 @@ func rawRedis(tb testing.TB) *redis.Client {
 // are deleted when the test ends.
 func newTestRedis(tb testing.TB, ttl time.Duration) *Redis {
 	raw := rawRedis(tb)
-	prefix := "terse:test:" + strings.ToLower(rand.Text()) + ":"
+	prefix := "test:" + strings.ToLower(rand.Text()) + ":"
 	r := &Redis{URL: redisURL(tb), TTL: ttl, Prefix: prefix}
 	tb.Cleanup(func() {
 		r.Close()
 		ctx := context.Background()
-		keys, _ := raw.Keys(ctx, prefix+"*").Result()
+		keys, _ := raw.Keys(ctx, Namespace+prefix+"*").Result()
 		if len(keys) > 0 {
 			raw.Del(ctx, keys...)
 		}
@@ -80,7 +80,7 @@ func TestRedisNamespace(t *testing.T) {
 	}
 	defer r.Close()
 	key := "ns-" + strings.ToLower(rand.Text())
-	full := "terse:chunk:" + key
+	full := "terse:v1:chunk:" + key
 	defer raw.Del(ctx, full)
 	if err := r.Put(ctx, key, []byte("v")); err != nil {
 		t.Fatal(err)

@@ -16,19 +16,21 @@ import (
 	"github.com/terse-dev/terse/dedup"
 )
 
-// StatePrefix namespaces the keys of [State]; the version changes when
-// their layout does, so that replicas of two layouts never misread each
-// other's keys.
-const StatePrefix = "terse:v1:"
-
 // State is what gateway replicas share in Redis besides chunks: dedup
 // partitions (it is a [dedup.Shared]), compaction counters of sessions and
-// conversations, and which owner each chunk handle was issued to. Keys:
+// conversations, which owner each chunk handle was issued to, and
+// records (sessions of session-based clients, client names of
+// conversations, shapes of chunk handles). Keys, all under [Namespace] (chunks,
+// of [Redis], are at terse:v1:chunk:HANDLE):
 //
-//	terse:v1:dd:{SESSION|PARTITION}:h   hash: "f:FP" → entry, "i:ID" → FP
+//	terse:v1:dd:{SESSION|PARTITION}:h   hash: "f:FP" → entry, "i:ID" → FP,
+//	                                    "n:SKELETON" → FP, "v:FP" → content (near-references)
 //	terse:v1:dd:{SESSION|PARTITION}:z   sorted set of FP by record time (the bound)
 //	terse:v1:gen:SCOPE                  compaction counter
 //	terse:v1:own:HANDLE                 owner of a chunk handle
+//	terse:v1:rec:s:TENANT:SESSION       a session: its client's name and version
+//	terse:v1:rec:c:OWNER                the client name of a conversation
+//	terse:v1:rec:h:HANDLE               the shape of a handle's structuredContent
 //
 // Every key expires TTL after its last write. Writes are idempotent. The
 // client fails fast (Timeout per command, no retries), so that a call
@@ -71,7 +73,7 @@ func (s *State) Ping(ctx context.Context) error { return s.client.Ping(ctx).Err(
 
 func ddKeys(k dedup.Key) (h, z string) {
 	tag := "{" + strings.ReplaceAll(k.Session, "}", ")") + "|" + strings.ReplaceAll(k.Partition, "}", ")") + "}"
-	return StatePrefix + "dd:" + tag + ":h", StatePrefix + "dd:" + tag + ":z"
+	return Namespace + "dd:" + tag + ":h", Namespace + "dd:" + tag + ":z"
 }
 
 func wrap(op string, err error) error {
@@ -100,19 +102,29 @@ func (s *State) Lookup(ctx context.Context, k dedup.Key, fp [16]byte) (string, b
 
 // addScript records an entry (an entry already recorded keeps its
 // paths and moves to the newest) and trims the partition to ARGV[5] entries,
-// oldest first, in one atomic step. KEYS: hash, zset. ARGV: fp, id,
-// entry JSON, score, max, ttl ms.
+// oldest first, in one atomic step; with ARGV[7] (a skeleton) it also
+// keeps ARGV[8], the content, as that skeleton's near-reference
+// candidate. An entry leaves with its content and, when it is its
+// skeleton's candidate, the candidate. KEYS: hash, zset. ARGV: fp, id,
+// entry JSON, score, max, ttl ms[, skeleton, content].
 var addScript = redis.NewScript(`
 if redis.call('HEXISTS', KEYS[1], 'f:'..ARGV[1]) == 0 then
   redis.call('HSET', KEYS[1], 'f:'..ARGV[1], ARGV[3], 'i:'..ARGV[2], ARGV[1])
+end
+if ARGV[7] then
+  redis.call('HSET', KEYS[1], 'n:'..ARGV[7], ARGV[1], 'v:'..ARGV[1], ARGV[8])
 end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 local n = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[5])
 if n > 0 then
   for _, f in ipairs(redis.call('ZRANGE', KEYS[2], 0, n-1)) do
     local e = redis.call('HGET', KEYS[1], 'f:'..f)
-    if e then redis.call('HDEL', KEYS[1], 'i:'..cjson.decode(e).id) end
-    redis.call('HDEL', KEYS[1], 'f:'..f)
+    if e then
+      local d = cjson.decode(e)
+      redis.call('HDEL', KEYS[1], 'i:'..d.id)
+      if d.skel and redis.call('HGET', KEYS[1], 'n:'..d.skel) == f then redis.call('HDEL', KEYS[1], 'n:'..d.skel) end
+    end
+    redis.call('HDEL', KEYS[1], 'f:'..f, 'v:'..f)
   end
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, n-1)
 end
@@ -122,6 +134,20 @@ return 1`)
 
 // Add implements [dedup.Shared].
 func (s *State) Add(ctx context.Context, k dedup.Key, e dedup.SharedEntry, maxEntries int) error {
+	e.Skel = ""
+	return s.add(ctx, k, e, nil, maxEntries)
+}
+
+// AddNear implements [dedup.NearShared]: in the same one script as Add.
+func (s *State) AddNear(ctx context.Context, k dedup.Key, e dedup.SharedEntry, content []byte, maxEntries int) error {
+	if e.Skel == "" || len(content) > dedup.NearMaxStored {
+		e.Skel = ""
+		content = nil
+	}
+	return s.add(ctx, k, e, content, maxEntries)
+}
+
+func (s *State) add(ctx context.Context, k dedup.Key, e dedup.SharedEntry, content []byte, maxEntries int) error {
 	h, z := ddKeys(k)
 	data, err := json.Marshal(e)
 	if err != nil {
@@ -130,9 +156,46 @@ func (s *State) Add(ctx context.Context, k dedup.Key, e dedup.SharedEntry, maxEn
 	if maxEntries <= 0 {
 		maxEntries = dedup.DefaultMaxEntries
 	}
-	err = addScript.Run(ctx, s.client, []string{h, z}, hex.EncodeToString(e.FP[:]), e.ID, data,
-		time.Now().UnixNano(), maxEntries, s.TTL.Milliseconds()).Err()
-	return wrap("dedup add", err)
+	args := []any{hex.EncodeToString(e.FP[:]), e.ID, data, time.Now().UnixNano(), maxEntries, s.TTL.Milliseconds()}
+	if e.Skel != "" {
+		args = append(args, e.Skel, content)
+	}
+	return wrap("dedup add", addScript.Run(ctx, s.client, []string{h, z}, args...).Err())
+}
+
+// lookupNearScript is Lookup that, on a miss, returns the candidate of
+// the skeleton: {1, entry} on a hit, {2, entry, content} for a
+// candidate, {0} for neither. KEYS: hash. ARGV: fp, skeleton.
+var lookupNearScript = redis.NewScript(`
+local e = redis.call('HGET', KEYS[1], 'f:'..ARGV[1])
+if e then return {1, e} end
+local f = redis.call('HGET', KEYS[1], 'n:'..ARGV[2])
+if not f then return {0} end
+local c = redis.call('HMGET', KEYS[1], 'f:'..f, 'v:'..f)
+if not c[1] or not c[2] then return {0} end
+return {2, c[1], c[2]}`)
+
+// LookupNear implements [dedup.NearShared], in one round trip.
+func (s *State) LookupNear(ctx context.Context, k dedup.Key, fp [16]byte, skel string) (string, bool, *dedup.SharedEntry, []byte, error) {
+	h, _ := ddKeys(k)
+	res, err := lookupNearScript.Run(ctx, s.client, []string{h}, hex.EncodeToString(fp[:]), skel).Slice()
+	if err != nil {
+		return "", false, nil, nil, wrap("dedup lookup", err)
+	}
+	kind, _ := res[0].(int64)
+	if kind == 0 || len(res) < 2 {
+		return "", false, nil, nil, nil
+	}
+	raw, _ := res[1].(string)
+	var e dedup.SharedEntry
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		return "", false, nil, nil, fmt.Errorf("redis dedup lookup: %w", err)
+	}
+	if kind == 1 {
+		return e.ID, true, nil, nil, nil
+	}
+	content, _ := res[2].(string)
+	return "", false, &e, []byte(content), nil
 }
 
 // Entries implements [dedup.Shared].
@@ -163,7 +226,12 @@ var removeScript = redis.NewScript(`
 for _, id in ipairs(ARGV) do
   local f = redis.call('HGET', KEYS[1], 'i:'..id)
   if f then
-    redis.call('HDEL', KEYS[1], 'f:'..f, 'i:'..id)
+    local e = redis.call('HGET', KEYS[1], 'f:'..f)
+    if e then
+      local d = cjson.decode(e)
+      if d.skel and redis.call('HGET', KEYS[1], 'n:'..d.skel) == f then redis.call('HDEL', KEYS[1], 'n:'..d.skel) end
+    end
+    redis.call('HDEL', KEYS[1], 'f:'..f, 'i:'..id, 'v:'..f)
     redis.call('ZREM', KEYS[2], f)
   end
 end
@@ -193,7 +261,7 @@ func (s *State) Drop(ctx context.Context, k dedup.Key) error {
 func (s *State) Generations(ctx context.Context, scopes ...string) ([]int, error) {
 	keys := make([]string, len(scopes))
 	for i, sc := range scopes {
-		keys[i] = StatePrefix + "gen:" + sc
+		keys[i] = Namespace + "gen:" + sc
 	}
 	vals, err := s.client.MGet(ctx, keys...).Result()
 	if err != nil {
@@ -212,7 +280,7 @@ func (s *State) Generations(ctx context.Context, scopes ...string) ([]int, error
 // value the caller read): concurrent compactions of one partition
 // advance it once.
 func (s *State) Advance(ctx context.Context, scope string, seen int) error {
-	err := advanceScript.Run(ctx, s.client, []string{StatePrefix + "gen:" + scope}, seen, s.TTL.Milliseconds()).Err()
+	err := advanceScript.Run(ctx, s.client, []string{Namespace + "gen:" + scope}, seen, s.TTL.Milliseconds()).Err()
 	return wrap("advance", err)
 }
 
@@ -230,8 +298,8 @@ func (s *State) Own(ctx context.Context, owner string, handles ...string) error 
 	}
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, h := range handles {
-			p.SAdd(ctx, StatePrefix+"own:"+h, owner)
-			p.PExpire(ctx, StatePrefix+"own:"+h, s.TTL)
+			p.SAdd(ctx, Namespace+"own:"+h, owner)
+			p.PExpire(ctx, Namespace+"own:"+h, s.TTL)
 		}
 		return nil
 	})
@@ -241,7 +309,7 @@ func (s *State) Own(ctx context.Context, owner string, handles ...string) error 
 // Owns reports whether owner is an owner of handle, and whether the
 // handle has any owner, in one round trip; it re-arms the handle's TTL.
 func (s *State) Owns(ctx context.Context, handle, owner string) (owns, known bool, err error) {
-	k := StatePrefix + "own:" + handle
+	k := Namespace + "own:" + handle
 	var is *redis.BoolCmd
 	var n *redis.IntCmd
 	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -256,4 +324,28 @@ func (s *State) Owns(ctx context.Context, handle, owner string) (owns, known boo
 	return is.Val(), n.Val() > 0, nil
 }
 
-var _ dedup.Shared = (*State)(nil)
+// PutRecord records value under key (a gateway's session, a
+// conversation's client, a chunk handle's shape) until it is idle for TTL.
+func (s *State) PutRecord(ctx context.Context, key, value string) error {
+	return wrap("record", s.client.Set(ctx, Namespace+"rec:"+key, value, s.TTL).Err())
+}
+
+// Record returns the value recorded under key and restarts its idle
+// timer (one GETEX).
+func (s *State) Record(ctx context.Context, key string) (string, bool, error) {
+	v, err := s.client.GetEx(ctx, Namespace+"rec:"+key, s.TTL).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, wrap("record", err)
+	}
+	return v, true, nil
+}
+
+// DropRecord forgets key.
+func (s *State) DropRecord(ctx context.Context, key string) error {
+	return wrap("record", s.client.Del(ctx, Namespace+"rec:"+key).Err())
+}
+
+var _ dedup.NearShared = (*State)(nil)
