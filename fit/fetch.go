@@ -416,10 +416,10 @@ func (s *source) pieces(i, a, b, room int) ([]span, []int) {
 	var costs []int
 	for x := a; x < b; {
 		y := min(b, x+per)
-		for y < b && y > x+1 && !utf8.RuneStart(t[y]) {
+		for y < b && y > x+1 && !runeBoundary(t, y) {
 			y--
 		}
-		for y < b && !utf8.RuneStart(t[y]) { // a piece holds at least one rune
+		for y < b && !runeBoundary(t, y) { // a piece holds at least one rune
 			y++
 		}
 		if b-y < per/4 && len(subs) > 0 { // no crumb at the end
@@ -430,6 +430,23 @@ func (s *source) pieces(i, a, b, room int) ([]span, []int) {
 		x = y
 	}
 	return subs, costs
+}
+
+// runeBoundary reports whether offset y of t cuts no rune as UTF-8
+// decoding reads them: a continuation byte starts no rune, but one that
+// belongs to no valid encoding is a rune of its own (a run of them can be
+// cut anywhere).
+func runeBoundary(t string, y int) bool {
+	if y <= 0 || y >= len(t) || utf8.RuneStart(t[y]) {
+		return true
+	}
+	for x := y - 1; x >= 0 && x > y-utf8.UTFMax; x-- {
+		if utf8.RuneStart(t[x]) {
+			_, w := utf8.DecodeRuneInString(t[x:])
+			return x+w <= y
+		}
+	}
+	return true
 }
 
 // mergePairs halves a list of spans by joining neighbours.
