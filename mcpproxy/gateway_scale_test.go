@@ -411,21 +411,7 @@ func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
 // both. Another session and another tenant cannot fetch its chunks; a
 // deleted or unknown session is 404.
 func TestGatewaySharedSessions(t *testing.T) {
-	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
-	tokens := map[string]string{"tok-a": "team-a", "tok-b": "team-b"}
-	var urls []string
-	for range 2 {
-		opts := testOptions(func(o *terse.Options) { o.Store = st })
-		opts.Dedup.SetShared(SharedDedup(dd), nil)
-		opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
-		g, err := NewGateway(fakeSpecs(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.SetState(gs)
-		g.SetTokens(tokens)
-		urls = append(urls, serveStarted(t, g))
-	}
+	urls := budgetedReplicas(t, map[string]string{"tok-a": "team-a", "tok-b": "team-b"})
 	open := func(name, version, token string) (*mcp.ClientSession, *roundRobin) {
 		rr := &roundRobin{urls: urls, token: token}
 		c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
@@ -497,6 +483,30 @@ func TestGatewaySharedSessions(t *testing.T) {
 	}
 }
 
+// budgetedReplicas serves two gateway replicas sharing a store, dedup and
+// state, where a client named "budgeted…" gets a 300-token budget, and
+// returns their URLs. tokens, when not nil, name the tenants.
+func budgetedReplicas(t *testing.T, tokens map[string]string) []string {
+	t.Helper()
+	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	var urls []string
+	for range 2 {
+		opts := testOptions(func(o *terse.Options) { o.Store = st })
+		opts.Dedup.SetShared(SharedDedup(dd), nil)
+		opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
+		g, err := NewGateway(fakeSpecs(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetState(gs)
+		if tokens != nil {
+			g.SetTokens(tokens)
+		}
+		urls = append(urls, serveStarted(t, g))
+	}
+	return urls
+}
+
 // postSession POSTs a tools/list in session sid and returns the status.
 func postSession(t *testing.T, base, token, sid string) int {
 	t.Helper()
@@ -519,19 +529,7 @@ func postSession(t *testing.T, base, token, sid string) int {
 // carries no clientInfo gets the policy of the client an earlier request
 // of its conversation named, on another replica.
 func TestGatewayConversationClient(t *testing.T) {
-	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
-	var urls []string
-	for range 2 {
-		opts := testOptions(func(o *terse.Options) { o.Store = st })
-		opts.Dedup.SetShared(SharedDedup(dd), nil)
-		opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
-		g, err := NewGateway(fakeSpecs(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.SetState(gs)
-		urls = append(urls, serveStarted(t, g))
-	}
+	urls := budgetedReplicas(t, nil)
 	c := mcp.NewClient(&mcp.Implementation{Name: "budgeted-client", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: urls[0] + "/mcp"}, nil)
 	if err != nil {
