@@ -850,8 +850,14 @@ func fitJSON(ctx context.Context, o Options, root tree.Value, body []byte) (Resu
 		return res, err
 	}
 	// The envelope around the item array left no room: fit the root
-	// object's members instead, so that something is shown.
-	return fitJSONMode(ctx, o, root, body, modeMembers, unwrap(root, ""))
+	// object's members instead, when that shows something. Otherwise the
+	// items' own index, which says which items each chunk holds, is the
+	// more useful of two texts that show nothing.
+	alt, err := fitJSONMode(ctx, o, root, body, modeMembers, unwrap(root, ""))
+	if err != nil || alt.Stats.Full+alt.Stats.Standard+alt.Stats.Minimal == 0 {
+		return res, nil
+	}
+	return alt, nil
 }
 
 // unwrap descends from the object at p through objects that have a single

@@ -3,6 +3,7 @@ package fit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -323,6 +324,27 @@ func TestWrappers(t *testing.T) {
 		if res.Stats.Unit != "members" || res.Stats.Total != 3 || c.Count(res.Text) > 200 || !strings.Contains(res.Text, `"id":7`) {
 			t.Errorf("FitJSON(%.30s…) = %+v\n%s", doc, res.Stats, res.Text)
 		}
+	}
+}
+
+// TestEnvelopeNoRoom: when a budget leaves the item array of a root
+// object no room for one item (a long fetch command in the notes), the
+// result still indexes the items, rather than falling back to the root
+// object's members, which would show nothing either.
+func TestEnvelopeNoRoom(t *testing.T) {
+	var rows []string
+	for i := range 20 {
+		rows = append(rows, fmt.Sprintf(`{"id":%d,"name":"row %d","url":"https://example.com/r/%d"}`, i, i, i))
+	}
+	v, _ := tree.ParseString(`{"items":[` + strings.Join(rows, ",") + `]}`)
+	c := tokens.O200kBase()
+	o := &Options{Budget: 100, Counter: c, Store: &store.Mem{}, Fetch: "terse chunk --store /a/rather/long/path/to/the/store/directory {handle} {n}"}
+	res, err := FitJSON(context.Background(), v, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.Unit != "items" || res.Stats.Pointer != "/items" || res.Stats.Total != 20 || !strings.Contains(res.Text, "items 1–20") {
+		t.Errorf("stats %+v\n%s", res.Stats, res.Text)
 	}
 }
 
