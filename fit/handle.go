@@ -56,6 +56,24 @@ type header struct {
 
 const headerVersion = 2
 
+// wellFormed reports whether the names h gives its units and its source
+// are ones a fit writes. A chunk's text repeats them, so a damaged or
+// forged view with other names is treated as gone rather than echoed
+// (a long one would break the budget).
+func (h *header) wellFormed() bool {
+	switch h.Kind {
+	case "json":
+		return (h.Unit == "items" || h.Unit == "members") &&
+			(h.Label == "" || h.Label == h.Pointer || h.Label == "the root array" || h.Label == "the root object")
+	case "text":
+		return h.Unit == "lines" && h.Label == ""
+	case "diff":
+		return (h.Unit == "files" || h.Unit == "lines") &&
+			(h.Label == "the diff" || h.Label == "the diff (file 1 is its preamble)")
+	}
+	return false
+}
+
 // scopeTag is what a view stores of its scope: a digest, so the store
 // never holds session ids.
 func scopeTag(scope string) string {
@@ -145,7 +163,7 @@ func getBlob(ctx context.Context, o Options, handle string) (header, []byte, err
 		return h, nil, &StoreError{"get", err}
 	}
 	nl := bytes.IndexByte(blob, '\n')
-	if nl < 0 || json.Unmarshal(blob[:nl], &h) != nil || h.V != headerVersion {
+	if nl < 0 || json.Unmarshal(blob[:nl], &h) != nil || h.V != headerVersion || !h.wellFormed() {
 		return h, nil, &ExpiredError{handle}
 	}
 	if h.Scope != scopeTag(o.Scope) {
