@@ -852,12 +852,13 @@ func fitJSON(ctx context.Context, o Options, root tree.Value, body []byte) (Resu
 	// The envelope around the item array left no room: fit the root
 	// object's members instead, when that shows something. Otherwise the
 	// items' own index, which says which items each chunk holds, is the
-	// more useful of two texts that show nothing.
+	// more useful of two texts that show nothing, when it is within the
+	// budget.
 	alt, err := fitJSONMode(ctx, o, root, body, modeMembers, unwrap(root, ""))
-	if err != nil || alt.Stats.Full+alt.Stats.Standard+alt.Stats.Minimal == 0 {
+	if err == nil && alt.Stats.Full+alt.Stats.Standard+alt.Stats.Minimal == 0 && o.Counter.Count(res.Text) <= o.Budget {
 		return res, nil
 	}
-	return alt, nil
+	return alt, err
 }
 
 // unwrap descends from the object at p through objects that have a single
