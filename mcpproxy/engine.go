@@ -595,7 +595,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			// Too large to re-encode: only fitted, as text.
 			r, err = pl.ProcessText(ctx, text, req)
 		} else {
-			r, err = pl.Process(ctx, []byte(text), req)
+			r, err = pl.ProcessString(ctx, text, req)
 		}
 		evs = append(evs, pendingEvent{text: text, r: r, err: err, latency: time.Since(t0), kept: true})
 		if err != nil {

@@ -161,7 +161,7 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 				paths = []string{r.Path}
 			}
 			start := time.Now()
-			res, err := p.Process(ctx, []byte(r.Text), &terse.Request{Tool: r.Tool,
+			res, err := p.ProcessString(ctx, r.Text, &terse.Request{Tool: r.Tool,
 				Session: dedup.Key{Session: s.ID, Partition: strconv.Itoa(r.Partition)}, Paths: paths,
 				Mutating: class == "file_mutate"})
 			lat := time.Since(start)
