@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -79,6 +80,19 @@ func Decode(text string) (tree.Value, error) {
 
 // Decode is [Decode] with the limits of o (nil means defaults).
 func (o *DecodeOptions) Decode(text string) (tree.Value, error) {
+	return o.decode(text, nil)
+}
+
+// errDiffers is what a checking decode returns where the text reads as
+// something other than the value it is checked against.
+var errDiffers = errors.New("the text decodes to a different value")
+
+// decode is Decode; with want non-nil it is a check that text decodes to
+// *want, which returns no value: the parts of an auto document (members,
+// rows, list items) are compared as they are read and let go, so that
+// checking a large document does not hold a second tree of it. A
+// mismatch is errDiffers.
+func (o *DecodeOptions) decode(text string, want *tree.Value) (tree.Value, error) {
 	maxDepth, ratio, abs := DefaultMaxDepth, int64(DefaultMaxExpansion), int64(DefaultMaxExpandedBytes)
 	if o != nil {
 		if o.MaxDepth > 0 {
@@ -104,11 +118,14 @@ func (o *DecodeOptions) Decode(text string) (tree.Value, error) {
 			e.Line += first + 1 // the fence's first line
 			return tree.Value{}, &e
 		}
+		if err == nil {
+			return same(v, want)
+		}
 		return v, err
 	}
 	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
 		if v, err := (tree.ParseOptions{MaxDepth: maxDepth}).ParseString(text); err == nil {
-			return v, nil
+			return same(v, want)
 		}
 	}
 	if !utf8.ValidString(text) {
@@ -128,7 +145,66 @@ func (o *DecodeOptions) Decode(text string) (tree.Value, error) {
 		limit = abs
 	}
 	d := &decoder{lines: strings.Split(text, "\n"), first: first, maxDepth: maxDepth, limit: limit, expanded: int64(len(text))}
-	return d.document()
+	return d.document(want)
+}
+
+// same returns v, or checks it against *want when want is not nil and
+// returns no value.
+func same(v tree.Value, want *tree.Value) (tree.Value, error) {
+	if want == nil {
+		return v, nil
+	}
+	if !tree.Equal(v, *want) {
+		return tree.Value{}, errDiffers
+	}
+	return tree.Value{}, nil
+}
+
+// wantItem returns item i of *want (an array of n items) to check against,
+// or nil when not checking.
+func wantItem(want *tree.Value, i int) *tree.Value {
+	if want == nil {
+		return nil
+	}
+	return &want.Items()[i]
+}
+
+// wantArray checks that *want, when given, is an array of n items.
+func wantArray(want *tree.Value, n int) error {
+	if want != nil && (want.Kind() != tree.KindArray || want.Len() != n) {
+		return errDiffers
+	}
+	return nil
+}
+
+// wantMember returns the value of member i of *want to check against, or
+// nil when not checking; it fails when *want is not an object with such a
+// member.
+func wantMember(want *tree.Value, i int) (*tree.Member, error) {
+	if want == nil {
+		return nil, nil
+	}
+	if want.Kind() != tree.KindObject || i >= want.Len() {
+		return nil, errDiffers
+	}
+	return &want.Members()[i], nil
+}
+
+// memberWant is what the value of member m is checked against: nil when
+// not checking.
+func memberWant(m *tree.Member) *tree.Value {
+	if m == nil {
+		return nil
+	}
+	return &m.Value
+}
+
+// sameKey checks a member's key against the member it should be.
+func sameKey(k string, m *tree.Member) error {
+	if m != nil && m.Key != k {
+		return errDiffers
+	}
+	return nil
 }
 
 type decoder struct {
@@ -213,7 +289,7 @@ func (d *decoder) declaration() (bool, error) {
 	return true, nil
 }
 
-func (d *decoder) document() (tree.Value, error) {
+func (d *decoder) document(want *tree.Value) (tree.Value, error) {
 	for {
 		ok, err := d.declaration()
 		if err != nil {
@@ -235,9 +311,9 @@ func (d *decoder) document() (tree.Value, error) {
 		if perr == nil && rest == "" {
 			d.i++
 			if isTable {
-				v, err = d.table(n, cols, 0)
+				v, err = d.table(n, cols, 0, want)
 			} else {
-				v, err = d.list(n, 0)
+				v, err = d.list(n, 0, want)
 			}
 			break
 		}
@@ -247,13 +323,13 @@ func (d *decoder) document() (tree.Value, error) {
 			iv, ierr := d.inlineAll(l, d.i, 0, 0)
 			if ierr == nil {
 				d.i++
-				return iv, nil
+				return same(iv, want)
 			}
 			if d.hit {
 				return tree.Value{}, ierr
 			}
 		}
-		v, err = d.block(0)
+		v, err = d.block(0, want)
 	}
 	if err != nil {
 		return tree.Value{}, err
@@ -274,12 +350,14 @@ func indentOf(l string) (int, bool) {
 	return n / 2, n%2 == 0
 }
 
-// block parses member lines at depth into an object.
-func (d *decoder) block(depth int) (tree.Value, error) {
+// block parses member lines at depth into an object (checked against
+// *want when want is not nil).
+func (d *decoder) block(depth int, want *tree.Value) (tree.Value, error) {
 	if err := d.deep(depth + 1); err != nil {
 		return tree.Value{}, d.errf(d.i, 0, "%v", err)
 	}
 	var ms []tree.Member
+	n := 0 // members read
 	for d.i < len(d.lines) {
 		l := d.lines[d.i]
 		dep, ok := indentOf(l)
@@ -289,30 +367,49 @@ func (d *decoder) block(depth int) (tree.Value, error) {
 		if dep > depth || !ok {
 			return tree.Value{}, d.errf(d.i, 0, "unexpected indentation")
 		}
-		m, err := d.member(l[2*depth:], 2*depth, depth)
+		wm, err := wantMember(want, n)
 		if err != nil {
 			return tree.Value{}, err
 		}
-		ms = append(ms, m)
+		m, err := d.member(l[2*depth:], 2*depth, depth, wm)
+		if err != nil {
+			return tree.Value{}, err
+		}
+		n++
+		if want == nil {
+			ms = append(ms, m)
+		}
 	}
-	if len(ms) == 0 {
+	if n == 0 {
 		return tree.Value{}, d.errf(d.i, 0, "expected key: value lines")
+	}
+	if want != nil {
+		if n != want.Len() {
+			return tree.Value{}, errDiffers
+		}
+		return tree.Value{}, nil
 	}
 	return tree.Object(ms...), nil
 }
 
 // member parses one member line whose text (after indentation at column
 // col) is s; nested lines are at depth+1. It advances past what it used.
-func (d *decoder) member(s string, col, depth int) (tree.Member, error) {
+// With want not nil it checks the member against *want and returns it
+// without its value.
+func (d *decoder) member(s string, col, depth int, want *tree.Member) (tree.Member, error) {
 	line := d.i
 	k, rest, err := parseKey(s)
 	if err != nil {
 		return tree.Member{}, d.errf(line, col, "%v", err)
 	}
+	if err := sameKey(k, want); err != nil {
+		return tree.Member{}, err
+	}
+	wv := memberWant(want)
 	d.i++
 	switch {
 	case rest == ":":
-		v, err := d.block(depth + 1)
+		v, err := d.block(depth+1, wv)
 		return tree.Member{Key: k, Value: v}, err
 	case strings.HasPrefix(rest, "["):
 		n, cols, isTable, tail, err := parseHeader(rest, 0)
@@ -321,9 +418,9 @@ func (d *decoder) member(s string, col, depth int) (tree.Member, error) {
 		}
 		var v tree.Value
 		if isTable {
-			v, err = d.table(n, cols, depth+1)
+			v, err = d.table(n, cols, depth+1, wv)
 		} else {
-			v, err = d.list(n, depth+1)
+			v, err = d.list(n, depth+1, wv)
 		}
 		return tree.Member{Key: k, Value: v}, err
 	case strings.HasPrefix(rest, ": "):
@@ -331,11 +428,17 @@ func (d *decoder) member(s string, col, depth int) (tree.Member, error) {
 		vcol := col + len(s) - len(vs)
 		if strings.HasPrefix(vs, "```") {
 			v, err := d.fence(vs, line, vcol)
+			if err == nil {
+				v, err = same(v, wv)
+			}
 			return tree.Member{Key: k, Value: v}, err
 		}
 		v, missing, err := d.value(vs, false, line, vcol, depth+1)
 		if err == nil && missing {
 			err = d.errf(line, vcol, "missing value")
+		}
+		if err == nil {
+			v, err = same(v, wv)
 		}
 		return tree.Member{Key: k, Value: v}, err
 	}
@@ -370,10 +473,14 @@ type column struct {
 	sub  []string
 }
 
-// table reads n rows of cells for cols at depth.
-func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
+// table reads n rows of cells for cols at depth (checked against *want
+// when want is not nil).
+func (d *decoder) table(n int, cols []column, depth int, want *tree.Value) (tree.Value, error) {
 	if err := d.deep(depth + 2); err != nil {
 		return tree.Value{}, d.errf(d.i, 0, "%v", err)
+	}
+	if err := wantArray(want, n); err != nil {
+		return tree.Value{}, err
 	}
 	slots := 0
 	for _, c := range cols {
@@ -394,12 +501,15 @@ func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
 			rowGrowth += int64(len(sk)) + 4
 		}
 	}
-	items := make([]tree.Value, 0, min(n, len(d.lines)-d.i))
+	var items []tree.Value
+	if want == nil {
+		items = make([]tree.Value, 0, min(n, len(d.lines)-d.i))
+	}
 	cells := make([]string, slots)
 	at := make([]int, slots)
-	for range n {
+	for r := range n {
 		if d.i >= len(d.lines) {
-			return tree.Value{}, d.errf(d.i, 0, "table ends after %d of %d rows", len(items), n)
+			return tree.Value{}, d.errf(d.i, 0, "table ends after %d of %d rows", r, n)
 		}
 		if err := d.grow(rowGrowth); err != nil {
 			return tree.Value{}, d.errf(d.i, 0, "%v", err)
@@ -461,22 +571,39 @@ func (d *decoder) table(n int, cols []column, depth int) (tree.Value, error) {
 		if len(ms) == 0 {
 			return tree.Value{}, d.errf(d.i, 0, "empty row")
 		}
-		items = append(items, tree.Object(ms...))
+		if want != nil {
+			if _, err := same(tree.Object(ms...), wantItem(want, r)); err != nil {
+				return tree.Value{}, err
+			}
+		} else {
+			items = append(items, tree.Object(ms...))
+		}
 		d.i++
+	}
+	if want != nil {
+		return tree.Value{}, nil
 	}
 	return tree.Array(items...), nil
 }
 
-// list reads n "- " items at depth.
-func (d *decoder) list(n, depth int) (tree.Value, error) {
+// list reads n "- " items at depth (checked against *want when want is
+// not nil).
+func (d *decoder) list(n, depth int, want *tree.Value) (tree.Value, error) {
 	if err := d.deep(depth + 1); err != nil {
 		return tree.Value{}, d.errf(d.i, 0, "%v", err)
 	}
-	items := make([]tree.Value, 0, min(n, len(d.lines)-d.i))
-	for range n {
+	if err := wantArray(want, n); err != nil {
+		return tree.Value{}, err
+	}
+	var items []tree.Value
+	if want == nil {
+		items = make([]tree.Value, 0, min(n, len(d.lines)-d.i))
+	}
+	for r := range n {
 		if d.i >= len(d.lines) {
-			return tree.Value{}, d.errf(d.i, 0, "list ends after %d of %d items", len(items), n)
+			return tree.Value{}, d.errf(d.i, 0, "list ends after %d of %d items", r, n)
 		}
+		wi := wantItem(want, r)
 		l := d.lines[d.i]
 		dep, ok := indentOf(l)
 		if dep != depth || !ok || !strings.HasPrefix(l[2*depth:], "- ") {
@@ -485,17 +612,31 @@ func (d *decoder) list(n, depth int) (tree.Value, error) {
 		s := l[2*depth+2:]
 		if v, err := d.inlineAll(s, d.i, 2*depth+2, depth+1); err == nil {
 			d.i++
+			if wi != nil {
+				if _, err := same(v, wi); err != nil {
+					return tree.Value{}, err
+				}
+				continue
+			}
 			items = append(items, v)
 			continue
 		} else if d.hit {
 			return tree.Value{}, err
 		}
 		// An object whose first member shares the "- " line.
-		m, err := d.member(s, 2*depth+2, depth+1)
+		wm, err := wantMember(wi, 0)
 		if err != nil {
 			return tree.Value{}, err
 		}
-		ms := []tree.Member{m}
+		m, err := d.member(s, 2*depth+2, depth+1, wm)
+		if err != nil {
+			return tree.Value{}, err
+		}
+		var ms []tree.Member
+		if wi == nil {
+			ms = []tree.Member{m}
+		}
+		nm := 1
 		for d.i < len(d.lines) {
 			l := d.lines[d.i]
 			dep, ok := indentOf(l)
@@ -505,13 +646,29 @@ func (d *decoder) list(n, depth int) (tree.Value, error) {
 				}
 				break
 			}
-			m, err := d.member(l[2*depth+2:], 2*depth+2, depth+1)
+			wm, err := wantMember(wi, nm)
 			if err != nil {
 				return tree.Value{}, err
 			}
-			ms = append(ms, m)
+			m, err := d.member(l[2*depth+2:], 2*depth+2, depth+1, wm)
+			if err != nil {
+				return tree.Value{}, err
+			}
+			nm++
+			if wi == nil {
+				ms = append(ms, m)
+			}
+		}
+		if wi != nil {
+			if nm != wi.Len() {
+				return tree.Value{}, errDiffers
+			}
+			continue
 		}
 		items = append(items, tree.Object(ms...))
+	}
+	if want != nil {
+		return tree.Value{}, nil
 	}
 	return tree.Array(items...), nil
 }

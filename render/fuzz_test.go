@@ -120,3 +120,90 @@ func depthOf(v tree.Value, d int) int {
 	}
 	return deepest
 }
+
+// FuzzVerify: Verify (which compares an auto document with a value part by
+// part as it reads it) agrees with decoding the text whole and comparing
+// trees: against the text's own value, against that value changed at one
+// node, and against the value of another text.
+func FuzzVerify(f *testing.F) {
+	for _, s := range []string{
+		"a: 1\nb:\n  c: x", "[2]{a,b=null}:\n1,\n2,", "[2]{n,h{r,s},m}:\n7,x,y,null\n8,\"a,b\",@1,1", "~1 = https://x.io\n@1 = {\"u\":\"~1/a\"}\nv: @1\nw: ~~t",
+		"d: ```diff\n@@ -1 +1 @@\n-a\n+b\n```", "[2]:\n- k: 1\n  j: 2\n- [1]", "[3]:\n- k: 1\n  j:\n    x: [1]\n- a: 2\n- 3", "```toon\na: 1\n```", `{"a":[1,2.50]}`, "[1,2]", "(auto)\nx: y",
+	} {
+		f.Add(s, "a: 1", uint(3))
+	}
+	f.Fuzz(func(t *testing.T, s, other string, at uint) {
+		v, err := render.Decode(s)
+		if err != nil {
+			if render.Verify(s, tree.Null()) == nil {
+				t.Fatalf("Verify accepts %q, which Decode refuses: %v", s, err)
+			}
+			return
+		}
+		if err := render.Verify(s, v); err != nil {
+			t.Fatalf("Verify(%q, its own value %s): %v", s, v, err)
+		}
+		n := int(at % 64)
+		w, _ := changeAt(v, &n)
+		if got := render.Verify(s, w) == nil; got != tree.Equal(v, w) {
+			t.Fatalf("Verify(%q, %s) = %v, want %v (its value is %s)", s, w, got, !got, v)
+		}
+		if o, err := render.Decode(other); err == nil {
+			if got := render.Verify(s, o) == nil; got != tree.Equal(v, o) {
+				t.Fatalf("Verify(%q, %s) = %v, want %v (its value is %s)", s, o, got, !got, v)
+			}
+		}
+	})
+}
+
+// changeAt returns v with the node *n nodes into it (in preorder) changed:
+// a scalar becomes another, an array loses its last item or gains a null,
+// an object loses its last member or its first key changes. done reports
+// whether the change was made.
+func changeAt(v tree.Value, n *int) (_ tree.Value, done bool) {
+	if *n == 0 {
+		*n = -1
+		switch v.Kind() {
+		case tree.KindArray:
+			items := v.Items()
+			if len(items) == 0 {
+				return tree.Array(tree.Null()), true
+			}
+			return tree.Array(items[:len(items)-1]...), true
+		case tree.KindObject:
+			ms := append([]tree.Member(nil), v.Members()...)
+			if len(ms)%2 == 1 {
+				return tree.Object(ms[:len(ms)-1]...), true
+			}
+			if len(ms) > 0 {
+				ms[0].Key += "x"
+			}
+			return tree.Object(ms...), true
+		case tree.KindString:
+			return tree.String(v.Str() + "x"), true
+		case tree.KindNull:
+			return tree.Bool(false), true
+		}
+		return tree.Null(), true
+	}
+	*n--
+	switch v.Kind() {
+	case tree.KindArray:
+		items := append([]tree.Value(nil), v.Items()...)
+		for i := range items {
+			if c, ok := changeAt(items[i], n); ok {
+				items[i] = c
+				return tree.Array(items...), true
+			}
+		}
+	case tree.KindObject:
+		ms := append([]tree.Member(nil), v.Members()...)
+		for i := range ms {
+			if c, ok := changeAt(ms[i].Value, n); ok {
+				ms[i].Value = c
+				return tree.Object(ms...), true
+			}
+		}
+	}
+	return v, false
+}
