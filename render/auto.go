@@ -22,15 +22,22 @@ const (
 	formFence              // a multi-line string as a fenced block
 )
 
-// choice is the chooser's decision for one container (or fenced string).
+// choice is the chooser's decision for one container. A large document
+// holds one per container it writes, so it is kept small: what only a
+// table needs is apart.
 type choice struct {
 	inline float64 // cost written inline
 	best   float64 // cost of the cheapest form allowed in a block
 	form   form
+	forced bool    // holds a fenced key (Options.FenceKeys): written as a block
+	table  *layout // the table's columns, when form is formTable
+}
+
+// layout is the header of a table.
+type layout struct {
 	cols   []string   // table columns
 	nulls  []bool     // table columns that are null in every row
 	groups [][]string // table columns spread over one cell per sub-key
-	forced bool       // holds a fenced key (Options.FenceKeys): written as a block
 }
 
 // group is a set of equal containers: a legend candidate.
@@ -58,9 +65,8 @@ type autoEncoder struct {
 	repeats  map[uint32]bool
 	grouping bool
 
-	legend   []*group          // selected, by id-1
-	prefixes []string          // declared prefixes, by id-1
-	prefixOf map[string]string // URL → its text with the ~N reference
+	legend   []*group // selected, by id-1
+	prefixes []string // declared prefixes, sorted, by id-1
 
 	memo  map[tree.Value]*choice
 	costs map[costKey]float64 // see approx and scalarCost
@@ -539,17 +545,23 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	}
 	slices.Sort(chosen)
 	e.prefixes = chosen
-	ids := map[string]int{}
+}
+
+// prefixed returns the id of the longest declared prefix of s that ends
+// at one of its cuts (a '/' after the scheme, or its end), and that
+// prefix's length; 0 when s is not a URL with one. Each URL gets the
+// longest of the chosen prefixes among its cuts, so this is what the
+// selection chose for it, found again instead of kept per URL.
+func (e *autoEncoder) prefixed(s string) (id, n int) {
 	for i, p := range e.prefixes {
-		ids[p] = i + 1
-	}
-	e.prefixOf = map[string]string{}
-	for ui, u := range urls {
-		if b := best[ui]; b > 0 {
-			n := cut[b-1]
-			e.prefixOf[u] = "~" + strconv.Itoa(ids[u[:n]]) + u[n:]
+		if len(p) > n && len(p) <= len(s) && s[:len(p)] == p && (len(p) == len(s) || s[len(p)] == '/') {
+			id, n = i+1, len(p)
 		}
 	}
+	if id != 0 && !isURL(s) {
+		return 0, 0
+	}
+	return id, n
 }
 
 // prefixScratch is selectPrefixes' working memory, kept with a pooled
@@ -636,8 +648,8 @@ func (e *autoEncoder) content(s string) string {
 	if len(e.prefixes) == 0 {
 		return s
 	}
-	if c, ok := e.prefixOf[s]; ok {
-		return c
+	if id, n := e.prefixed(s); id != 0 {
+		return "~" + strconv.Itoa(id) + s[n:]
 	}
 	return escapeSigil(s)
 }
@@ -742,8 +754,10 @@ func (e *autoEncoder) approx(s string) float64 {
 	return c
 }
 
-// minMemoString is the length from which string costs are remembered.
-const minMemoString = 64
+// minMemoString is the length from which string costs are remembered:
+// shorter ones cost little to count again, and a large document holds
+// many of them.
+const minMemoString = 1024
 
 // costKey names a string by its bytes' address and length (the same
 // string value, cheap to hash) and a cost of it (mode).
@@ -760,7 +774,14 @@ func stringKey(s string, mode uint8) costKey {
 // stringCost is scalarCost for a string.
 func (e *autoEncoder) stringCost(str string, bare, cell bool) float64 {
 	s := e.content(str)
-	c := e.approx(s)
+	var c float64
+	if unsafe.StringData(s) == unsafe.StringData(str) { // str itself
+		c = e.approx(s)
+	} else {
+		// A new string: remembering its cost by its address would only
+		// fill the map (scalarCost remembers the result by str's).
+		c = approxTokens(s)
+	}
 	if bare && isBareString(s, cell) {
 		return c
 	}
@@ -873,7 +894,7 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 			}
 		}
 		if t < c.best {
-			c.best, c.form, c.cols, c.nulls, c.groups = t, formTable, cols, nulls, groups
+			c.best, c.form, c.table = t, formTable, &layout{cols, nulls, groups}
 		}
 	}
 	return c
@@ -1196,7 +1217,8 @@ func (e *autoEncoder) appendMember(b []byte, k string, v tree.Value, depth int) 
 }
 
 // appendTable writes "[N]{cols}:" and one row per item at depth.
-func (e *autoEncoder) appendTable(b []byte, v tree.Value, c *choice, depth int) []byte {
+func (e *autoEncoder) appendTable(b []byte, v tree.Value, ch *choice, depth int) []byte {
+	c := ch.table
 	b = append(b, '[')
 	b = strconv.AppendInt(b, int64(v.Len()), 10)
 	b = append(b, "]{"...)
