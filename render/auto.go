@@ -2,6 +2,7 @@ package render
 
 import (
 	"hash/maphash"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -414,42 +415,47 @@ func isURL(s string) bool {
 // upper bounds and a lazy max-heap recomputes only the top candidates.
 func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	sc := &e.px
-	index := sc.index
-	if index == nil {
-		index = map[string]int{}
-		sc.index = index
+	cands := sc.cands // prefix → its index in list
+	if cands == nil {
+		cands = map[string]int32{}
+		sc.cands = cands
 	}
-	urls, counts := sc.urls[:0], sc.counts[:0]
+	// The candidates: prefix, first and last use. The distinct URLs come
+	// first, in document order: URL ui is list[ui].p, seen counts[ui]
+	// times. Its own text is the candidate of its last cut.
+	list, counts := sc.list[:0], sc.counts[:0]
+	ncuts := 0
 	e.walkWritten(root, func(v tree.Value) {
-		if v.Kind() == tree.KindString && !v.Escaped() && isURL(v.Str()) {
+		if v.Kind() == tree.KindString && !v.Escaped() && len(v.Str()) <= math.MaxInt32 && isURL(v.Str()) {
 			s := v.Str()
-			i, ok := index[s]
+			ci, ok := cands[s]
 			if !ok {
-				i = len(urls)
-				index[s] = i
-				urls = append(urls, s)
+				ci = int32(len(list))
+				cands[s] = ci
+				list = append(list, prefixCand{p: s, first: -1, last: -1})
 				counts = append(counts, 0)
+				ncuts += 1 + strings.Count(s[strings.Index(s, "://")+3:], "/")
 			}
-			counts[i]++
+			counts[ci]++
 		}
 	})
-	sc.urls, sc.counts = urls, counts
-	if len(urls) < 2 {
+	nurls := len(list)
+	sc.counts = counts
+	if nurls < 2 {
+		sc.list = list
 		return
 	}
 	// Cut k of URL ui is at flat index off[ui]+k: cut[f] is its end in the
 	// URL, cum[f] the cost of the URL up to it, ui[f] the URL, and next[f]
 	// the next use (in URL order) of the same prefix. Cuts are at '/' and
-	// the end, where the cost model is additive.
-	cands := sc.cands
-	if cands == nil {
-		cands = map[string]int{}
-		sc.cands = cands
-	}
-	list := sc.list[:0] // the candidates: prefix and first and last use
-	off, cut, cum, uiOf, next := sc.off[:0], sc.cut[:0], sc.cum[:0], sc.ui[:0], sc.next[:0]
-	for ui, u := range urls {
-		off = append(off, len(cut))
+	// the end, where the cost model is additive. Their number is known,
+	// so each slice is allocated once at its size.
+	off := slices.Grow(sc.off[:0], nurls+1)
+	cut, cum := slices.Grow(sc.cut[:0], ncuts), slices.Grow(sc.cum[:0], ncuts)
+	uiOf, next := slices.Grow(sc.ui[:0], ncuts), slices.Grow(sc.next[:0], ncuts)
+	for ui := range nurls {
+		u := list[ui].p
+		off = append(off, int32(len(cut)))
 		start := strings.Index(u, "://") + 3
 		prev, acc := 0, 0.0
 		for j := start; j <= len(u); j++ {
@@ -458,25 +464,30 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 			}
 			acc += approxTokens(u[prev:j])
 			prev = j
-			f := len(cut)
-			cut = append(cut, j)
+			f := int32(len(cut))
+			cut = append(cut, int32(j))
 			cum = append(cum, acc)
-			uiOf = append(uiOf, ui)
+			uiOf = append(uiOf, int32(ui))
 			next = append(next, -1)
 			if ci, ok := cands[u[:j]]; ok {
-				next[list[ci].last] = f
-				list[ci].last = f
-				list[ci].n++
+				c := &list[ci]
+				if c.first < 0 {
+					c.first = f
+				} else {
+					next[c.last] = f
+				}
+				c.last = f
+				c.n++
 			} else {
-				cands[u[:j]] = len(list)
+				cands[u[:j]] = int32(len(list))
 				list = append(list, prefixCand{p: u[:j], first: f, last: f, n: 1})
 			}
 		}
 	}
-	off = append(off, len(cut))
+	off = append(off, int32(len(cut)))
 	sc.list, sc.off, sc.cut, sc.cum, sc.ui, sc.next = list, off, cut, cum, uiOf, next
-	best := sc.best[:0] // per URL: flat index+1 of the chosen prefix's cut, 0 none
-	for range urls {
+	best := slices.Grow(sc.best[:0], nurls) // per URL: flat index+1 of the chosen prefix's cut, 0 none
+	for range nurls {
 		best = append(best, 0)
 	}
 	sc.best = best
@@ -565,36 +576,32 @@ func (e *autoEncoder) prefixed(s string) (id, n int) {
 }
 
 // prefixScratch is selectPrefixes' working memory, kept with a pooled
-// encoder.
+// encoder. Its indexes are int32: a large document has millions of cuts.
 type prefixScratch struct {
-	index  map[string]int
-	urls   []string
+	cands  map[string]int32
 	counts []int
-	cands  map[string]int
 	list   []prefixCand
-	off    []int
-	cut    []int
+	off    []int32
+	cut    []int32
 	cum    []float64
-	ui     []int
-	next   []int
-	best   []int
+	ui     []int32
+	next   []int32
+	best   []int32
 	heap   []prefixGain
 }
 
 func (sc *prefixScratch) reset() {
-	clear(sc.index)
 	clear(sc.cands)
-	clear(sc.urls)
 	clear(sc.list)
 	clear(sc.heap[:cap(sc.heap)])
-	sc.urls, sc.list, sc.heap = sc.urls[:0], sc.list[:0], sc.heap[:0]
+	sc.list, sc.heap = sc.list[:0], sc.heap[:0]
 }
 
 // prefixCand is a candidate prefix and the chain of its uses.
 type prefixCand struct {
 	p           string
-	first, last int // flat cut indexes of its first and last use
-	n           int // uses
+	first, last int32 // flat cut indexes of its first and last use; -1 none yet
+	n           int32 // uses
 }
 
 type prefixGain struct {
