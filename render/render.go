@@ -65,6 +65,13 @@ type Options struct {
 	// this payload; it is ignored when it does not apply.
 	Template Format
 
+	// Compact is v's compact JSON (what tree.AppendJSON writes), when the
+	// caller holds it already, for example because v was parsed from it:
+	// Encode then measures and returns that text rather than writing its
+	// own copy. It is checked ([tree.IsCompact]) and ignored when it is
+	// not v's compact JSON.
+	Compact string
+
 	// Unmarked leaves out the [Marker] line. Text encoded this way may be
 	// valid TOON that means something else: use it for parts that are
 	// costed one by one and shown inside a larger text, and [Mark] the
@@ -107,9 +114,13 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 	var compact string
 	n := tree.JSONLen(v)
 	large := n > maxPooledBuf
-	if large {
+	held := o.Compact != "" && len(o.Compact) == n && tree.IsCompact(o.Compact, v)
+	switch {
+	case held:
+		compact = o.Compact
+	case large:
 		compact = writeCompact(v, n)
-	} else {
+	default:
 		*buf = tree.AppendJSON((*buf)[:0], v)
 		compact = string(*buf)
 	}
@@ -124,7 +135,7 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 			text = Mark(text, v)
 		}
 	case Auto, "":
-		text, formats = autoText(v, &o, &compact, buf)
+		text, formats = autoText(v, &o, &compact, held, buf)
 		if tmpl != "" && formats[0] != JSON && formats[0] != TOON {
 			formats = append([]Format{tmpl}, formats...)
 		}
@@ -132,16 +143,16 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 		return "", nil, fmt.Errorf("render: unknown format %q", o.Format)
 	}
 	if !o.SkipVerify && text != compact {
-		// Decoding holds a second tree of the value: a large compact
-		// JSON is let go meanwhile and written again if it is needed.
-		if large {
+		// A large compact JSON of its own is let go meanwhile and
+		// written again if it is needed.
+		if large && !held {
 			compact = ""
 		}
 		if err := verify(text, v); err != nil {
 			if o.Format == TOON {
 				return "", nil, err
 			}
-			if large {
+			if compact == "" {
 				compact = writeCompact(v, n)
 			}
 			return compact, []Format{JSON}, nil
@@ -223,17 +234,19 @@ func writeCompact(v tree.Value, n int) string {
 }
 
 // autoText picks the cheapest of the candidates; buf is scratch space.
-// The compact JSON of a large value is counted and let go (*compact set
-// to "") while the encoder holds its maps, and written again if it is
-// the cheapest.
-func autoText(v tree.Value, o *Options, compactp *string, buf *[]byte) (string, []Format) {
+// The compact JSON of a large value is counted and, unless the caller
+// holds it (held), let go (*compact set to "") while the encoder holds
+// its maps, and written again if it is the cheapest.
+func autoText(v tree.Value, o *Options, compactp *string, held bool, buf *[]byte) (string, []Format) {
 	e := newAutoEncoder(o)
 	defer e.release()
 	compact := *compactp
 	jsonN := o.Counter.Count(compact)
 	var doc string
 	if n := len(compact); n > maxPooledBuf {
-		compact, *compactp = "", ""
+		if !held {
+			compact, *compactp = "", ""
+		}
 		// Written after room for the marker line, in memory of its own,
 		// so that neither marking nor returning it copies the text.
 		size := n / 2 // a container's auto document is about half its JSON
@@ -245,12 +258,10 @@ func autoText(v tree.Value, o *Options, compactp *string, buf *[]byte) (string, 
 		b = e.write(b, v)
 		marked := unsafe.String(unsafe.SliceData(b), len(b))
 		doc = marked[len(Marker)+1:]
-		if len(doc) == n {
+		if len(doc) == n && !held {
 			// A scalar root is written inline, as its compact JSON;
 			// anything else is compared with the compact JSON.
-			if v.Kind() < tree.KindArray {
-				compact, *compactp = doc, doc
-			} else if c := writeCompact(v, n); c == doc {
+			if v.Kind() < tree.KindArray || tree.IsCompact(doc, v) {
 				compact, *compactp = doc, doc
 			}
 		}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"unsafe"
 
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/tokens"
@@ -117,7 +119,10 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if err != nil {
 			return &usageError{err.Error()}
 		}
-		text, _, err := render.Encode(v, &render.Options{Counter: counter})
+		// The input, when it is compact JSON already, is the compact
+		// candidate: no second copy of it.
+		in := bytes.TrimSpace(data)
+		text, _, err := render.Encode(v, &render.Options{Counter: counter, Compact: unsafe.String(unsafe.SliceData(in), len(in))})
 		if err != nil {
 			return err
 		}
