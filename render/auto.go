@@ -147,6 +147,43 @@ func (e *autoEncoder) prepare(v tree.Value) {
 		}
 	}
 	e.choose(v)
+	if len(e.memo) > maxPooledNodes {
+		e.keepWritten(v)
+	}
+}
+
+// keepWritten keeps the choices the writer (and formats) look up: the
+// root's and, below it, those of the containers written as key: value
+// blocks and list items, where the writer chooses each child's form. A
+// table or an inline value is written without looking at its children's
+// choices, so a large array written as a table keeps one choice, not one
+// per row.
+func (e *autoEncoder) keepWritten(root tree.Value) {
+	keep := map[tree.Value]*choice{}
+	var visit func(v tree.Value)
+	visit = func(v tree.Value) {
+		c := e.memo[v]
+		if c == nil {
+			return
+		}
+		keep[v] = c
+		switch c.form {
+		case formBlock:
+			for _, m := range v.Members() {
+				if e.ref(m.Value) == 0 {
+					visit(m.Value)
+				}
+			}
+		case formList:
+			for _, it := range v.Items() {
+				if e.ref(it) == 0 {
+					visit(it)
+				}
+			}
+		}
+	}
+	visit(root)
+	e.memo = keep
 }
 
 // write appends the auto document of v, prepared, to b.
@@ -350,6 +387,17 @@ func (e *autoEncoder) selectLegend(root tree.Value) {
 	// The root itself is never a legend entry.
 	if g := e.nodeG[root]; g != nil && g.sel && g.id == 0 {
 		g.sel = false
+	}
+	// From here on nodeG only answers ref: a large document keeps the
+	// containers that are references, not every repeat.
+	if len(e.nodeG) > maxPooledNodes {
+		refs := map[tree.Value]*group{}
+		for v, g := range e.nodeG {
+			if g.sel && g.id > 0 {
+				refs[v] = g
+			}
+		}
+		e.nodeG = refs
 	}
 }
 
@@ -1291,7 +1339,11 @@ func (e *autoEncoder) appendList(b []byte, v tree.Value, depth int) []byte {
 		b = append(b, '\n')
 		b = indent(b, depth)
 		b = append(b, "- "...)
-		if c := e.choose(it); c != nil && e.ref(it) == 0 && c.form == formBlock {
+		if e.ref(it) != 0 {
+			b = e.appendInline(b, it, false)
+			continue
+		}
+		if c := e.choose(it); c != nil && c.form == formBlock {
 			for i, m := range it.Members() {
 				if i > 0 {
 					b = append(b, '\n')

@@ -1,8 +1,10 @@
 package render
 
 import (
+	"fmt"
 	"hash/maphash"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/terse-dev/terse/internal/corpus"
@@ -38,6 +40,65 @@ func TestDeterministic(t *testing.T) {
 			} else if text != first {
 				t.Fatalf("%s: two encodings differ", corpus.Name(p))
 			}
+		}
+	}
+}
+
+// TestKeepWritten: a large document's chooser keeps only the choices the
+// writer looks up, and those are all it looks up (it never chooses again,
+// which would decide a form at the wrong depth), whatever the shape:
+// tables, lists of blocks, nested blocks, legend references in lists and
+// cells, and the corpus's documents repeated until they are large.
+func TestKeepWritten(t *testing.T) {
+	row := func(i int) string {
+		return fmt.Sprintf(`{"id":%d,"user":{"login":"u%d","site_admin":false,"url":"https://x.io/u/%d"},"tags":["a","b%d"],"note":"line one\nline two of a note long enough to be fenced off as a block %d"}`, i, i%7, i%7, i%3, i)
+	}
+	// A list of blocks (fenced bodies), some items legend references.
+	var rows, items []string
+	body := strings.Repeat(`a line of text in the body\n`, 12)
+	for i := range 3000 {
+		rows = append(rows, row(i))
+		switch {
+		case i%7 == 0:
+			items = append(items, `{"same":"an item repeated often enough to be a legend entry","n":[1,2,3]}`)
+		case i%2 == 0:
+			items = append(items, fmt.Sprintf(`{"id":%d,"name":"name %d","meta":{"body":"%s%d","c":[%d,"x"]}}`, i, i, body, i, i))
+		default: // keys in another order: no table
+			items = append(items, fmt.Sprintf(`{"name":"name %d","id":%d,"meta":{"body":"%s%d","c":[%d,"x"]}}`, i, i, body, i, i))
+		}
+	}
+	docs := []string{"[" + strings.Join(rows, ",") + "]", `{"data":{"items":[` + strings.Join(items, ",") + `]},"rows":[` + strings.Join(rows[:50], ",") + `]}`}
+	for _, p := range corpus.Files(t, ".json") {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tree.Parse(data); err == nil {
+			docs = append(docs, "["+strings.Repeat(string(data)+",", 1+4096/(1+strings.Count(string(data), "{")))+"1]")
+		}
+		if len(docs) > 12 {
+			break
+		}
+	}
+	for i, doc := range docs {
+		v, err := tree.ParseString(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range []Options{{}, {NoFactor: true}} {
+			e := newAutoEncoder(&o)
+			e.prepare(v)
+			n := len(e.memo)
+			text := string(e.write(nil, v))
+			e.formats(v)
+			if len(e.memo) != n {
+				t.Errorf("doc %d: the writer chose %d forms again (%d kept)", i, len(e.memo)-n, n)
+			}
+			// Repeated whole documents are references that expand far.
+			if got, err := (&DecodeOptions{MaxExpansion: 1 << 20, MaxExpandedBytes: 1 << 40}).Decode(text); err != nil || !tree.Equal(got, v) {
+				t.Errorf("doc %d: the document does not decode to its value: %v", i, err)
+			}
+			e.release()
 		}
 	}
 }

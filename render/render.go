@@ -338,7 +338,10 @@ func (e *autoEncoder) formats(root tree.Value) []Format {
 			used[FormList] = true
 			for _, it := range v.Items() {
 				visit("", it, false)
-				if ic := e.choose(it); ic != nil && ic.form == formBlock && e.ref(it) == 0 {
+				if e.ref(it) != 0 {
+					continue
+				}
+				if ic := e.choose(it); ic != nil && ic.form == formBlock {
 					used[FormKV] = true
 					for _, m := range it.Members() {
 						visit(m.Key, m.Value, true)
