@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -58,7 +59,8 @@ type autoEncoder struct {
 
 	seed   maphash.Seed
 	groups map[uint64][]*group
-	nodeG  map[tree.Value]*group // container → its group (large containers seen twice or more)
+	nodeG  map[tree.Value]*group // container → its group (large containers seen twice or more), until the legend is chosen
+	refs   []refEntry            // the containers written as references, sorted by key: what ref looks up
 	// hashes collects the hashes of the large containers (the first
 	// pass of findRepeats); repeats holds those seen twice or more, which
 	// the second pass (grouping) groups.
@@ -112,7 +114,7 @@ func newAutoEncoder(opts *Options) *autoEncoder {
 
 // release returns e to the pool; e must not be used after.
 func (e *autoEncoder) release() {
-	if len(e.memo) > maxPooledNodes || len(e.nodeG) > maxPooledNodes || len(e.hashes) > maxPooledNodes || len(e.costs) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
+	if len(e.memo) > maxPooledNodes || e.nodeG == nil || len(e.refs) > maxPooledNodes || len(e.hashes) > maxPooledNodes || len(e.costs) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
 		return
 	}
 	clear(e.groups)
@@ -121,7 +123,7 @@ func (e *autoEncoder) release() {
 	clear(e.costs)
 	clear(e.repeats)
 	e.px.reset()
-	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, memo: e.memo, costs: e.costs, px: e.px,
+	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, refs: e.refs[:0], memo: e.memo, costs: e.costs, px: e.px,
 		hashes: e.hashes[:0], repeats: e.repeats}
 	encoders.Put(e)
 }
@@ -388,17 +390,50 @@ func (e *autoEncoder) selectLegend(root tree.Value) {
 	if g := e.nodeG[root]; g != nil && g.sel && g.id == 0 {
 		g.sel = false
 	}
-	// From here on nodeG only answers ref: a large document keeps the
-	// containers that are references, not every repeat.
-	if len(e.nodeG) > maxPooledNodes {
-		refs := map[tree.Value]*group{}
-		for v, g := range e.nodeG {
-			if g.sel && g.id > 0 {
-				refs[v] = g
-			}
+	// From here on only ref asks which container is which entry: the
+	// references go into a sorted slice (16 bytes each), and a large
+	// document's map of every repeat is let go.
+	e.refs = e.refs[:0]
+	for v, g := range e.nodeG {
+		if k, ok := refKey(v); ok && g.sel && g.id > 0 {
+			k.id = int32(g.id)
+			e.refs = append(e.refs, k)
 		}
-		e.nodeG = refs
 	}
+	slices.SortFunc(e.refs, refEntry.compare)
+	if len(e.nodeG) > maxPooledNodes {
+		e.nodeG = nil
+	}
+}
+
+// refEntry is a container written as a legend reference, in 16 bytes:
+// it is named by the address of its items or members, their number and
+// its kind (what tree.Value equality, ==, compares), and holds its id.
+type refEntry struct {
+	p  uintptr // the tree holding the container is alive while it is used
+	nk uint32  // length << 1 | 1 for an object
+	id int32
+}
+
+// refKey returns v's name as a refEntry without id; false for a
+// container too long to be named (2^31 items or more), which is then
+// never a reference.
+func refKey(v tree.Value) (refEntry, bool) {
+	if v.Len() >= 1<<31 {
+		return refEntry{}, false
+	}
+	if v.Kind() == tree.KindObject {
+		return refEntry{p: uintptr(unsafe.Pointer(unsafe.SliceData(v.Members()))), nk: uint32(v.Len())<<1 | 1}, true
+	}
+	return refEntry{p: uintptr(unsafe.Pointer(unsafe.SliceData(v.Items()))), nk: uint32(v.Len()) << 1}, true
+}
+
+// compare orders entries by name.
+func (a refEntry) compare(b refEntry) int {
+	if a.p != b.p {
+		return cmp.Compare(a.p, b.p)
+	}
+	return cmp.Compare(a.nk, b.nk)
 }
 
 func (e *autoEncoder) eachChild(v tree.Value, fn func(tree.Value)) {
@@ -418,8 +453,13 @@ func (e *autoEncoder) ref(v tree.Value) int {
 	if v.Kind() < tree.KindArray || len(e.legend) == 0 {
 		return 0
 	}
-	if g := e.nodeG[v]; g != nil && g.sel && g.id > 0 {
-		return g.id
+	k, ok := refKey(v)
+	if !ok {
+		return 0
+	}
+	i, ok := slices.BinarySearchFunc(e.refs, k, refEntry.compare)
+	if ok {
+		return int(e.refs[i].id)
 	}
 	return 0
 }
