@@ -333,15 +333,38 @@ func (e *engine) measure() {
 	}
 }
 
-// optionSlab returns room for one option per level of every item, in
-// one allocation rather than one per item.
-func optionSlab(levels [][]Level) []option {
-	n := 0
-	for _, ls := range levels {
-		n += len(ls)
+// problem returns the knapsack of the engine's options, weights in units
+// of quantum tokens (rounded), the options of all items in one slab.
+func (e *engine) problem(quantum int) *problem {
+	p := &problem{items: make([][]option, e.n)}
+	nopts := 0
+	for _, ls := range e.levels {
+		nopts += len(ls)
 	}
-	return make([]option, n)
+	slab := make([]option, nopts)
+	for i := range e.n {
+		opts := slab[:len(e.levels[i]):len(e.levels[i])]
+		slab = slab[len(opts):]
+		for k, l := range e.levels[i] {
+			opts[k] = option{(e.costs[i][k] + quantum/2) / quantum, e.vals[i] * levelValue[l]}
+		}
+		p.items[i] = opts
+	}
+	return p
 }
+
+// levelLists holds each list of levels an item can have, richest first,
+// indexed by the set of them (bit 1<<l for level l).
+var levelLists = func() (t [1 << Skip][]Level) {
+	for set := range t {
+		for l := Full; l < Skip; l++ {
+			if set&(1<<l) != 0 {
+				t[set] = append(t[set], l)
+			}
+		}
+	}
+	return t
+}()
 
 func levelIndex(ls []Level, l Level) int {
 	for k, x := range ls {
@@ -600,39 +623,16 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 // the capacity changes from one round to the next, so the problem is built
 // once, and so is the exact solver's table while it covers the capacity.
 func (e *engine) solveAt(capacity int) (solution, *problem, string) {
-	p := e.prob
-	if p == nil {
-		p = &problem{items: make([][]option, e.n)}
-		slab := optionSlab(e.levels)
-		for i := range e.n {
-			opts := slab[:len(e.levels[i]):len(e.levels[i])]
-			slab = slab[len(opts):]
-			for k, l := range e.levels[i] {
-				opts[k] = option{e.costs[i][k], e.vals[i] * levelValue[l]}
-			}
-			p.items[i] = opts
-		}
-		e.prob = p
-	}
-	p.capacity = capacity
 	if e.estimated && !e.linear {
 		// Estimated costs are within 10 % or so: solving them to the
 		// token costs far more than it tells. Weights are rounded to a
 		// unit of about 1/2048 of the first capacity (the final count
-		// keeps the budget).
+		// keeps the budget). Only this knapsack is built: a large input
+		// holds one, not two.
 		q := e.qprob
 		if q == nil {
 			e.quantum = max(1, capacity/2048)
-			q = &problem{items: make([][]option, e.n)}
-			slab := optionSlab(e.levels)
-			for i, opts := range p.items {
-				qo := slab[:len(opts):len(opts)]
-				slab = slab[len(opts):]
-				for k, op := range opts {
-					qo[k] = option{(op.w + e.quantum/2) / e.quantum, op.v}
-				}
-				q.items[i] = qo
-			}
+			q = e.problem(e.quantum)
 			e.qprob = q
 		}
 		qc := capacity / e.quantum
@@ -643,11 +643,17 @@ func (e *engine) solveAt(capacity int) (solution, *problem, string) {
 				// again as this one.
 				e.exact = newExactTable(q, min(qc+qc/2, exactCells/e.n-1))
 			}
-			return e.exact.solution(q, qc), p, SolverExact
+			return e.exact.solution(q, qc), q, SolverExact
 		}
 		s, name := solve(q, false)
-		return s, p, name
+		return s, q, name
 	}
+	p := e.prob
+	if p == nil {
+		p = e.problem(1)
+		e.prob = p
+	}
+	p.capacity = capacity
 	switch {
 	case e.linear:
 		return solveLinear(p, e.head), p, SolverHeadTail
@@ -927,24 +933,37 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return items[i]
 	}
+	// Every item's list of levels is one of a few shared lists, and its
+	// sizes are in one slab: a large input allocates nothing per item.
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
+	sizes := make([]int, 0, n)
 	for i, it := range items {
 		// JSON size stands in for the rendering's size: costs are
 		// counted exactly for small inputs, and estimated from a
 		// counted sample (tokens per JSON byte, per level) otherwise.
-		lv, by := []Level{Full}, []int{tree.JSONLen(it)}
+		set := 1 << Full
+		sizes = append(sizes, tree.JSONLen(it))
 		last := it
 		if s, changed := r.standard(it); changed {
-			lv, by, last = append(lv, Standard), append(by, tree.JSONLen(s)), s
+			set, last = set|1<<Standard, s
+			sizes = append(sizes, tree.JSONLen(s))
 		}
 		if it.Kind() != tree.KindArray || mode == modeArray {
 			m := r.minimal(it)
 			// An empty shell says nothing: no minimal level then.
 			if !(m.Kind() >= tree.KindArray && m.Len() == 0) && !tree.Equal(m, last) {
-				lv, by = append(lv, Minimal), append(by, tree.JSONLen(m))
+				set |= 1 << Minimal
+				sizes = append(sizes, tree.JSONLen(m))
 			}
 		}
-		e.levels[i], e.bytes[i] = lv, by
+		e.levels[i] = levelLists[set]
+	}
+	// The slab grew by appending: the items' sizes are sliced from its
+	// final copy.
+	for i, at := 0, 0; i < n; i++ {
+		k := len(e.levels[i])
+		e.bytes[i] = sizes[at : at+k : at+k]
+		at += k
 	}
 	// Candidates are drafted; the returned text is rendered with Append.
 	draft := o.Format.draft()
@@ -1158,6 +1177,20 @@ func detailNote(strategy string) string {
 //	> [detail /items: items 11–14 standard (dropped …); item 15 minimal (identity fields only); the rest full]
 //	> [left out of the root object: history, info (2 of 5 members)]
 func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string, names func([]int) string, indexed bool) {
+	if indexed && unit == "items" {
+		hasStd, hasMin := slices.Contains(sel, Standard), slices.Contains(sel, Minimal)
+		if hasStd || hasMin {
+			sb.WriteString("> [levels: full = as in the source;")
+			if hasStd {
+				fmt.Fprintf(sb, " standard = %s;", detail)
+			}
+			if hasMin {
+				sb.WriteString(" minimal = identity fields only;")
+			}
+			sb.WriteString(" missing or blank fields of a shortened item were left out]\n")
+		}
+		return
+	}
 	var skipped, std, min []int
 	for i, l := range sel {
 		switch l {
@@ -1168,19 +1201,6 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 		case Minimal:
 			min = append(min, i)
 		}
-	}
-	if indexed && unit == "items" {
-		if len(std)+len(min) > 0 {
-			sb.WriteString("> [levels: full = as in the source;")
-			if len(std) > 0 {
-				fmt.Fprintf(sb, " standard = %s;", detail)
-			}
-			if len(min) > 0 {
-				sb.WriteString(" minimal = identity fields only;")
-			}
-			sb.WriteString(" missing or blank fields of a shortened item were left out]\n")
-		}
-		return
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(sb, "> [left out of %s: %s (%d of %d %s)]\n", label, names(skipped), len(skipped), len(sel), unit)
