@@ -268,6 +268,7 @@ func (e *engine) measure() {
 	// Large items are sampled by size: about sampleBytes of renderings (at
 	// least 3 items) give a steady ratio, and counting more costs more
 	// than the final text's exact count.
+	idx := make([]int, 0, e.n) // the items that have level l: one slice for every level
 	for l := Full; l < Skip; l++ {
 		if l == Full && e.fullRatio > 0 {
 			for i := range e.n {
@@ -275,7 +276,7 @@ func (e *engine) measure() {
 			}
 			continue
 		}
-		var idx []int
+		idx = idx[:0]
 		size := 0
 		for i := range e.n {
 			if k := levelIndex(e.levels[i], l); k >= 0 {
