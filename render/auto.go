@@ -393,7 +393,13 @@ func (e *autoEncoder) selectLegend(root tree.Value) {
 	// From here on only ref asks which container is which entry: the
 	// references go into a sorted slice (16 bytes each), and a large
 	// document's map of every repeat is let go.
-	e.refs = e.refs[:0]
+	n := 0
+	for _, g := range e.nodeG {
+		if g.sel && g.id > 0 {
+			n++
+		}
+	}
+	e.refs = slices.Grow(e.refs[:0], n)
 	for v, g := range e.nodeG {
 		if k, ok := refKey(v); ok && g.sel && g.id > 0 {
 			k.id = int32(g.id)
