@@ -70,9 +70,14 @@ type autoEncoder struct {
 
 	legend   []*group // selected, by id-1
 	prefixes []string // declared prefixes, sorted, by id-1
+	pre      prefixIndex
 
-	memo  map[tree.Value]*choice
-	costs map[costKey]float64 // see approx and scalarCost
+	scratch []byte // see content
+	memo    map[tree.Value]*choice
+	// forgetFlat leaves flat containers' choices out of the memo (a large
+	// document; see chooseAt).
+	forgetFlat bool
+	costs      map[costKey]float64 // see approx and scalarCost
 
 	px prefixScratch
 }
@@ -123,7 +128,11 @@ func (e *autoEncoder) release() {
 	clear(e.costs)
 	clear(e.repeats)
 	e.px.reset()
-	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, refs: e.refs[:0], memo: e.memo, costs: e.costs, px: e.px,
+	scratch := e.scratch
+	if cap(scratch) > 1<<16 {
+		scratch = nil
+	}
+	*e = autoEncoder{seed: seed, groups: e.groups, nodeG: e.nodeG, refs: e.refs[:0], memo: e.memo, costs: e.costs, px: e.px, scratch: scratch,
 		hashes: e.hashes[:0], repeats: e.repeats}
 	encoders.Put(e)
 }
@@ -650,6 +659,24 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	}
 	slices.Sort(chosen)
 	e.prefixes = chosen
+	e.pre = prefixIndex{ids: map[string]int{}, common: chosen[0], shortest: len(chosen[0])}
+	for i, p := range chosen {
+		e.pre.ids[p] = i + 1
+		k := 0
+		for k < len(p) && k < len(e.pre.common) && p[k] == e.pre.common[k] {
+			k++
+		}
+		e.pre.common = e.pre.common[:k]
+		e.pre.shortest, e.pre.longest = min(e.pre.shortest, len(p)), max(e.pre.longest, len(p))
+	}
+}
+
+// prefixIndex is what prefixed looks up: the declared prefixes' ids,
+// their common beginning and their shortest and longest length.
+type prefixIndex struct {
+	ids               map[string]int
+	common            string
+	shortest, longest int
 }
 
 // prefixed returns the id of the longest declared prefix of s that ends
@@ -658,15 +685,27 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 // longest of the chosen prefixes among its cuts, so this is what the
 // selection chose for it, found again instead of kept per URL.
 func (e *autoEncoder) prefixed(s string) (id, n int) {
-	for i, p := range e.prefixes {
-		if len(p) > n && len(p) <= len(s) && s[:len(p)] == p && (len(p) == len(s) || s[len(p)] == '/') {
-			id, n = i+1, len(p)
-		}
-	}
-	if id != 0 && !isURL(s) {
+	px := &e.pre
+	if len(s) < px.shortest || !strings.HasPrefix(s, px.common) {
 		return 0, 0
 	}
-	return id, n
+	// The cuts of s that could be a declared prefix, longest first.
+	for j := min(len(s), px.longest); j >= px.shortest; j-- {
+		if j < len(s) && s[j] != '/' {
+			continue
+		}
+		if id, ok := px.ids[s[:j]]; ok {
+			// The prefix is part of a URL: s is one when the rest
+			// holds no character a URL cannot (see isURL).
+			for i := j; i < len(s); i++ {
+				if c := s[i]; c < 0x21 || c == 0x7f || c == '"' || c == '\\' {
+					return 0, 0
+				}
+			}
+			return id, j
+		}
+	}
+	return 0, 0
 }
 
 // prefixScratch is selectPrefixes' working memory, kept with a pooled
@@ -744,15 +783,25 @@ func siftUp(h []prefixGain, i int) {
 
 // content returns the text a string is written with: its prefix reference
 // or, in a document that declares prefixes, the string with a leading '~'
-// doubled.
+// doubled. Such a text is written in the encoder's scratch space, valid
+// until the next call: it is priced or written at once, and a large
+// document's URLs are not each given a copy.
 func (e *autoEncoder) content(s string) string {
 	if len(e.prefixes) == 0 {
 		return s
 	}
+	b := e.scratch[:0]
 	if id, n := e.prefixed(s); id != 0 {
-		return "~" + strconv.Itoa(id) + s[n:]
+		b = append(b, '~')
+		b = strconv.AppendInt(b, int64(id), 10)
+		b = append(b, s[n:]...)
+	} else if strings.HasPrefix(s, "~") {
+		b = append(append(b, '~'), s...)
+	} else {
+		return s
 	}
-	return escapeSigil(s)
+	e.scratch = b
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // ---- the chooser ----
@@ -836,7 +885,9 @@ func (e *autoEncoder) scalarCost(v tree.Value, bare, cell bool) float64 {
 		return c
 	}
 	c := e.stringCost(v.Str(), bare, cell)
-	e.costs[k] = c
+	if len(e.costs) < maxCosts {
+		e.costs[k] = c
+	}
 	return c
 }
 
@@ -851,14 +902,19 @@ func (e *autoEncoder) approx(s string) float64 {
 		return c
 	}
 	c := approxTokens(s)
-	e.costs[k] = c
+	if len(e.costs) < maxCosts {
+		e.costs[k] = c
+	}
 	return c
 }
 
-// minMemoString is the length from which string costs are remembered:
-// shorter ones cost little to count again, and a large document holds
-// many of them.
-const minMemoString = 1024
+// minMemoString is the length from which string costs are remembered,
+// up to maxCosts of them: a large document may hold millions of long
+// strings, and those past the first are counted again when asked.
+const (
+	minMemoString = 64
+	maxCosts      = 1 << 16
+)
 
 // costKey names a string by its bytes' address and length (the same
 // string value, cheap to hash) and a cost of it (mode).
@@ -894,11 +950,20 @@ func (e *autoEncoder) stringCost(str string, bare, cell bool) float64 {
 	return c + 1
 }
 
-// choose computes the cost and form of every container reachable from v.
+// choose computes the cost and form of every container reachable from v,
+// the root (or a value whose form does not depend on its depth: see
+// chooseAt).
 func (e *autoEncoder) choose(v tree.Value) *choice { return e.chooseAt(v, 0) }
 
 // chooseAt computes the cost and form of v, a value at depth, and of every
-// container below it. A node has one depth, so the memo is by node.
+// container below it. Depth only tells whether v is a member's value
+// (depth > 0: its block lines are indented); the root and array items
+// are priced at depth 0. A node has one depth, so the memo is by node. In
+// a large document (forgetFlat) a flat container (no container inside)
+// is not remembered: it costs little to choose again, and a large array
+// of small objects has millions of them. Its inline cost and whether it
+// is forced do not depend on depth; its best form does, so whoever asks
+// for that passes the depth.
 func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 	if v.Kind() < tree.KindArray {
 		return nil
@@ -907,7 +972,9 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 		return c
 	}
 	c := &choice{}
-	e.memo[v] = c
+	if !e.forgetFlat || !flat(v) {
+		e.memo[v] = c
+	}
 	if v.Kind() == tree.KindObject {
 		// A member line costs its newline and ": "; indentation adds
 		// about half a token below the top level.
@@ -942,7 +1009,7 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 	var list float64
 	for _, it := range items {
 		list += 1
-		if ic := e.chooseAt(it, depth+1); ic != nil && it.Kind() == tree.KindObject && e.ref(it) == 0 && ic.form == formBlock {
+		if ic := e.chooseAt(it, 0); ic != nil && it.Kind() == tree.KindObject && e.ref(it) == 0 && ic.form == formBlock {
 			list += ic.best
 		} else {
 			list += e.inlineCost(it)
@@ -999,6 +1066,24 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 		}
 	}
 	return c
+}
+
+// flat reports whether v, a container, holds no container.
+func flat(v tree.Value) bool {
+	if v.Kind() == tree.KindArray {
+		for _, it := range v.Items() {
+			if it.Kind() >= tree.KindArray {
+				return false
+			}
+		}
+		return true
+	}
+	for _, m := range v.Members() {
+		if m.Value.Kind() >= tree.KindArray {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *autoEncoder) isForced(v tree.Value) bool {
@@ -1299,7 +1384,7 @@ func (e *autoEncoder) appendBlock(b []byte, v tree.Value, depth int) []byte {
 func (e *autoEncoder) appendMember(b []byte, k string, v tree.Value, depth int) []byte {
 	b = appendKey(b, k)
 	if e.ref(v) == 0 {
-		if c := e.choose(v); c != nil {
+		if c := e.chooseAt(v, depth+1); c != nil {
 			switch c.form {
 			case formBlock:
 				b = append(b, ":\n"...)
@@ -1389,7 +1474,7 @@ func (e *autoEncoder) appendList(b []byte, v tree.Value, depth int) []byte {
 			b = e.appendInline(b, it, false)
 			continue
 		}
-		if c := e.choose(it); c != nil && c.form == formBlock {
+		if c := e.chooseAt(it, 0); c != nil && c.form == formBlock {
 			for i, m := range it.Members() {
 				if i > 0 {
 					b = append(b, '\n')

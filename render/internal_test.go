@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,8 +46,9 @@ func TestDeterministic(t *testing.T) {
 }
 
 // TestKeepWritten: a large document's chooser keeps only the choices the
-// writer looks up, and those are all it looks up (it never chooses again,
-// which would decide a form at the wrong depth), whatever the shape:
+// writer looks up, and those are all it looks up (it never chooses a
+// remembered container again), and flat containers, which are not
+// remembered, are chosen again as they were, whatever the shape:
 // tables, lists of blocks, nested blocks, legend references in lists and
 // cells, and the corpus's documents repeated until they are large.
 func TestKeepWritten(t *testing.T) {
@@ -87,6 +89,7 @@ func TestKeepWritten(t *testing.T) {
 		}
 		for _, o := range []Options{{}, {NoFactor: true}} {
 			e := newAutoEncoder(&o)
+			e.forgetFlat = true
 			e.prepare(v)
 			n := len(e.memo)
 			text := string(e.write(nil, v))
@@ -94,6 +97,13 @@ func TestKeepWritten(t *testing.T) {
 			if len(e.memo) != n {
 				t.Errorf("doc %d: the writer chose %d forms again (%d kept)", i, len(e.memo)-n, n)
 			}
+			// Flat containers, chosen again rather than remembered, get
+			// the choices they get when remembered.
+			ref := newAutoEncoder(&o)
+			if want := string(ref.encode(nil, v)); text != want || !slices.Equal(e.formats(v), ref.formats(v)) {
+				t.Errorf("doc %d: flat containers chosen again change the document", i)
+			}
+			ref.release()
 			// Repeated whole documents are references that expand far.
 			if got, err := (&DecodeOptions{MaxExpansion: 1 << 20, MaxExpandedBytes: 1 << 40}).Decode(text); err != nil || !tree.Equal(got, v) {
 				t.Errorf("doc %d: the document does not decode to its value: %v", i, err)

@@ -253,6 +253,7 @@ func autoText(v tree.Value, o *Options, compactp *string, held bool, buf *[]byte
 		if v.Kind() < tree.KindArray {
 			size = n // a scalar's is its JSON
 		}
+		e.forgetFlat = true
 		e.prepare(v)
 		b := append(make([]byte, 0, size+len(Marker)+1), Marker+"\n"...)
 		b = e.write(b, v)
@@ -311,12 +312,12 @@ func (e *autoEncoder) formats(root tree.Value) []Format {
 	if len(e.prefixes) > 0 {
 		used[FormPrefix] = true
 	}
-	var visit func(k string, v tree.Value, block bool)
-	visit = func(k string, v tree.Value, block bool) {
+	var visit func(k string, v tree.Value, block bool, depth int)
+	visit = func(k string, v tree.Value, block bool, depth int) {
 		if e.ref(v) != 0 {
 			return
 		}
-		c := e.choose(v)
+		c := e.chooseAt(v, depth)
 		if c == nil {
 			if block && e.useFence(k, v) {
 				used[FormFence] = true
@@ -330,27 +331,27 @@ func (e *autoEncoder) formats(root tree.Value) []Format {
 		case formBlock:
 			used[FormKV] = true
 			for _, m := range v.Members() {
-				visit(m.Key, m.Value, true)
+				visit(m.Key, m.Value, true, depth+1)
 			}
 		case formTable:
 			used[FormTable] = true
 		case formList:
 			used[FormList] = true
 			for _, it := range v.Items() {
-				visit("", it, false)
+				visit("", it, false, 0)
 				if e.ref(it) != 0 {
 					continue
 				}
-				if ic := e.choose(it); ic != nil && ic.form == formBlock {
+				if ic := e.chooseAt(it, 0); ic != nil && ic.form == formBlock {
 					used[FormKV] = true
 					for _, m := range it.Members() {
-						visit(m.Key, m.Value, true)
+						visit(m.Key, m.Value, true, 1)
 					}
 				}
 			}
 		}
 	}
-	visit("", root, true)
+	visit("", root, true, 0)
 	var out []Format
 	for _, f := range []Format{FormKV, FormTable, FormList, FormFence, FormLegend, FormPrefix} {
 		if used[f] {
