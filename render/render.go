@@ -238,6 +238,10 @@ func writeCompact(v tree.Value, n int) string {
 // holds it (held), let go (*compact set to "") while the encoder holds
 // its maps, and written again if it is the cheapest.
 func autoText(v tree.Value, o *Options, compactp *string, held bool, buf *[]byte) (string, []Format) {
+	if v.Kind() < tree.KindArray {
+		// A scalar's auto document is its compact JSON.
+		return *compactp, []Format{JSON}
+	}
 	e := newAutoEncoder(o)
 	defer e.release()
 	compact := *compactp
@@ -250,21 +254,14 @@ func autoText(v tree.Value, o *Options, compactp *string, held bool, buf *[]byte
 		// Written after room for the marker line, in memory of its own,
 		// so that neither marking nor returning it copies the text.
 		size := n / 2 // a container's auto document is about half its JSON
-		if v.Kind() < tree.KindArray {
-			size = n // a scalar's is its JSON
-		}
 		e.forgetFlat = true
 		e.prepare(v)
 		b := append(make([]byte, 0, size+len(Marker)+1), Marker+"\n"...)
 		b = e.write(b, v)
 		marked := unsafe.String(unsafe.SliceData(b), len(b))
 		doc = marked[len(Marker)+1:]
-		if len(doc) == n && !held {
-			// A scalar root is written inline, as its compact JSON;
-			// anything else is compared with the compact JSON.
-			if v.Kind() < tree.KindArray || tree.IsCompact(doc, v) {
-				compact, *compactp = doc, doc
-			}
+		if len(doc) == n && !held && tree.IsCompact(doc, v) {
+			compact, *compactp = doc, doc
 		}
 		if !o.Unmarked && doc != compact && !Marked(doc) && needsMark(doc, v) {
 			doc = marked
