@@ -21,8 +21,9 @@ type problem struct {
 	capacity int
 }
 
-// solution holds the chosen option index per item, -1 for skipped.
-type solution []int
+// solution holds the chosen option index per item, -1 for skipped: a
+// byte each, as an item has at most three options (its levels).
+type solution []int8
 
 func (p *problem) eval(s solution) (w int, v float64) {
 	for i, o := range s {
@@ -129,7 +130,7 @@ func (t *exactTable) solution(p *problem, capacity int) solution {
 	x := max(capacity, 0)
 	for i := n - 1; i >= 0; i-- {
 		if ch := t.pick[i*stride+x]; ch > 0 {
-			s[i] = int(ch) - 1
+			s[i] = int8(ch) - 1
 			x -= p.items[i][s[i]].w
 		}
 	}
@@ -287,14 +288,14 @@ func greedyRun(p *problem, steps []step, forced, fo int) (solution, int) {
 	left := p.capacity
 	if forced >= 0 {
 		if w := p.items[forced][fo].w; w <= left {
-			s[forced] = fo
+			s[forced] = int8(fo)
 			left -= w
 		}
 	}
 	blocked := make([]bool, len(p.items))
 	critical := -1
 	for _, st := range steps {
-		if st.item == forced || blocked[st.item] || s[st.item] != st.from {
+		if st.item == forced || blocked[st.item] || int(s[st.item]) != st.from {
 			continue
 		}
 		if st.dw > left {
@@ -304,7 +305,7 @@ func greedyRun(p *problem, steps []step, forced, fo int) (solution, int) {
 			}
 			continue
 		}
-		s[st.item] = st.to
+		s[st.item] = int8(st.to)
 		left -= st.dw
 	}
 	upgrade(p, s, left)
@@ -333,7 +334,7 @@ func upgrade(p *problem, s solution, left int) {
 		if s[bi] >= 0 {
 			left += p.items[bi][s[bi]].w
 		}
-		s[bi] = bo
+		s[bi] = int8(bo)
 		left -= p.items[bi][bo].w
 	}
 }
@@ -366,7 +367,7 @@ func solveWFQ(p *problem) solution {
 			}
 		}
 		if bo >= 0 {
-			s[i] = bo
+			s[i] = int8(bo)
 			left -= opts[bo].w
 		}
 	}
@@ -384,7 +385,7 @@ func solveWFQ(p *problem) solution {
 		bo, bv := s[i], cv
 		for o, op := range opts {
 			if op.v > bv && op.w-cw <= left {
-				bo, bv = o, op.v
+				bo, bv = int8(o), op.v
 			}
 		}
 		if bo != s[i] {
@@ -414,7 +415,7 @@ func solveHeadTailShare(p *problem, share float64) solution {
 	take := func(i int, limit int) bool {
 		for o, op := range p.items[i] {
 			if op.w <= limit && op.w <= left {
-				s[i] = o
+				s[i] = int8(o)
 				left -= op.w
 				return true
 			}

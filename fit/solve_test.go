@@ -131,7 +131,7 @@ func textbookExact(p *problem) solution {
 	x := c
 	for i := n - 1; i >= 0; i-- {
 		if ch := pick[i*(c+1)+x]; ch > 0 {
-			s[i] = int(ch) - 1
+			s[i] = ch - 1
 			x -= p.items[i][s[i]].w
 		}
 	}
