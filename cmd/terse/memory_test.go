@@ -11,11 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/terse-dev/terse/internal/memtest"
 )
 
 // The memory test runs the CLI on 100 MB inputs generated in the test and
 // reports each command's peak resident memory (VmHWM) as a multiple of the
-// input. It is slow and large, so it runs only when asked:
+// input: an array of issue-like objects, an array of small objects (about
+// 100 bytes each, where the parsed tree alone is over twice the input)
+// and one string. It is slow and large, so it runs only when asked:
 //
 //	TERSE_MEMTEST=1 go test ./cmd/terse -run TestMemory -v
 //
@@ -40,16 +44,20 @@ func TestMemory(t *testing.T) {
 	dir := t.TempDir()
 	inputs := map[string]string{
 		"objects": filepath.Join(dir, "objects.json"),
+		"small":   filepath.Join(dir, "small.json"),
 		"string":  filepath.Join(dir, "string.json"),
 	}
 	if err := os.WriteFile(inputs["objects"], memObjects(mb<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inputs["small"], memtest.Array(mb<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(inputs["string"], memString(mb<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	store := filepath.Join(dir, "store")
-	for _, in := range []string{"objects", "string"} {
+	for _, in := range []string{"objects", "small", "string"} {
 		for _, cmdline := range []string{"compact --budget 8000", "encode --to auto", "encode --to toon"} {
 			args := append(strings.Fields(cmdline), inputs[in])
 			if args[0] == "compact" {
