@@ -69,20 +69,7 @@ func TestKeepWritten(t *testing.T) {
 			items = append(items, fmt.Sprintf(`{"name":"name %d","id":%d,"meta":{"body":"%s%d","c":[%d,"x"]}}`, i, i, body, i, i))
 		}
 	}
-	docs := []string{"[" + strings.Join(rows, ",") + "]", `{"data":{"items":[` + strings.Join(items, ",") + `]},"rows":[` + strings.Join(rows[:50], ",") + `]}`}
-	for _, p := range corpus.Files(t, ".json") {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tree.Parse(data); err == nil {
-			docs = append(docs, "["+strings.Repeat(string(data)+",", 1+4096/(1+strings.Count(string(data), "{")))+"1]")
-		}
-		if len(docs) > 12 {
-			break
-		}
-	}
-	for i, doc := range docs {
+	check := func(t *testing.T, name, doc string) {
 		v, err := tree.ParseString(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -95,20 +82,40 @@ func TestKeepWritten(t *testing.T) {
 			text := string(e.write(nil, v))
 			e.formats(v)
 			if len(e.memo) != n {
-				t.Errorf("doc %d: the writer chose %d forms again (%d kept)", i, len(e.memo)-n, n)
+				t.Errorf("%s: the writer chose %d forms again (%d kept)", name, len(e.memo)-n, n)
 			}
 			// Flat containers, chosen again rather than remembered, get
 			// the choices they get when remembered.
 			ref := newAutoEncoder(&o)
 			if want := string(ref.encode(nil, v)); text != want || !slices.Equal(e.formats(v), ref.formats(v)) {
-				t.Errorf("doc %d: flat containers chosen again change the document", i)
+				t.Errorf("%s: flat containers chosen again change the document", name)
 			}
 			ref.release()
 			// Repeated whole documents are references that expand far.
 			if got, err := (&DecodeOptions{MaxExpansion: 1 << 20, MaxExpandedBytes: 1 << 40}).Decode(text); err != nil || !tree.Equal(got, v) {
-				t.Errorf("doc %d: the document does not decode to its value: %v", i, err)
+				t.Errorf("%s: the document does not decode to its value: %v", name, err)
 			}
 			e.release()
 		}
 	}
+	check(t, "table", "["+strings.Join(rows, ",")+"]")
+	check(t, "list", `{"data":{"items":[`+strings.Join(items, ",")+`]},"rows":[`+strings.Join(rows[:50], ",")+`]}`)
+	t.Run("corpus", func(t *testing.T) {
+		files := corpus.Files(t, ".json")
+		n := 0
+		for _, p := range files {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tree.Parse(data); err != nil {
+				continue
+			}
+			// Repeated until large.
+			check(t, corpus.Name(p), "["+strings.Repeat(string(data)+",", 1+4096/(1+strings.Count(string(data), "{")))+"1]")
+			if n++; n == 10 {
+				break
+			}
+		}
+	})
 }
