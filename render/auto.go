@@ -119,7 +119,7 @@ func newAutoEncoder(opts *Options) *autoEncoder {
 
 // release returns e to the pool; e must not be used after.
 func (e *autoEncoder) release() {
-	if len(e.memo) > maxPooledNodes || e.nodeG == nil || len(e.refs) > maxPooledNodes || len(e.hashes) > maxPooledNodes || len(e.costs) > maxPooledNodes || len(e.px.cut) > 4*maxPooledNodes {
+	if len(e.memo) > maxPooledNodes || e.nodeG == nil || len(e.refs) > maxPooledNodes || len(e.hashes) > maxPooledNodes || len(e.costs) > maxPooledNodes || len(e.px.cum) > 4*maxPooledNodes {
 		return
 	}
 	clear(e.groups)
@@ -151,7 +151,7 @@ func (e *autoEncoder) prepare(v tree.Value) {
 		e.findRepeats(v)
 		e.selectLegend(v)
 		e.selectPrefixes(v)
-		if len(e.px.cut) > 4*maxPooledNodes {
+		if len(e.px.cum) > 4*maxPooledNodes {
 			// A large document's prefix scratch is let go before the
 			// encoding, not held until the encoder is released.
 			e.px = prefixScratch{}
@@ -548,17 +548,15 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 		sc.list = list
 		return
 	}
-	// Cut k of URL ui is at flat index off[ui]+k: cut[f] is its end in the
-	// URL, cum[f] the cost of the URL up to it, ui[f] the URL, and next[f]
-	// the next use (in URL order) of the same prefix. Cuts are at '/' and
-	// the end, where the cost model is additive. Their number is known,
-	// so each slice is allocated once at its size.
-	off := slices.Grow(sc.off[:0], nurls+1)
-	cut, cum := slices.Grow(sc.cut[:0], ncuts), slices.Grow(sc.cum[:0], ncuts)
+	// The cuts of all URLs, in URL order, have flat indexes f: cum[f] is
+	// the cost of the URL up to the cut, ui[f] the URL, and next[f] the
+	// next use (in URL order) of the same prefix. Cuts are at '/' and the
+	// end, where the cost model is additive. Their number is known, so
+	// each slice is allocated once at its size.
+	cum := slices.Grow(sc.cum[:0], ncuts)
 	uiOf, next := slices.Grow(sc.ui[:0], ncuts), slices.Grow(sc.next[:0], ncuts)
 	for ui := range nurls {
 		u := list[ui].p
-		off = append(off, int32(len(cut)))
 		start := strings.Index(u, "://") + 3
 		prev, acc := 0, 0.0
 		for j := start; j <= len(u); j++ {
@@ -567,8 +565,7 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 			}
 			acc += approxTokens(u[prev:j])
 			prev = j
-			f := int32(len(cut))
-			cut = append(cut, int32(j))
+			f := int32(len(cum))
 			cum = append(cum, acc)
 			uiOf = append(uiOf, int32(ui))
 			next = append(next, -1)
@@ -587,8 +584,7 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 			}
 		}
 	}
-	off = append(off, int32(len(cut)))
-	sc.list, sc.off, sc.cut, sc.cum, sc.ui, sc.next = list, off, cut, cum, uiOf, next
+	sc.list, sc.cum, sc.ui, sc.next = list, cum, uiOf, next
 	best := slices.Grow(sc.best[:0], nurls) // per URL: flat index+1 of the chosen prefix's cut, 0 none
 	for range nurls {
 		best = append(best, 0)
@@ -714,8 +710,6 @@ type prefixScratch struct {
 	cands  map[string]int32
 	counts []int
 	list   []prefixCand
-	off    []int32
-	cut    []int32
 	cum    []float64
 	ui     []int32
 	next   []int32
