@@ -529,7 +529,7 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	list, counts := sc.list[:0], sc.counts[:0]
 	ncuts := 0
 	e.walkWritten(root, func(v tree.Value) {
-		if v.Kind() == tree.KindString && !v.Escaped() && len(v.Str()) <= math.MaxInt32 && isURL(v.Str()) {
+		if v.Kind() == tree.KindString && !v.Escaped() && isURL(v.Str()) {
 			s := v.Str()
 			ci, ok := cands[s]
 			if !ok {
@@ -544,7 +544,7 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	})
 	nurls := len(list)
 	sc.counts = counts
-	if nurls < 2 {
+	if nurls < 2 || ncuts > math.MaxInt32 { // cuts are numbered in int32
 		sc.list = list
 		return
 	}
@@ -1284,7 +1284,7 @@ func (e *autoEncoder) appendRoot(b []byte, v tree.Value) []byte {
 	case formBlock:
 		return e.appendBlock(b, v, 0)
 	case formTable:
-		return e.appendTable(b, v, c, 0)
+		return e.appendTable(b, v, c.table, 0)
 	case formList:
 		return e.appendList(b, v, 0)
 	}
@@ -1384,7 +1384,7 @@ func (e *autoEncoder) appendMember(b []byte, k string, v tree.Value, depth int) 
 				b = append(b, ":\n"...)
 				return e.appendBlock(b, v, depth+1)
 			case formTable:
-				return e.appendTable(b, v, c, depth+1)
+				return e.appendTable(b, v, c.table, depth+1)
 			case formList:
 				return e.appendList(b, v, depth+1)
 			}
@@ -1397,8 +1397,7 @@ func (e *autoEncoder) appendMember(b []byte, k string, v tree.Value, depth int) 
 }
 
 // appendTable writes "[N]{cols}:" and one row per item at depth.
-func (e *autoEncoder) appendTable(b []byte, v tree.Value, ch *choice, depth int) []byte {
-	c := ch.table
+func (e *autoEncoder) appendTable(b []byte, v tree.Value, c *layout, depth int) []byte {
 	b = append(b, '[')
 	b = strconv.AppendInt(b, int64(v.Len()), 10)
 	b = append(b, "]{"...)
