@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -91,6 +92,16 @@ type Options struct {
 	// forgotten again: a reference never points at something the agent
 	// did not see. Pipelines may share one Cache.
 	Dedup *dedup.Cache
+
+	// Shape, when set, shapes text results (package shape): numbered
+	// file reads, path lists, search results and shell output are
+	// rewritten losslessly (or to their terminal view, or with a
+	// declared, recoverable elision, as its ceiling allows) when that
+	// saves tokens by its margin, before fitting. Its Counter is the
+	// pipeline's; its Keep, when nil and Store is set, stores an
+	// elision's original as chunks of the store. Nil leaves text as it
+	// is.
+	Shape *shape.Options
 }
 
 // Request is what changes from one call of a [Pipeline] to the next. A nil
@@ -123,6 +134,12 @@ type Request struct {
 	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
 	// Link) are passed through to the Report.
 	Headers http.Header
+	// ToolInput is the call's arguments as JSON, if known: with Tool it
+	// tells the shape of a text result (a Bash command, a Grep mode).
+	ToolInput []byte
+	// WorkDir is the agent's working directory, if known: paths under it
+	// may be written relative to it (declared once in-band).
+	WorkDir string
 	// Hints, when set, gates the in-band hints of the call (the
 	// configuration's [hints] policy, resolved by package profile). Nil
 	// emits every hint. See [Hints] for what each family governs.
@@ -418,7 +435,18 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// the output encoding, before fitting (-1: not counted yet).
 	t2 := -1
 	textFormat := "text"
-	if !isJSON && (p.o.Template == string(render.CSVFromMD) || p.fmt.Name == "auto") {
+	if !isJSON && p.o.Shape != nil {
+		if sr := p.shape(ctx, text, req, fo0); sr.Class != shape.None {
+			text, t2 = sr.Text, sr.ShapedTokens
+			m.seed(text, t2)
+			rep.Shape, rep.ShapeClass, rep.ShapeRules = sr.Shape, sr.Class.String(), sr.Rules
+			a := sr.Anchors
+			rep.Anchors = &a
+		} else {
+			rep.Shape = sr.Shape
+		}
+	}
+	if !isJSON && rep.ShapeClass == "" && (p.o.Template == string(render.CSVFromMD) || p.fmt.Name == "auto") {
 		if enc, ok := render.EncodeMarkdown(text); ok {
 			if n := m.count(enc); n < m.count(content) || p.o.Template == string(render.CSVFromMD) {
 				text, t2, textFormat = enc, n, string(render.CSVFromMD)
@@ -635,6 +663,24 @@ func (p *Pipeline) sampledEncoding(v tree.Value, ptr string, compact string, bud
 	return int(math.Ceil(float64(t) * float64(len(compact)) / float64(size))), true
 }
 
+// shape runs the shaping stage on a text result: package shape under the
+// pipeline's counter, an elision's original kept in the store as chunks
+// of the given line ranges.
+func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.Options) shape.Result {
+	so := *p.o.Shape
+	so.Counter = p.o.Tokenizer
+	if so.Keep == nil && p.o.Store != nil {
+		so.Keep = func(orig string, ranges [][2]int) (string, error) {
+			h, err := fit.StoreLines(ctx, orig, ranges, &fo)
+			if err != nil {
+				return "", err
+			}
+			return fit.FetchCommand(&fo, h), nil
+		}
+	}
+	return shape.Shape(text, shape.Call{Tool: req.Tool, Input: req.ToolInput, WorkDir: req.WorkDir}, &so)
+}
+
 // fitOnce fits v (isJSON) or text under fo.
 func fitOnce(ctx context.Context, v tree.Value, text string, isJSON bool, fo *fit.Options) (fit.Result, error) {
 	if isJSON {
@@ -718,7 +764,11 @@ func (m *memo) seed(s string, n int) {
 // identical for dedup only if shown the same way.
 func (p *Pipeline) variant(isJSON bool) string {
 	if !isJSON {
-		return "text/" + p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name()
+		sh := ""
+		if p.o.Shape != nil {
+			sh = "/shaped"
+		}
+		return "text/" + p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name() + sh
 	}
 	return p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name()
 }

@@ -8,6 +8,7 @@
 //	terse count   [--tokenizer o200k_base|cl100k_base|estimate] [--json] [FILE...]
 //	terse compact [--tool NAME] [--budget TOKENS] [--config FILE] [--report FILE] [FILE]
 //	terse chunk   [--budget TOKENS] HANDLE N
+//	terse expand  [FILE]
 //	terse report  [--tokenizer T] [--json] PATH...
 //	terse filter  --manifest FILE --action NAME [FILE]
 //	terse history trim [--format anthropic|openai|responses|auto] [--window N] [--state FILE] FILE
@@ -64,6 +65,7 @@ var commands = []command{
 	{"count", "count tokens with a real tokenizer", runCount},
 	{"compact", "fit a tool result under a token budget", runCompact},
 	{"chunk", "print a chunk of an earlier compacted result", runChunk},
+	{"expand", "print the original of a lossless text shaping", runExpand},
 	{"report", "savings table over files", runReport},
 	{"filter", "apply a declarative output filter", runFilter},
 	{"history", "trim a conversation history (history trim)", runHistory},
