@@ -1,12 +1,210 @@
 package shape
 
-// elideHead opens an elided text. Its wording is part of the API.
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// elideHead opens an elided text. Its wording is part of the API:
+//
+//	> [elided: passing tests folded into counts, 3 runs (41 of 58 lines); get chunk N whole: terse chunk c_0123456789abcdef N]
+//
+// and each folded run is one line where its lines were:
+//
+//	[… 24 lines left out: lines 3–26 (12 tests passed); chunk 2 …]
 const elideHead = "> [elided: "
 
 // fetchPlaceholder stands for the fetch command in an elision until
 // Options.Keep has stored the original.
 const fetchPlaceholder = "\x00fetch\x00"
 
-func elideTest(text string) (candidate, bool) { return candidate{}, false }
+// ElideHeader is the opening of an elided text's header line.
+const ElideHeader = elideHead
+
+// passLine classifies a line of test output that reports only success:
+// the unit it counts ("tests passed", "packages ok") and how many, or ok
+// false for any other line (kept). Failures, errors, panics, stack traces,
+// logs and summaries are never pass lines.
+func passLine(l string) (unit string, n int, ok bool) {
+	s := l
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = ansiCode.ReplaceAllString(s, "")
+	}
+	switch {
+	case goRun.MatchString(s), s == "PASS", s == "testing: warning: no tests to run":
+		return "", 0, true
+	case goPass.MatchString(s), cargoOK.MatchString(s), pytestPass.MatchString(s):
+		return "tests passed", 1, true
+	case goOK.MatchString(s):
+		return "packages ok", 1, true
+	case goNoTests.MatchString(s):
+		return "packages without tests", 1, true
+	}
+	return "", 0, false
+}
+
+var (
+	ansiCode   = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+	goRun      = regexp.MustCompile(`^=== (RUN|PAUSE|CONT|NAME) +\S+$`)
+	goPass     = regexp.MustCompile(`^ *--- PASS: \S+ \([\d.]+s\)$`)
+	goOK       = regexp.MustCompile(`^ok  \t\S+\t(\(cached\)|[\d.]+s)( \[no tests to run\])?$`)
+	goNoTests  = regexp.MustCompile(`^\?   \t\S+\t\[no test files\]$`)
+	cargoOK    = regexp.MustCompile(`^test \S.* \.\.\. ok$`)
+	pytestPass = regexp.MustCompile(`^\S+::\S+ PASSED +\[ *\d+%\]$`)
+	// failLine is a line that says something failed.
+	failLine = regexp.MustCompile(`(?i)(\bfail(ed|ures?)?\b|\berror\b|\bpanic\b|\bexception\b|traceback)`)
+)
+
+// elideTest folds runs of at least three pass lines of test output into a
+// counted marker each, keeping every other line (failures, errors,
+// panics, stack traces, logs, summaries) and the last two lines whole. A
+// marker is never longer than a quarter of the lines it replaces.
+func elideTest(text string) (candidate, bool) {
+	body := strings.TrimSuffix(text, "\n")
+	lines := strings.Split(body, "\n")
+	n := len(lines)
+	last := n - 2 // the last two lines are never folded
+	type run struct {
+		a, b   int // 0-based, [a, b)
+		counts map[string]int
+	}
+	var runs []run
+	for i := 0; i < n; {
+		if i >= last {
+			break
+		}
+		if _, _, ok := passLine(lines[i]); !ok {
+			i++
+			continue
+		}
+		j := i
+		counts := map[string]int{}
+		for j < last {
+			unit, k, ok := passLine(lines[j])
+			if !ok {
+				break
+			}
+			if unit != "" {
+				counts[unit] += k
+			}
+			j++
+		}
+		if j-i >= 3 {
+			runs = append(runs, run{i, j, counts})
+		}
+		i = j
+	}
+	if len(runs) == 0 {
+		return candidate{}, false
+	}
+	// Runs too short for their marker are kept as they are.
+	kept := runs[:0]
+	for _, r := range runs {
+		size := 0
+		for _, l := range lines[r.a:r.b] {
+			size += len(l) + 1
+		}
+		if len(foldedMarker(r.a, r.b, r.counts, 1000))*4 <= size {
+			kept = append(kept, r)
+		}
+	}
+	runs = kept
+	if len(runs) == 0 {
+		return candidate{}, false
+	}
+	// Chunks: the kept stretches and the folded runs, in order.
+	var ranges [][2]int
+	var out []string
+	prev, folded := 0, 0
+	for _, r := range runs {
+		if r.a > prev {
+			ranges = append(ranges, [2]int{prev + 1, r.a})
+			out = append(out, lines[prev:r.a]...)
+		}
+		ranges = append(ranges, [2]int{r.a + 1, r.b})
+		out = append(out, foldedMarker(r.a, r.b, r.counts, len(ranges)))
+		folded += r.b - r.a
+		prev = r.b
+	}
+	ranges = append(ranges, [2]int{prev + 1, n})
+	out = append(out, lines[prev:]...)
+	used := len(runs)
+	head := fmt.Sprintf("%spassing tests folded into counts, %d %s (%d of %d lines kept); get chunk N whole: %s]",
+		elideHead, used, plural(used, "run"), n-folded, n, fetchPlaceholder)
+	shaped := head + "\n" + strings.Join(out, "\n")
+	if strings.HasSuffix(text, "\n") {
+		shaped += "\n"
+	}
+	// A failed run never reads as passing: every line that says
+	// something failed is still there, as often as in the original.
+	if countFail(text) != countFail(shaped) {
+		return candidate{}, false
+	}
+	keptLines := make([]bool, n)
+	for i := range keptLines {
+		keptLines[i] = true
+	}
+	for _, r := range runs {
+		for i := r.a; i < r.b; i++ {
+			keptLines[i] = false
+		}
+	}
+	lost := func(anchors []anchor) int {
+		k := 0
+		for _, a := range anchors {
+			if a.line >= n || keptLines[a.line] {
+				continue
+			}
+			// Inside a folded run, named by its range: a pass line only.
+			if _, _, ok := passLine(lines[a.line]); !ok {
+				k++
+			}
+		}
+		return k
+	}
+	return candidate{text: shaped, class: Elide, rules: []string{"tests folded"}, ranges: ranges, lost: lost}, true
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+// foldedMarker is the line that stands for the folded lines [a, b)
+// (0-based) that chunk k holds.
+func foldedMarker(a, b int, counts map[string]int, k int) string {
+	var parts []string
+	for _, u := range []string{"tests passed", "packages ok", "packages without tests"} {
+		if c := counts[u]; c > 0 {
+			w := u
+			if c == 1 {
+				w = strings.Replace(u, "tests", "test", 1)
+				w = strings.Replace(w, "packages", "package", 1)
+			}
+			parts = append(parts, strconv.Itoa(c)+" "+w)
+		}
+	}
+	what := ""
+	if len(parts) > 0 {
+		what = " (" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprintf("[… %d lines left out: lines %d–%d%s; chunk %d …]", b-a, a+1, b, what, k)
+}
+
+// countFail counts the lines that say something failed (pass lines
+// aside: a test named after an error passed).
+func countFail(s string) int {
+	n := 0
+	for l := range strings.SplitSeq(s, "\n") {
+		if _, _, pass := passLine(l); !pass && failLine.MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
 
 func elideLog(text string) (candidate, bool) { return candidate{}, false }

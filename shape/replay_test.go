@@ -1,13 +1,18 @@
 package shape_test
 
 import (
+	"context"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/shape"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tune"
 )
@@ -33,7 +38,20 @@ func TestReplayTranscripts(t *testing.T) {
 	classes := map[string]int{}
 	var total row
 	lost := 0
-	o := &shape.Options{Counter: c}
+	// Elisions are kept in a memory store, and every one's chunks are
+	// fetched and joined back.
+	st := &store.Mem{}
+	fo := &fit.Options{Store: st, Counter: c, Budget: 1 << 20}
+	ctx := context.Background()
+	var handles []string
+	o := &shape.Options{Counter: c, Keep: func(text string, ranges [][2]int) (string, error) {
+		h, err := fit.StoreLines(ctx, text, ranges, fo)
+		if err == nil {
+			handles = append(handles, h)
+		}
+		return fit.FetchCommand(fo, h), err
+	}}
+	elided, joined := 0, 0
 	for _, s := range logs.Sessions {
 		for _, r := range s.Results {
 			res := shape.Shape(r.Text, shape.Call{Tool: r.Tool, Input: r.Input, WorkDir: r.WorkDir}, o)
@@ -53,6 +71,16 @@ func TestReplayTranscripts(t *testing.T) {
 				w.changed++
 				total.changed++
 				classes[res.Class.String()]++
+				if res.Class == shape.Elide {
+					elided++
+					if joinChunks(t, ctx, handles[len(handles)-1], fo) == strings.TrimSuffix(r.Text, "\n") {
+						joined++
+					} else {
+						t.Errorf("%s %s: the chunks of an elision do not join back to the original", s.File, r.Tool)
+					}
+					lost += res.Anchors.Lost
+					goto counted
+				}
 				back, err := shape.Expand(res.Text)
 				if err != nil {
 					t.Errorf("%s %s: expand: %v", s.File, r.Tool, err)
@@ -67,6 +95,7 @@ func TestReplayTranscripts(t *testing.T) {
 				}
 				lost += res.Anchors.Lost
 			}
+		counted:
 			w.n++
 			w.before += before
 			w.after += after
@@ -87,9 +116,31 @@ func TestReplayTranscripts(t *testing.T) {
 		fmt.Fprintf(&sb, "%-10s %6d %8d %9d %9d %6.1f%%\n", k, w.n, w.changed, w.before, w.after, 100*float64(w.before-w.after)/float64(max(1, w.before)))
 	}
 	fmt.Fprintf(&sb, "%-10s %6d %8d %9d %9d %6.1f%%\n", "total", total.n, total.changed, total.before, total.after, 100*float64(total.before-total.after)/float64(max(1, total.before)))
-	fmt.Fprintf(&sb, "classes: %v; anchors lost: %d\n", classes, lost)
+	fmt.Fprintf(&sb, "classes: %v; anchors lost: %d; elisions whose chunks join back to the original: %d of %d\n", classes, lost, joined, elided)
 	t.Log("\n" + sb.String())
 	if lost > 0 {
 		t.Errorf("%d anchors lost", lost)
+	}
+}
+
+var chunkHead = regexp.MustCompile(`^> \[chunk \d+ of (\d+) of \S+: lines? \d+(–\d+)? of \d+, in full\]\n`)
+
+// joinChunks fetches every chunk of handle and joins their lines.
+func joinChunks(t *testing.T, ctx context.Context, handle string, fo *fit.Options) string {
+	t.Helper()
+	var parts []string
+	for n := 1; ; n++ {
+		ch, err := fit.FetchChunk(ctx, handle, n, fo)
+		if err != nil {
+			t.Fatalf("chunk %d of %s: %v", n, handle, err)
+		}
+		m := chunkHead.FindStringSubmatch(ch.Text)
+		if m == nil || !ch.Whole {
+			t.Fatalf("chunk %d of %s: unexpected text %q", n, handle, ch.Text[:min(200, len(ch.Text))])
+		}
+		parts = append(parts, ch.Text[len(m[0]):])
+		if total, _ := strconv.Atoi(m[1]); n == total {
+			return strings.Join(parts, "\n")
+		}
 	}
 }
