@@ -91,8 +91,17 @@ func elideTest(text string) (candidate, bool) {
 			}
 			j++
 		}
-		if j-i >= 3 {
-			runs = append(runs, run{i, j, counts})
+		end := j
+		// A run ends on a line that counts something: the "=== RUN"
+		// line of the test that follows stays with it.
+		for end > i {
+			if unit, _, _ := passLine(lines[end-1]); unit != "" {
+				break
+			}
+			end--
+		}
+		if end-i >= 3 {
+			runs = append(runs, run{i, end, counts})
 		}
 		i = j
 	}
