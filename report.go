@@ -35,9 +35,10 @@ type Report struct {
 	// Shape is the shape of a text result the shaping stage knew
 	// (package shape: read, paths, grep, test, log), ShapeClass the
 	// class of the shaping used (lossless, display or elide; empty when
-	// the text was left as it is), ShapeRules its rules, in order, and
-	// Anchors the anchors of the original it kept and lost (a shaping
-	// that would lose one is not used).
+	// the text was left as it is), ShapeRules its rules, in order, and,
+	// for an elision, Anchors the anchors of the original it kept and
+	// lost (an elision that would lose one is not used; a lossless or
+	// display shaping keeps them all, verified by expanding it).
 	Shape      string         `json:"shape,omitempty"`
 	ShapeClass string         `json:"shape_class,omitempty"`
 	ShapeRules []string       `json:"shape_rules,omitempty"`

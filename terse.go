@@ -440,8 +440,10 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			text, t2 = sr.Text, sr.ShapedTokens
 			m.seed(text, t2)
 			rep.Shape, rep.ShapeClass, rep.ShapeRules = sr.Shape, sr.Class.String(), sr.Rules
-			a := sr.Anchors
-			rep.Anchors = &a
+			if sr.Class == shape.Elide {
+				a := sr.Anchors
+				rep.Anchors = &a
+			}
 		} else {
 			rep.Shape = sr.Shape
 		}

@@ -109,7 +109,11 @@ type Result struct {
 	// Tokens and ShapedTokens are the input's and the shaped text's
 	// tokens; 0 when the gate did not count them.
 	Tokens, ShapedTokens int
-	Anchors              Anchors
+	// Anchors are counted for an elision (which is used only when it
+	// loses none). A lossless or display shaping keeps every anchor by
+	// construction (it is verified by expanding it) and does not count
+	// them.
+	Anchors Anchors
 	// Why says why a result was left untouched: "off", "unknown shape",
 	// "short", "no gain", "no rule applies".
 	Why string
@@ -188,14 +192,16 @@ func Shape(text string, call Call, o *Options) Result {
 		return res
 	}
 	res.Tokens = c.Count(text)
-	anchors := findAnchors(text)
-	res.Anchors = Anchors{Total: len(anchors), Kept: len(anchors)}
+	var anchors []anchor
 	for _, s := range cand {
 		n := c.Count(s.text)
 		if float64(n) > float64(res.Tokens)*(1-margin) || n >= res.Tokens {
 			continue
 		}
 		if s.class == Elide {
+			if anchors == nil {
+				anchors = findAnchors(text)
+			}
 			lost := s.lost(anchors)
 			if lost > 0 {
 				continue // the next safer class
@@ -210,6 +216,7 @@ func Shape(text string, call Call, o *Options) Result {
 				continue
 			}
 			res.Fetch = fetch
+			res.Anchors = Anchors{Total: len(anchors), Kept: len(anchors)}
 		}
 		res.Text, res.Class, res.Rules, res.ShapedTokens = s.text, s.class, s.rules, n
 		return res
