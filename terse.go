@@ -144,6 +144,9 @@ type Request struct {
 	// configuration's [hints] policy, resolved by package profile). Nil
 	// emits every hint. See [Hints] for what each family governs.
 	Hints Hints
+
+	// noShape: the text is not shaped (it is being fitted as it is).
+	noShape bool
 }
 
 // Hints decides which in-band hint families a call may emit: "ref" (a
@@ -435,7 +438,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// the output encoding, before fitting (-1: not counted yet).
 	t2 := -1
 	textFormat := "text"
-	if !isJSON && p.o.Shape != nil {
+	if !isJSON && p.o.Shape != nil && !req.noShape {
 		if sr := p.shape(ctx, text, req, fo0); sr.Class != shape.None {
 			text, t2 = sr.Text, sr.ShapedTokens
 			m.seed(text, t2)
@@ -565,6 +568,15 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			// A whole document no larger than the notice, but marked.
 			fo0.Budget, rep.Budget = tn, tn
 		}
+	}
+	if res.Stats.Truncated && rep.ShapeClass != "" {
+		// A shaped text that still needs fitting is fitted as the
+		// original: its gap markers and chunks then count the
+		// original's lines, and no header declares a rule the fitted
+		// text does not follow.
+		plain := *req
+		plain.noShape = true
+		return p.process(ctx, &plain, v0, text0, isJSON0)
 	}
 	if res.Stats.Truncated && req.Hints != nil && !req.Hints.Take("more") {
 		// The elision was refused after all (a cap reached by another

@@ -34,7 +34,34 @@ const (
 	headDisplay  = "> [display: "
 )
 
+// notes are the in-band lines a pipeline may put before a shaped text
+// (a dedup id, a filter note): expand skips them.
+var notes = []string{"> [id: ", "> [filtered: ", "> [filter failed: "}
+
 func expand(text string) (string, Class, error) {
+	skipped := 0
+	for {
+		ok := false
+		for _, n := range notes {
+			if strings.HasPrefix(text, n) {
+				ok = true
+			}
+		}
+		i := strings.IndexByte(text, '\n')
+		if !ok || i < 0 {
+			break
+		}
+		text = text[i+1:]
+		skipped++
+	}
+	s, c, err := expandAt(text)
+	if ee, ok := err.(*ExpandError); ok {
+		ee.Line += skipped
+	}
+	return s, c, err
+}
+
+func expandAt(text string) (string, Class, error) {
 	head, body, _ := strings.Cut(text, "\n")
 	var class Class
 	var rest string
