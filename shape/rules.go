@@ -253,20 +253,26 @@ func invertTree(r string, lines []string, first int) ([]string, error) {
 	}
 	b := region(lines, a)
 	out := append([]string(nil), lines[:a]...)
-	var stack []string
+	// stack holds the length of the open prefix at each depth.
+	var stack []int
+	prefix := ""
 	for i := a; i < b; i++ {
 		l := lines[i]
 		d := spaces(l)
 		if d > len(stack) {
 			return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("indented %d levels under %d open directories", d, len(stack))}
 		}
-		stack = stack[:d]
+		if d < len(stack) {
+			prefix = prefix[:stack[d]]
+			stack = stack[:d]
+		}
 		seg := l[d:]
 		if strings.HasSuffix(seg, "/") && i+1 < b && spaces(lines[i+1]) == d+1 {
-			stack = append(stack, seg)
+			stack = append(stack, len(prefix))
+			prefix += seg
 			continue
 		}
-		out = append(out, strings.Join(stack, "")+seg)
+		out = append(out, prefix+seg)
 	}
 	return append(out, lines[b:]...), nil
 }

@@ -252,55 +252,54 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 		body, class = d, Display
 		rules = append(rules, ruleDisplay)
 	}
-	lines := strings.Split(body, "\n")
-	try := func(r string, out []string, ok bool) {
-		if !ok {
-			return
-		}
-		// Each rule is kept only when undoing it gives back the lines
-		// exactly: a text that happens to hold what a rule writes is
-		// left as it is.
-		back, err := invert(r, out, 0)
-		if err != nil || !equalLines(back, lines) {
-			return
-		}
-		lines = out
-		rules = append(rules, r)
-	}
-	switch kind {
-	case "read":
-		for _, g := range gutters {
-			if r, out, ok := unpad(lines, g); ok {
-				try(r, out, true)
-				break
+	orig := strings.Split(body, "\n")
+	base := rules
+	// Fast path: the rules are applied and the whole is verified once;
+	// when that fails (a text holding what a rule writes), each rule is
+	// verified on its own and kept only when it undoes exactly.
+	for _, verify := range []bool{false, true} {
+		lines, rules := orig, append([]string(nil), base...)
+		try := func(r string, out []string, ok bool) {
+			if !ok {
+				return
 			}
+			if verify {
+				back, err := invert(r, out, 0)
+				if err != nil || !equalLines(back, lines) {
+					return
+				}
+			}
+			lines = out
+			rules = append(rules, r)
 		}
-	case "paths":
-		r, out, ok := relative(lines, call.WorkDir)
-		try(r, out, ok)
-		r, out, ok = tree(lines)
-		try(r, out, ok)
-	case "grep":
-		r, out, ok := relative(lines, call.WorkDir)
-		try(r, out, ok)
-		r, out, ok = group(lines)
-		try(r, out, ok)
-	case "log", "test":
-		r, out, ok := relative(lines, call.WorkDir)
-		try(r, out, ok)
+		switch kind {
+		case "read":
+			for _, g := range gutters {
+				if r, out, ok := unpad(lines, g); ok {
+					try(r, out, true)
+					break
+				}
+			}
+		case "paths":
+			try(relative(lines, call.WorkDir))
+			try(tree(lines))
+		case "grep":
+			try(relative(lines, call.WorkDir))
+			try(group(lines))
+		case "log", "test":
+			try(relative(lines, call.WorkDir))
+		}
+		try(fold(lines))
+		if len(rules) == 0 {
+			return candidate{}, false
+		}
+		shaped := header(class, rules) + "\n" + strings.Join(lines, "\n")
+		back, gotClass, err := expand(shaped)
+		if err == nil && back == body && gotClass == class {
+			return candidate{text: shaped, class: class, rules: ruleNames(rules)}, true
+		}
 	}
-	r, out, ok := fold(lines)
-	try(r, out, ok)
-	if len(rules) == 0 {
-		return candidate{}, false
-	}
-	shaped := header(class, rules) + "\n" + strings.Join(lines, "\n")
-	// The whole is verified too: the header and the rules together.
-	back, gotClass, err := expand(shaped)
-	if err != nil || back != body || gotClass != class {
-		return candidate{}, false
-	}
-	return candidate{text: shaped, class: class, rules: ruleNames(rules)}, true
+	return candidate{}, false
 }
 
 func equalLines(a, b []string) bool {
