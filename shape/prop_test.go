@@ -2,6 +2,8 @@ package shape
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,21 +16,25 @@ import (
 // check.
 var estimate = tokens.Estimate()
 
+// shaped counts the lossless and display shapings the property tests
+// checked, so that a test can fail when it checked none.
+var shaped [4]int
+
 // check shapes text as call under every ceiling and checks the class's
 // promise: a lossless shaping expands to text, a display one to its
-// terminal view, anything else is text untouched.
+// terminal view, anything else is text untouched. It checks the shaping
+// of every shape, past the net-win gate, and what Shape returns.
 func check(t interface {
 	Fatalf(string, ...any)
 }, text string, call Call) {
-	for _, ceiling := range []Class{Lossless, Display, Elide} {
-		o := &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling}
-		r := Shape(text, call, o)
+	verify := func(r Result, ceiling Class) {
 		switch r.Class {
 		case None:
 			if r.Text != text {
 				t.Fatalf("untouched result differs from its input")
 			}
 		case Lossless, Display:
+			shaped[r.Class]++
 			if r.Class > ceiling {
 				t.Fatalf("class %s over the ceiling %s", r.Class, ceiling)
 			}
@@ -44,6 +50,14 @@ func check(t interface {
 				t.Fatalf("expand(shape(x)) != x\nx:\n%q\nshaped:\n%q\nback:\n%q", want, r.Text, back)
 			}
 		}
+	}
+	for _, ceiling := range []Class{Lossless, Display, Elide} {
+		for _, kind := range []string{"read", "paths", "grep", "log", "test"} {
+			if c, ok := lossless(text, kind, call, ceiling); ok {
+				verify(Result{Text: c.text, Class: c.class}, ceiling)
+			}
+		}
+		verify(Shape(text, call, &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling}), ceiling)
 	}
 }
 
@@ -104,6 +118,10 @@ func TestExpandShapeProperty(t *testing.T) {
 		call := rapid.SampledFrom(calls).Draw(t, "call")
 		check(t, text, call)
 	})
+	if shaped[Lossless] == 0 || shaped[Display] == 0 {
+		t.Errorf("no shaping checked: %v", shaped)
+	}
+	t.Logf("checked %d lossless and %d display shapings", shaped[Lossless], shaped[Display])
 }
 
 // FuzzShapeExpand checks the class promises on any input, as every call.
@@ -150,4 +168,101 @@ func FuzzDetect(f *testing.F) {
 		Detect(text, Call{Tool: tool, Input: []byte(input)})
 		findAnchors(text)
 	})
+}
+
+var markerRe = regexp.MustCompile(`^\[… (\d+) lines left out: lines (\d+)–(\d+)(?: \(([^)]*)\))?; chunk (\d+) …\]$`)
+
+// TestElideTestProperty: on arbitrary test output, an elision keeps every
+// other line in order, replaces only runs of at least three pass lines,
+// names each run by its range and chunk, counts what the runs hold
+// exactly, keeps the last two lines, and its chunks cover the original in
+// order.
+func TestElideTestProperty(t *testing.T) {
+	pass := rapid.OneOf(
+		rapid.Custom(func(t *rapid.T) string {
+			return fmt.Sprintf("--- PASS: Test%d (0.00s)", rapid.IntRange(0, 99).Draw(t, "n"))
+		}),
+		rapid.Custom(func(t *rapid.T) string {
+			return fmt.Sprintf("=== RUN   Test%d", rapid.IntRange(0, 99).Draw(t, "n"))
+		}),
+		rapid.Custom(func(t *rapid.T) string {
+			return fmt.Sprintf("test mod::case_%d ... ok", rapid.IntRange(0, 99).Draw(t, "n"))
+		}),
+		rapid.Custom(func(t *rapid.T) string {
+			return fmt.Sprintf("tests/t.py::test_%d PASSED [ %d%%]", rapid.IntRange(0, 99).Draw(t, "n"), rapid.IntRange(0, 100).Draw(t, "p"))
+		}),
+		rapid.SampledFrom([]string{"ok  \tex.com/a\t0.1s", "?   \tex.com/b\t[no test files]", "PASS"}),
+	)
+	gen := rapid.OneOf(pass, pass, pass,
+		rapid.SampledFrom([]string{"FAIL", "--- FAIL: TestX (0.00s)",
+			"    x_test.go:3: error: want 1", "panic: boom", "test mod::bad ... FAILED", "", "[… 3 lines left out: lines 1–3; chunk 1 …]"}),
+		rapid.String(),
+	)
+	elided := 0
+	rapid.Check(t, func(t *rapid.T) {
+		var lines []string
+		for range rapid.IntRange(0, 12).Draw(t, "segments") {
+			l := gen.Draw(t, "line")
+			if _, _, ok := passLine(l); ok {
+				for range rapid.IntRange(1, 20).Draw(t, "run") {
+					lines = append(lines, pass.Draw(t, "pass"))
+				}
+			}
+			lines = append(lines, l)
+		}
+		text := strings.Join(lines, "\n")
+		c, ok := elideTest(text)
+		if !ok {
+			return
+		}
+		elided++
+		orig := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		next := 1
+		for k, r := range c.ranges {
+			if r[0] != next || r[1] < r[0] {
+				t.Fatalf("chunk %d is lines %d–%d, want from %d", k+1, r[0], r[1], next)
+			}
+			next = r[1] + 1
+		}
+		if next != len(orig)+1 {
+			t.Fatalf("chunks end at line %d of %d", next-1, len(orig))
+		}
+		out := strings.Split(strings.TrimSuffix(c.text, "\n"), "\n")[1:]
+		i := 0
+		for _, l := range out {
+			m := markerRe.FindStringSubmatch(l)
+			if m == nil || i >= len(orig) || orig[i] == l {
+				if i >= len(orig) || orig[i] != l {
+					t.Fatalf("kept line %q is not line %d of the original", l, i+1)
+				}
+				i++
+				continue
+			}
+			a, _ := strconv.Atoi(m[2])
+			b, _ := strconv.Atoi(m[3])
+			k, _ := strconv.Atoi(m[5])
+			if a != i+1 || b-a+1 < 3 || b > len(orig)-2 || c.ranges[k-1] != [2]int{a, b} {
+				t.Fatalf("marker %q at line %d (chunk %v)", l, i+1, c.ranges[k-1])
+			}
+			counts := map[string]int{}
+			for _, o := range orig[a-1 : b] {
+				unit, n, ok := passLine(o)
+				if !ok {
+					t.Fatalf("folded a line that is not a pass line: %q", o)
+				}
+				counts[unit] += n
+			}
+			if want := foldedMarker(a-1, b, counts, k); want != l {
+				t.Fatalf("marker %q, want %q", l, want)
+			}
+			i = b
+		}
+		if i != len(orig) {
+			t.Fatalf("the elision covers %d of %d lines", i, len(orig))
+		}
+	})
+	if elided == 0 {
+		t.Error("nothing elided")
+	}
+	t.Logf("%d elisions checked", elided)
 }

@@ -76,6 +76,62 @@ func invertUnpad(r string, lines []string) ([]string, error) {
 	return out, nil
 }
 
+// verifyUnpad reports whether invertUnpad(r, out) equals in, without
+// building it.
+func verifyUnpad(r string, out, in []string) bool {
+	q, w, ok := strings.Cut(r, unpadWord)
+	sep, err := strconv.Unquote(q)
+	width, err2 := strconv.Atoi(w)
+	if !ok || err != nil || err2 != nil || sep == "" || width < 1 || width > 32 || len(out) != len(in) {
+		return false
+	}
+	for i, l := range out {
+		want := in[i]
+		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], sep) {
+			p := width - d
+			if len(want) != p+len(l) || strings.TrimLeft(want[:p], " ") != "" || want[p:] != l {
+				return false
+			}
+		} else if l != want {
+			return false
+		}
+	}
+	return true
+}
+
+// verifyRelative reports whether invertRelative(r, out) equals in,
+// without building it.
+func verifyRelative(r string, out, in []string) bool {
+	base, err := strconv.Unquote(strings.TrimPrefix(r, relPrefix))
+	if err != nil || !strings.HasSuffix(base, "/") || len(out) != len(in) {
+		return false
+	}
+	for i, l := range out {
+		want := in[i]
+		k := indent(l)
+		if strings.HasPrefix(l[k:], "./") {
+			if len(want) != len(l)-2+len(base) || want[:k] != l[:k] || want[k:k+len(base)] != base || want[k+len(base):] != l[k+2:] {
+				return false
+			}
+		} else if l != want {
+			return false
+		}
+	}
+	return true
+}
+
+// verify reports whether undoing rule r on out gives in.
+func verify(r string, out, in []string) bool {
+	switch {
+	case strings.HasPrefix(r, relPrefix):
+		return verifyRelative(r, out, in)
+	case strings.Contains(r, unpadWord) && !strings.HasPrefix(r, treePrefix):
+		return verifyUnpad(r, out, in)
+	}
+	back, err := invert(r, out, 0)
+	return err == nil && equalLines(back, in)
+}
+
 // indent returns the length of the spaces and tabs that open l.
 func indent(l string) int {
 	return len(l) - len(strings.TrimLeft(l, " \t"))

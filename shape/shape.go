@@ -252,54 +252,44 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 		body, class = d, Display
 		rules = append(rules, ruleDisplay)
 	}
-	orig := strings.Split(body, "\n")
-	base := rules
-	// Fast path: the rules are applied and the whole is verified once;
-	// when that fails (a text holding what a rule writes), each rule is
-	// verified on its own and kept only when it undoes exactly.
-	for _, verify := range []bool{false, true} {
-		lines, rules := orig, append([]string(nil), base...)
-		try := func(r string, out []string, ok bool) {
-			if !ok {
-				return
-			}
-			if verify {
-				back, err := invert(r, out, 0)
-				if err != nil || !equalLines(back, lines) {
-					return
-				}
-			}
+	lines := strings.Split(body, "\n")
+	// Each rule is kept only when undoing it gives back its input
+	// exactly: a text that happens to hold what a rule writes is left as
+	// it is. Undoing the rules in reverse then gives the body back (each
+	// works on lines, none writes a newline, and their header wording is
+	// parsed back below).
+	try := func(r string, out []string, ok bool) {
+		if ok && verify(r, out, lines) {
 			lines = out
 			rules = append(rules, r)
 		}
-		switch kind {
-		case "read":
-			for _, g := range gutters {
-				if r, out, ok := unpad(lines, g); ok {
-					try(r, out, true)
-					break
-				}
-			}
-		case "paths":
-			try(relative(lines, call.WorkDir))
-			try(tree(lines))
-		case "grep":
-			try(relative(lines, call.WorkDir))
-			try(group(lines))
-		case "log", "test":
-			try(relative(lines, call.WorkDir))
-		}
-		try(fold(lines))
-		if len(rules) == 0 {
-			return candidate{}, false
-		}
-		shaped := header(class, rules) + "\n" + strings.Join(lines, "\n")
-		back, gotClass, err := expand(shaped)
-		if err == nil && back == body && gotClass == class {
-			return candidate{text: shaped, class: class, rules: ruleNames(rules)}, true
-		}
 	}
-	return candidate{}, false
+	switch kind {
+	case "read":
+		for _, g := range gutters {
+			if r, out, ok := unpad(lines, g); ok {
+				try(r, out, true)
+				break
+			}
+		}
+	case "paths":
+		try(relative(lines, call.WorkDir))
+		try(tree(lines))
+	case "grep":
+		try(relative(lines, call.WorkDir))
+		try(group(lines))
+	case "log", "test":
+		try(relative(lines, call.WorkDir))
+	}
+	try(fold(lines))
+	if len(rules) == 0 {
+		return candidate{}, false
+	}
+	h := header(class, rules)
+	if got, _ := splitRules(strings.TrimSuffix(h[len("> ["+class.String()+": "):], "]"), 0); !equalLines(got, rules) {
+		return candidate{}, false
+	}
+	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules)}, true
 }
 
 func equalLines(a, b []string) bool {
