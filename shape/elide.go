@@ -37,6 +37,14 @@ func passLine(l string) (unit string, n int, ok bool) {
 		return "", 0, true
 	case goPass.MatchString(s), cargoOK.MatchString(s), pytestPass.MatchString(s):
 		return "tests passed", 1, true
+	case jsPass.MatchString(s):
+		if m := jsFile.FindStringSubmatch(s); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return "tests passed", n, true
+		}
+		return "tests passed", 1, true
+	case jestFile.MatchString(s):
+		return "test files passed", 1, true
 	case goOK.MatchString(s):
 		return "packages ok", 1, true
 	case goNoTests.MatchString(s):
@@ -53,6 +61,11 @@ var (
 	goNoTests  = regexp.MustCompile(`^\?   \t\S+\t\[no test files\]$`)
 	cargoOK    = regexp.MustCompile(`^test \S.* \.\.\. ok$`)
 	pytestPass = regexp.MustCompile(`^\S+::\S+ PASSED +\[ *\d+%\]$`)
+	// jsPass is a passed test (or, with "(N tests)", a test file whose N
+	// tests passed) in vitest, jest or mocha output.
+	jsPass   = regexp.MustCompile(`^ *(✓|√|✔) \S`)
+	jsFile   = regexp.MustCompile(`^ *(?:✓|√|✔) \S+ \((\d+) tests?\)`)
+	jestFile = regexp.MustCompile(`^PASS \S+\.(test|spec)\.[jt]sx?( \([\d.]+ m?s\))?$`)
 	// failLine is a line that says something failed.
 	failLine = regexp.MustCompile(`(?i)(\bfail(ed|ures?)?\b|\berror\b|\bpanic\b|\bexception\b|traceback)`)
 )
@@ -187,11 +200,12 @@ func plural(n int, s string) string {
 // (0-based) that chunk k holds.
 func foldedMarker(a, b int, counts map[string]int, k int) string {
 	var parts []string
-	for _, u := range []string{"tests passed", "packages ok", "packages without tests"} {
+	for _, u := range []string{"tests passed", "test files passed", "packages ok", "packages without tests"} {
 		if c := counts[u]; c > 0 {
 			w := u
 			if c == 1 {
-				w = strings.Replace(u, "tests", "test", 1)
+				w = strings.Replace(u, "tests passed", "test passed", 1)
+				w = strings.Replace(w, "files", "file", 1)
 				w = strings.Replace(w, "packages", "package", 1)
 			}
 			parts = append(parts, strconv.Itoa(c)+" "+w)

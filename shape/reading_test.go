@@ -115,9 +115,7 @@ func (r reader) tests() (failed []string, verdict string, passed, leftOut int) {
 		if name, ok := failedTest(l); ok {
 			failed = append(failed, name)
 		}
-		if passLine(l) {
-			passed++
-		}
+		passed += passCount(l)
 		if l != "" {
 			verdict = l
 		}
@@ -143,8 +141,25 @@ func failedTest(l string) (string, bool) {
 	return "", false
 }
 
-func passLine(l string) bool {
-	return goPassRe.MatchString(l) || cargoPass.MatchString(l) || pyPass.MatchString(l)
+var (
+	jsPassRe = regexp.MustCompile(`^ *(?:\x1b\[[0-9;]*m)*(✓|√|✔)(?:\x1b\[[0-9;]*m)* \S`)
+	jsTests  = regexp.MustCompile(`\((\d+) tests?\)`)
+	ansiRe   = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+)
+
+// passCount is how many passed tests a line reports.
+func passCount(l string) int {
+	switch {
+	case goPassRe.MatchString(l) || cargoPass.MatchString(l) || pyPass.MatchString(l):
+		return 1
+	case jsPassRe.MatchString(l):
+		if m := jsTests.FindStringSubmatch(ansiRe.ReplaceAllString(l, "")); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+		return 1
+	}
+	return 0
 }
 
 // chunk fetches the chunk a marker names and returns its lines.

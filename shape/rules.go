@@ -240,42 +240,49 @@ func tree(lines []string) (string, []string, bool) {
 	if b-a < 3 {
 		return "", nil, false
 	}
-	paths := make([][]string, 0, b-a)
 	for _, l := range lines[a:b] {
 		if l == "" || l[0] == ' ' || l[0] == '\t' {
 			return "", nil, false
 		}
-		paths = append(paths, strings.Split(l, "/"))
 	}
-	out := append([]string(nil), lines[:a]...)
-	out = emitTree(out, paths, 0)
+	out := make([]string, 0, b-a+b/4+1)
+	out = append(out, lines[:a]...)
+	out = emitTree(out, lines[a:b], 0)
 	out = append(out, lines[b:]...)
 	return treePrefix + strconv.Itoa(a+1), out, true
 }
 
-// emitTree writes paths (split at "/") at depth: consecutive paths that
-// share their first directory are written under one line that opens the
-// directories all of them share.
-func emitTree(out []string, paths [][]string, depth int) []string {
+// emitTree writes paths at depth: consecutive paths that share their
+// first directory are written under one line that opens the directories
+// all of them share (whole components, each path keeping a part after
+// it).
+func emitTree(out []string, paths []string, depth int) []string {
 	pad := strings.Repeat(" ", depth)
 	for i := 0; i < len(paths); {
 		p := paths[i]
 		j := i + 1
-		if len(p) > 1 {
-			for j < len(paths) && len(paths[j]) > 1 && paths[j][0] == p[0] {
+		first := ""
+		if k := strings.IndexByte(p, '/'); k >= 0 {
+			first = p[:k+1]
+			for j < len(paths) && strings.HasPrefix(paths[j], first) {
 				j++
 			}
 		}
 		if j-i == 1 {
-			out = append(out, pad+strings.Join(p, "/"))
+			out = append(out, pad+p)
 			i = j
 			continue
 		}
-		k := 1
+		k := len(first)
 		for {
+			n := strings.IndexByte(p[k:], '/')
+			if n < 0 {
+				break
+			}
+			cand := p[:k+n+1]
 			same := true
 			for _, q := range paths[i:j] {
-				if len(q) <= k+1 || q[k] != p[k] {
+				if len(q) <= len(cand) || !strings.HasPrefix(q, cand) {
 					same = false
 					break
 				}
@@ -283,10 +290,10 @@ func emitTree(out []string, paths [][]string, depth int) []string {
 			if !same {
 				break
 			}
-			k++
+			k = len(cand)
 		}
-		out = append(out, pad+strings.Join(p[:k], "/")+"/")
-		sub := make([][]string, j-i)
+		out = append(out, pad+p[:k])
+		sub := make([]string, j-i)
 		for x, q := range paths[i:j] {
 			sub[x] = q[k:]
 		}
