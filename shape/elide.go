@@ -230,4 +230,96 @@ func countFail(s string) int {
 	return n
 }
 
-func elideLog(text string) (candidate, bool) { return candidate{}, false }
+// Long logs: a log of more than longLog lines keeps its first and last
+// logEnds lines and every line that reports a problem with logContext
+// lines either side; the rest is elided in counted runs.
+const (
+	longLog    = 400
+	logEnds    = 30
+	logContext = 2
+)
+
+// problemLine reports a line that says something went wrong (or may
+// have): errors, failures, panics, warnings, stack frames.
+var problemLine = regexp.MustCompile(`(?i)\b(error|errors|fail(ed|ure|ures)?|panic|fatal|exception|traceback|warn(ing)?|denied|refused|timeout|timed out|killed|abort(ed)?)\b|^\s+at |^goroutine \d+|\.go:\d+|\.py", line \d+`)
+
+// elideLog elides the middle of a long log, keeping its head and tail
+// and every problem line with its neighbours whole. A diff is never
+// elided here (its lines are the change itself).
+func elideLog(text string) (candidate, bool) {
+	body := strings.TrimSuffix(text, "\n")
+	if strings.Count(body, "\n") < longLog || strings.Contains(text, "\ndiff --git ") || strings.HasPrefix(text, "diff --git ") || strings.Contains(text, "\n@@ -") {
+		return candidate{}, false
+	}
+	lines := strings.Split(body, "\n")
+	n := len(lines)
+	keep := make([]bool, n)
+	for i := range n {
+		if i < logEnds || i >= n-logEnds {
+			keep[i] = true
+		}
+	}
+	for i, l := range lines {
+		if problemLine.MatchString(l) || anchorError.MatchString(l) {
+			for j := max(0, i-logContext); j <= min(n-1, i+logContext); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	var ranges [][2]int
+	var out []string
+	prev, left, runs := 0, 0, 0
+	for i := 0; i < n; {
+		if keep[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < n && !keep[j] {
+			j++
+		}
+		size := 0
+		for _, l := range lines[i:j] {
+			size += len(l) + 1
+		}
+		if j-i < 3 || len(foldedMarker(i, j, nil, 1000))*4 > size {
+			i = j
+			continue
+		}
+		if i > prev {
+			ranges = append(ranges, [2]int{prev + 1, i})
+			out = append(out, lines[prev:i]...)
+		}
+		ranges = append(ranges, [2]int{i + 1, j})
+		out = append(out, foldedMarker(i, j, nil, len(ranges)))
+		left += j - i
+		runs++
+		prev, i = j, j
+	}
+	if runs == 0 {
+		return candidate{}, false
+	}
+	ranges = append(ranges, [2]int{prev + 1, n})
+	out = append(out, lines[prev:]...)
+	head := fmt.Sprintf("%slong log, first and last %d lines and every problem line with %d either side kept, %d %s (%d of %d lines kept); get chunk N whole: %s]",
+		elideHead, logEnds, logContext, runs, plural(runs, "run"), n-left, n, fetchPlaceholder)
+	shaped := head + "\n" + strings.Join(out, "\n")
+	if strings.HasSuffix(text, "\n") {
+		shaped += "\n"
+	}
+	if countFail(text) != countFail(shaped) {
+		return candidate{}, false
+	}
+	lost := func(anchors []anchor) int {
+		k := 0
+		for _, a := range anchors {
+			// An elided anchor is named by its run's range; a problem
+			// line is never elided.
+			if a.line < n && !keep[a.line] && (problemLine.MatchString(lines[a.line]) || anchorError.MatchString(lines[a.line])) {
+				k++
+			}
+		}
+		return k
+	}
+	return candidate{text: shaped, class: Elide, rules: []string{"log middle elided"}, ranges: ranges, lost: lost}, true
+}

@@ -266,3 +266,76 @@ func TestElideTestProperty(t *testing.T) {
 	}
 	t.Logf("%d elisions checked", elided)
 }
+
+// TestElideLogProperty: a long log's elision keeps its first and last
+// lines and every problem line whole, in order; each marker names the
+// range it replaces and the chunk that holds it, and the chunks cover the
+// original in order.
+func TestElideLogProperty(t *testing.T) {
+	line := rapid.OneOf(
+		rapid.Custom(func(t *rapid.T) string {
+			return fmt.Sprintf("INFO request %d served in %dms", rapid.IntRange(0, 1e6).Draw(t, "n"), rapid.IntRange(0, 999).Draw(t, "ms"))
+		}),
+		rapid.SampledFrom([]string{"ERROR disk full", "warning: slow", "panic: nil map", "    at f (x.js:1:2)", "FAIL", "ok  \tx\t0.1s", ""}),
+		rapid.String(),
+	)
+	checked := 0
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(longLog, longLog+300).Draw(t, "n")
+		lines := make([]string, n)
+		for i := range lines {
+			lines[i] = fmt.Sprintf("INFO tick %d", i)
+		}
+		for range rapid.IntRange(0, 10).Draw(t, "others") {
+			lines[rapid.IntRange(0, n-1).Draw(t, "at")] = line.Draw(t, "line")
+		}
+		text := strings.Join(lines, "\n") + "\n"
+		lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		n = len(lines)
+		c, ok := elideLog(text)
+		if !ok {
+			return
+		}
+		checked++
+		next := 1
+		for _, r := range c.ranges {
+			if r[0] != next || r[1] < r[0] {
+				t.Fatalf("chunks out of order: %v", c.ranges)
+			}
+			next = r[1] + 1
+		}
+		if next != n+1 {
+			t.Fatalf("chunks end at %d of %d", next-1, n)
+		}
+		out := strings.Split(strings.TrimSuffix(c.text, "\n"), "\n")[1:]
+		i := 0
+		for _, l := range out {
+			if m := markerRe.FindStringSubmatch(l); m != nil && (i >= n || lines[i] != l) {
+				a, _ := strconv.Atoi(m[2])
+				b, _ := strconv.Atoi(m[3])
+				k, _ := strconv.Atoi(m[5])
+				if a != i+1 || b-a+1 < 3 || c.ranges[k-1] != [2]int{a, b} || a <= logEnds || b > n-logEnds {
+					t.Fatalf("marker %q at line %d", l, i+1)
+				}
+				for _, o := range lines[a-1 : b] {
+					if problemLine.MatchString(o) || anchorError.MatchString(o) {
+						t.Fatalf("elided a problem line %q", o)
+					}
+				}
+				i = b
+				continue
+			}
+			if i >= n || lines[i] != l {
+				t.Fatalf("kept line %q is not line %d", l, i+1)
+			}
+			i++
+		}
+		if i != n {
+			t.Fatalf("covers %d of %d lines", i, n)
+		}
+	})
+	if checked == 0 {
+		t.Error("nothing elided")
+	}
+	t.Logf("%d elisions checked", checked)
+}

@@ -350,7 +350,12 @@ func matchPath(l string) int {
 		}
 		k += k2
 		if d := digits(l[k+1:]); d > 0 && k+1+d < len(l) && l[k+1+d] == ':' && k > 0 {
-			return k
+			// A path: no spaces, a directory or an extension (not a
+			// timestamp's "10:02:").
+			if p := l[:k]; !strings.ContainsAny(p, " \t") && strings.ContainsAny(p, "/.") {
+				return k
+			}
+			return -1
 		}
 	}
 	return -1
