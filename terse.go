@@ -680,7 +680,15 @@ func (p *Pipeline) sampledEncoding(v tree.Value, ptr string, compact string, bud
 // shape runs the shaping stage on a text result: package shape under the
 // pipeline's counter, an elision's original kept in the store as chunks
 // of the given line ranges.
-func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.Options) shape.Result {
+//
+// Shaping fails open: a shaper that panics (a bug) leaves the text as it
+// is.
+func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.Options) (res shape.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = shape.Result{Text: text, Why: fmt.Sprintf("internal error: %v", r)}
+		}
+	}()
 	so := *p.o.Shape
 	so.Counter = p.o.Tokenizer
 	if so.Keep == nil && p.o.Store != nil {

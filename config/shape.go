@@ -2,7 +2,9 @@ package config
 
 import (
 	"path"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/terse-dev/terse/shape"
 )
@@ -23,6 +25,16 @@ type Shape struct {
 	MinBytes int `toml:"min_bytes"`
 	// Tools are per-tool rules; the first whose glob matches applies.
 	Tools []ShapeTool `toml:"tools"`
+	// PassLines are patterns of test runners' pass lines the built-in
+	// ones do not know: such lines are folded into counts of Unit.
+	PassLines []ShapePassLine `toml:"pass_lines"`
+}
+
+// ShapePassLine is a pattern (Go regexp syntax) of lines that report
+// only success, and the unit each counts one of ("specs passed").
+type ShapePassLine struct {
+	Pattern string `toml:"pattern"`
+	Unit    string `toml:"unit"`
 }
 
 // ShapeTool is the shaping policy of the tools whose names match Match.
@@ -51,6 +63,12 @@ func (s *Shape) Options() *shape.Options {
 		}
 		o.Tools = append(o.Tools, r)
 	}
+	for _, p := range s.PassLines {
+		re, err := regexp.Compile(p.Pattern)
+		if err == nil {
+			o.PassLines = append(o.PassLines, shape.PassLine{Pattern: re, Unit: p.Unit})
+		}
+	}
 	return o
 }
 
@@ -74,6 +92,15 @@ func (v *validator) shape(s *Shape) {
 		}
 		if t.Margin < 0 || t.Margin >= 1 {
 			v.errorf(k+".margin", "must be in [0, 1), got %g", t.Margin)
+		}
+	}
+	for i, p := range s.PassLines {
+		k := "shape.pass_lines." + strconv.Itoa(i)
+		if _, err := regexp.Compile(p.Pattern); err != nil || p.Pattern == "" {
+			v.errorf(k+".pattern", "not a regular expression: %q", p.Pattern)
+		}
+		if p.Unit == "" || len(p.Unit) > 40 || strings.ContainsAny(p.Unit, "()[]\n;") {
+			v.errorf(k+".unit", "want a short unit such as \"specs passed\", got %q", p.Unit)
 		}
 	}
 }

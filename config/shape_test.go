@@ -50,6 +50,8 @@ margin = 0.2
 		{"[shape]\nmargin = 1.5\n", "shape.margin"},
 		{"[[shape.tools]]\nmatch = \"[\"\n", "shape.tools.0.match"},
 		{"[[shape.tools]]\nclass = \"elide\"\n", "shape.tools.0.match"},
+		{"[[shape.pass_lines]]\npattern = \"(\"\nunit = \"specs passed\"\n", "shape.pass_lines.0.pattern"},
+		{"[[shape.pass_lines]]\npattern = \"x\"\n", "shape.pass_lines.0.unit"},
 	} {
 		_, err := Parse([]byte(bad.src), "bad.toml")
 		if err == nil || !strings.Contains(err.Error(), bad.key) {

@@ -3,6 +3,7 @@ package shape
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -53,6 +54,19 @@ func passLine(l string) (unit string, n int, ok bool) {
 	return "", 0, false
 }
 
+// builtinUnits are the units pass lines count, in the order a marker
+// names them.
+var builtinUnits = []string{"tests passed", "test files passed", "packages ok", "packages without tests"}
+
+// PassLine is a pattern of lines that report only success (a runner the
+// built-in patterns do not know), and the unit each such line counts one
+// of ("specs passed"). A line that says something failed is never a pass
+// line, whatever the pattern.
+type PassLine struct {
+	Pattern *regexp.Regexp
+	Unit    string
+}
+
 var (
 	ansiCode   = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
 	goRun      = regexp.MustCompile(`^=== (RUN|PAUSE|CONT|NAME) +\S+$`)
@@ -74,7 +88,24 @@ var (
 // counted marker each, keeping every other line (failures, errors,
 // panics, stack traces, logs, summaries) and the last two lines whole. A
 // marker is never longer than a quarter of the lines it replaces.
-func elideTest(text string) (candidate, bool) {
+func elideTest(text string, extra []PassLine) (candidate, bool) {
+	passLine := func(l string) (string, int, bool) {
+		if u, n, ok := passLine(l); ok {
+			return u, n, ok
+		}
+		for _, p := range extra {
+			if p.Pattern != nil && p.Pattern.MatchString(l) && !failLine.MatchString(l) {
+				return p.Unit, 1, true
+			}
+		}
+		return "", 0, false
+	}
+	units := builtinUnits
+	for _, p := range extra {
+		if !slices.Contains(units, p.Unit) {
+			units = append(slices.Clip(units), p.Unit)
+		}
+	}
 	body := strings.TrimSuffix(text, "\n")
 	lines := strings.Split(body, "\n")
 	n := len(lines)
@@ -128,7 +159,7 @@ func elideTest(text string) (candidate, bool) {
 		for _, l := range lines[r.a:r.b] {
 			size += len(l) + 1
 		}
-		if len(foldedMarker(r.a, r.b, r.counts, 1000))*4 <= size {
+		if len(foldedMarker(r.a, r.b, r.counts, 1000, units))*4 <= size {
 			kept = append(kept, r)
 		}
 	}
@@ -146,7 +177,7 @@ func elideTest(text string) (candidate, bool) {
 			out = append(out, lines[prev:r.a]...)
 		}
 		ranges = append(ranges, [2]int{r.a + 1, r.b})
-		out = append(out, foldedMarker(r.a, r.b, r.counts, len(ranges)))
+		out = append(out, foldedMarker(r.a, r.b, r.counts, len(ranges), units))
 		folded += r.b - r.a
 		prev = r.b
 	}
@@ -189,6 +220,19 @@ func elideTest(text string) (candidate, bool) {
 	return candidate{text: shaped, class: Elide, rules: []string{"tests folded"}, ranges: ranges, lost: lost}, true
 }
 
+// singular writes a unit for one: its first plural word loses its "s"
+// ("test files passed" → "test file passed").
+func singular(u string) string {
+	words := strings.Fields(u)
+	for i, w := range words {
+		if len(w) > 1 && strings.HasSuffix(w, "s") {
+			words[i] = w[:len(w)-1]
+			break
+		}
+	}
+	return strings.Join(words, " ")
+}
+
 func plural(n int, s string) string {
 	if n == 1 {
 		return s
@@ -198,15 +242,13 @@ func plural(n int, s string) string {
 
 // foldedMarker is the line that stands for the folded lines [a, b)
 // (0-based) that chunk k holds.
-func foldedMarker(a, b int, counts map[string]int, k int) string {
+func foldedMarker(a, b int, counts map[string]int, k int, units []string) string {
 	var parts []string
-	for _, u := range []string{"tests passed", "test files passed", "packages ok", "packages without tests"} {
+	for _, u := range units {
 		if c := counts[u]; c > 0 {
 			w := u
 			if c == 1 {
-				w = strings.Replace(u, "tests passed", "test passed", 1)
-				w = strings.Replace(w, "files", "file", 1)
-				w = strings.Replace(w, "packages", "package", 1)
+				w = singular(u)
 			}
 			parts = append(parts, strconv.Itoa(c)+" "+w)
 		}
@@ -282,7 +324,7 @@ func elideLog(text string) (candidate, bool) {
 		for _, l := range lines[i:j] {
 			size += len(l) + 1
 		}
-		if j-i < 3 || len(foldedMarker(i, j, nil, 1000))*4 > size {
+		if j-i < 3 || len(foldedMarker(i, j, nil, 1000, nil))*4 > size {
 			i = j
 			continue
 		}
@@ -291,7 +333,7 @@ func elideLog(text string) (candidate, bool) {
 			out = append(out, lines[prev:i]...)
 		}
 		ranges = append(ranges, [2]int{i + 1, j})
-		out = append(out, foldedMarker(i, j, nil, len(ranges)))
+		out = append(out, foldedMarker(i, j, nil, len(ranges), nil))
 		left += j - i
 		runs++
 		prev, i = j, j

@@ -211,7 +211,7 @@ func TestElideTestProperty(t *testing.T) {
 			lines = append(lines, l)
 		}
 		text := strings.Join(lines, "\n")
-		c, ok := elideTest(text)
+		c, ok := elideTest(text, nil)
 		if !ok {
 			return
 		}
@@ -252,7 +252,7 @@ func TestElideTestProperty(t *testing.T) {
 				}
 				counts[unit] += n
 			}
-			if want := foldedMarker(a-1, b, counts, k); want != l {
+			if want := foldedMarker(a-1, b, counts, k, builtinUnits); want != l {
 				t.Fatalf("marker %q, want %q", l, want)
 			}
 			i = b

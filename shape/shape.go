@@ -66,6 +66,9 @@ type Options struct {
 	// Tools are per-tool rules, the first whose Match (a path.Match glob)
 	// matches the call's tool applies.
 	Tools []ToolRule
+	// PassLines are patterns of pass lines for runners the built-in
+	// ones do not know, folded into counts like theirs.
+	PassLines []PassLine
 	// Keep stores the original of an elided text and returns the handle
 	// and fetch command of its chunks, whose line ranges are given
 	// (1-based, inclusive): chunk N of the handle is ranges[N-1]. Nil
@@ -175,7 +178,7 @@ func Shape(text string, call Call, o *Options) Result {
 	res := Result{Text: text, Shape: kind}
 	var cand []candidate
 	if kind == "test" && ceiling >= Elide && o.Keep != nil {
-		if e, ok := elideTest(text); ok {
+		if e, ok := elideTest(text, o.PassLines); ok {
 			cand = append(cand, e)
 		}
 	}

@@ -2,6 +2,7 @@ package shape
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -122,5 +123,22 @@ func TestExpandErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Expand(%q) = %v, want %q", c.text, err, c.want)
 		}
+	}
+}
+
+// TestPassLines: a runner the built-in patterns do not know is folded by
+// a configured pattern, counted in its unit; a line that says something
+// failed is never folded, whatever the pattern.
+func TestPassLines(t *testing.T) {
+	var sb strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&sb, "spec %02d ... green\n", i)
+	}
+	sb.WriteString("spec 20 ... green but failed to clean up\nspec 21 ... red\n2 specs, 1 failure\n")
+	o := &Options{Keep: func(string, [][2]int) (string, error) { return "terse chunk c_0 N", nil },
+		PassLines: []PassLine{{Pattern: regexp.MustCompile(`^spec \d+ \.\.\. green`), Unit: "specs passed"}}}
+	r := Shape(sb.String(), Call{Tool: "Bash", Input: []byte(`{"command":"make test"}`)}, o)
+	if r.Class != Elide || !strings.Contains(r.Text, "(20 specs passed)") || !strings.Contains(r.Text, "spec 20 ... green but failed to clean up") {
+		t.Errorf("class %s:\n%s", r.Class, r.Text)
 	}
 }
