@@ -439,7 +439,9 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	t2 := -1
 	textFormat := "text"
 	if !isJSON && p.o.Shape != nil && !req.noShape {
-		if sr := p.shape(ctx, text, req, fo0); sr.Class != shape.None {
+		// A shaped text over the budget would be fitted as the original
+		// anyway (see below): it is not shaped.
+		if sr := p.shape(ctx, text, req, fo0); sr.Class != shape.None && sr.ShapedTokens <= fo0.Budget {
 			text, t2 = sr.Text, sr.ShapedTokens
 			m.seed(text, t2)
 			rep.Shape, rep.ShapeClass, rep.ShapeRules = sr.Shape, sr.Class.String(), sr.Rules
