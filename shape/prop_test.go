@@ -339,3 +339,48 @@ func TestElideLogProperty(t *testing.T) {
 	}
 	t.Logf("%d elisions checked", checked)
 }
+
+// FuzzElide: on any input, an elision of test output or of a long log
+// covers the original's lines in order with its chunks, and keeps every
+// line that says something failed.
+func FuzzElide(f *testing.F) {
+	f.Add("--- PASS: A (0.00s)\n--- PASS: B (0.00s)\n--- PASS: C (0.00s)\n--- PASS: D (0.00s)\n--- PASS: E (0.00s)\n--- PASS: F (0.00s)\n--- PASS: G (0.00s)\n--- PASS: H (0.00s)\n--- PASS: I (0.00s)\nFAIL\nok")
+	f.Add(strings.Repeat("INFO tick\n", 500) + "ERROR x\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) < 2000 && rand(text)%2 == 0 {
+			text = strings.Repeat(text+"\n", longLog/max(1, strings.Count(text, "\n")+1)+1)
+		}
+		n := len(strings.Split(strings.TrimSuffix(text, "\n"), "\n"))
+		for _, c := range []func() (candidate, bool){
+			func() (candidate, bool) { return elideTest(text, nil) },
+			func() (candidate, bool) { return elideLog(text) },
+		} {
+			e, ok := c()
+			if !ok {
+				continue
+			}
+			next := 1
+			for _, r := range e.ranges {
+				if r[0] != next || r[1] < r[0] {
+					t.Fatalf("chunks out of order: %v", e.ranges)
+				}
+				next = r[1] + 1
+			}
+			if next != n+1 {
+				t.Fatalf("chunks end at line %d of %d", next-1, n)
+			}
+			if countFail(e.text) != countFail(text) {
+				t.Fatalf("lines that say something failed: %d, the original has %d", countFail(e.text), countFail(text))
+			}
+		}
+	})
+}
+
+// rand is a cheap deterministic choice from an input.
+func rand(s string) int {
+	h := 0
+	for i := 0; i < len(s) && i < 64; i++ {
+		h = h*31 + int(s[i])
+	}
+	return max(h, -h)
+}
