@@ -1,0 +1,357 @@
+package hook
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/terse-dev/terse/tree"
+)
+
+// Transcript is a Claude Code session transcript (JSONL, one entry per
+// line), from its last compaction boundary on: what the model can still
+// see. It answers one question, [Transcript.Find].
+type Transcript struct {
+	data []byte // the lines after the last compaction boundary
+	// Compactions counts the compaction boundaries read.
+	Compactions int
+}
+
+// ReadTranscript reads the transcript at path: at most max bytes, from
+// its end (earlier lines are then not considered).
+func ReadTranscript(path string, max int64) (*Transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := int64(0)
+	if st.Size() > max {
+		off = st.Size() - max
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+	if err != nil {
+		return nil, err
+	}
+	if off > 0 {
+		// The first line is cut: drop it.
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+		} else {
+			data = nil
+		}
+	}
+	return ParseTranscript(data), nil
+}
+
+// ParseTranscript returns the transcript of data (JSONL).
+func ParseTranscript(data []byte) *Transcript {
+	t := &Transcript{data: data}
+	// A compaction boundary is a system entry with subtype
+	// compact_boundary; the model sees nothing before the last one but
+	// its summary.
+	for rest := data; ; {
+		i := bytes.LastIndex(rest, []byte("compact_boundary"))
+		if i < 0 {
+			break
+		}
+		start, end := lineAt(rest, i)
+		rest = rest[:start]
+		if isBoundary(data[start:end]) {
+			if t.Compactions == 0 {
+				t.data = data[end:]
+			}
+			t.Compactions++
+		}
+	}
+	return t
+}
+
+// lineAt returns the bounds of the line holding data[i].
+func lineAt(data []byte, i int) (start, end int) {
+	start = bytes.LastIndexByte(data[:i], '\n') + 1
+	end = len(data)
+	if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
+		end = i + j
+	}
+	return start, end
+}
+
+func isBoundary(line []byte) bool {
+	v, err := tree.Parse(line)
+	if err != nil || v.Kind() != tree.KindObject {
+		return false
+	}
+	typ, _ := v.Get("type")
+	sub, _ := v.Get("subtype")
+	return typ.Str() == "system" && sub.Str() == "compact_boundary"
+}
+
+// entry is the part of a transcript line Find reads.
+type entry struct {
+	sidechain bool
+	agentID   string
+	// tool results of a user entry
+	results []result
+	// tool calls of an assistant entry
+	calls []call
+}
+
+type result struct {
+	id      string
+	visible string     // the text the model was shown
+	output  tree.Value // toolUseResult: the tool's output object
+}
+
+type call struct {
+	id, name string
+	input    tree.Value
+}
+
+func parseEntry(line []byte) (entry, bool) {
+	v, err := tree.Parse(line)
+	if err != nil || v.Kind() != tree.KindObject {
+		return entry{}, false
+	}
+	var e entry
+	if s, _ := v.Get("isSidechain"); s.Bool() {
+		e.sidechain = true
+	}
+	a, _ := v.Get("agentId")
+	e.agentID = a.Str()
+	msg, _ := v.Get("message")
+	content, _ := msg.Get("content")
+	if content.Kind() != tree.KindArray {
+		return e, true
+	}
+	out, hasOut := v.Get("toolUseResult")
+	for _, b := range content.Items() {
+		typ, _ := b.Get("type")
+		switch typ.Str() {
+		case "tool_result":
+			id, _ := b.Get("tool_use_id")
+			r := result{id: id.Str(), visible: visibleText(b)}
+			if hasOut {
+				r.output = out
+			}
+			e.results = append(e.results, r)
+		case "tool_use":
+			id, _ := b.Get("id")
+			name, _ := b.Get("name")
+			in, _ := b.Get("input")
+			e.calls = append(e.calls, call{id: id.Str(), name: name.Str(), input: in})
+		}
+	}
+	return e, true
+}
+
+// visibleText is the text of a tool_result block: its content string, or
+// its text blocks joined.
+func visibleText(b tree.Value) string {
+	c, _ := b.Get("content")
+	if c.Kind() == tree.KindString {
+		return c.Str()
+	}
+	var sb strings.Builder
+	for _, it := range c.Items() {
+		if t, _ := it.Get("text"); t.Kind() == tree.KindString {
+			sb.WriteString(t.Str())
+			sb.WriteByte('\n')
+		}
+	}
+	return sb.String()
+}
+
+// probe is a piece of text written the same way by every JSON encoder:
+// the longest run of printable ASCII without quotes or backslashes, at
+// most 64 bytes. Lines holding an earlier copy of the text hold it.
+func probe(s string) string {
+	best, start := "", 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' {
+			if i-start >= 64 {
+				return s[start:i]
+			}
+			continue
+		}
+		if i-start > len(best) {
+			best = s[start:i]
+		}
+		start = i + 1
+	}
+	return best
+}
+
+// Find returns the tool_use_id of the latest earlier result of tool that
+// the model still has in the same context (the main conversation, or the
+// sub-agent agentID) and whose slots hold exactly texts:
+//
+//   - it comes after the last compaction boundary;
+//   - it was shown as it was: the text the model was shown still holds
+//     every slot's text (a result cleared, or replaced by a reference or a
+//     shorter rendering, does not);
+//   - it is not a call on a path written since (a Write, Edit, MultiEdit
+//     or NotebookEdit of that path, or of a path under it);
+//   - it is not the call exclude (the current one).
+//
+// ok is false when there is none.
+func (t *Transcript) Find(tool, agentID, exclude string, texts []string) (id string, ok bool) {
+	if t == nil || len(texts) == 0 {
+		return "", false
+	}
+	longest := ""
+	for _, s := range texts {
+		if len(s) > len(longest) {
+			longest = s
+		}
+	}
+	p := probe(longest)
+	if len(p) < 8 {
+		p = "tool_result"
+	}
+	data := t.data
+	seen := -1 // end of the last line looked at
+	for off := 0; ; {
+		i := bytes.Index(data[off:], []byte(p))
+		if i < 0 {
+			break
+		}
+		start, end := lineAt(data, off+i)
+		off = end
+		if start <= seen {
+			continue
+		}
+		seen = end
+		e, ok := parseEntry(data[start:end])
+		if !ok || !sameContext(e, agentID) {
+			continue
+		}
+		for _, r := range e.results {
+			if r.id == "" || r.id == exclude || (r.output.Kind() != tree.KindObject && r.output.Kind() != tree.KindArray) {
+				continue
+			}
+			c, ok := t.call(r.id, data[:start])
+			if !ok || c.name != tool {
+				continue
+			}
+			if !sameTexts(Slots(tool, r.output), texts) || !showsAll(r.visible, texts) {
+				continue
+			}
+			if t.writtenSince(c.input, data[end:]) {
+				continue
+			}
+			id = r.id
+		}
+	}
+	return id, id != ""
+}
+
+// sameContext reports whether an entry belongs to the context of agentID
+// ("" is the main conversation).
+func sameContext(e entry, agentID string) bool {
+	if agentID == "" {
+		return !e.sidechain
+	}
+	return e.agentID == agentID
+}
+
+func sameTexts(slots []Slot, texts []string) bool {
+	if len(slots) != len(texts) {
+		return false
+	}
+	for i := range slots {
+		if slots[i].Text != texts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func showsAll(visible string, texts []string) bool {
+	if strings.HasPrefix(visible, "> [ref: ") {
+		return false
+	}
+	for _, s := range texts {
+		if !strings.Contains(visible, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// call finds the tool call id in before (the lines before its result).
+func (t *Transcript) call(id string, before []byte) (call, bool) {
+	needle := []byte(id)
+	for end := len(before); ; {
+		i := bytes.LastIndex(before[:end], needle)
+		if i < 0 {
+			return call{}, false
+		}
+		start, lend := lineAt(before, i)
+		end = start
+		e, ok := parseEntry(before[start:lend])
+		if !ok {
+			continue
+		}
+		for _, c := range e.calls {
+			if c.id == id {
+				return c, true
+			}
+		}
+	}
+}
+
+// mutating are the tools whose call writes the path it names.
+var mutating = []string{"Write", "Edit", "MultiEdit", "NotebookEdit"}
+
+// writtenSince reports whether a call with input names a path (file_path,
+// notebook_path or path) that a mutating call in after writes, or a path
+// under it.
+func (t *Transcript) writtenSince(input tree.Value, after []byte) bool {
+	p := inputPath(input)
+	if p == "" {
+		return false
+	}
+	for _, name := range mutating {
+		needle := []byte(`"` + name + `"`)
+		for off := 0; ; {
+			i := bytes.Index(after[off:], needle)
+			if i < 0 {
+				break
+			}
+			start, end := lineAt(after, off+i)
+			off = end
+			e, ok := parseEntry(after[start:end])
+			if !ok {
+				continue
+			}
+			for _, c := range e.calls {
+				if c.name == name && under(inputPath(c.input), p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// inputPath is the path a call's input names, if any.
+func inputPath(in tree.Value) string {
+	for _, k := range [...]string{"file_path", "notebook_path", "path"} {
+		if v, ok := in.Get(k); ok && v.Str() != "" {
+			return filepath.Clean(v.Str())
+		}
+	}
+	return ""
+}
+
+// under reports whether path w is p or under p.
+func under(w, p string) bool {
+	return w != "" && (w == p || strings.HasPrefix(w, strings.TrimSuffix(p, "/")+"/"))
+}
