@@ -126,6 +126,9 @@ func mcpSlots(resp tree.Value) []Slot {
 // and every slot whose text is unchanged, is kept as it was. A list of
 // strings is given back as the lines of its new text.
 func Replace(tool string, resp tree.Value, slots []Slot, texts []string) tree.Value {
+	if len(slots) == 0 {
+		return resp
+	}
 	if IsMCP(tool) {
 		return replaceMCP(resp, slots, texts)
 	}
