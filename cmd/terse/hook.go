@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,8 +133,10 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 type hookRunner struct {
 	cfgPath string
 	tool    string // the event's tool, once known (for the log)
-	// storeDir, when set, replaces the store directory (tests).
-	storeDir string
+	// storeDir and transcript, when set, replace the store directory and
+	// the transcript the event names (a replay of recorded sessions).
+	storeDir   string
+	transcript *hook.Transcript
 }
 
 // run reads the event and returns the hook's output, or nil for none.
@@ -245,6 +248,13 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 		tev.Untouched = telemetry.UntouchedTooSmall
 		return nil, tev, nil
 	}
+	if (ev.ToolName == "Bash" || ev.ToolName == "BashOutput") && size > bashMaxOutput() {
+		// Claude Code saves such an output to a file and shows the model a
+		// preview and the file's path: a shaped text would replace the
+		// saved original and be cut to the same preview.
+		tev.Untouched = telemetry.UntouchedTooLarge
+		return nil, tev, nil
+	}
 	texts := append([]string(nil), orig...)
 	var saved [telemetry.NumSources]int
 	if id, ok := h.inContext(ev, orig, size, &tev); ok {
@@ -313,12 +323,18 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 // this one that the model still has in context, read from the transcript.
 // A missing or unreadable transcript means none.
 func (h *hookRunner) inContext(ev *hook.Event, texts []string, size int, tev *telemetry.Event) (string, bool) {
-	if ev.TranscriptPath == "" || size < dedup.DefaultMinBytes {
+	if size < dedup.DefaultMinBytes {
 		return "", false
 	}
-	tr, err := hook.ReadTranscript(ev.TranscriptPath, maxTranscript)
-	if err != nil {
-		return "", false
+	tr := h.transcript
+	if tr == nil {
+		if ev.TranscriptPath == "" {
+			return "", false
+		}
+		var err error
+		if tr, err = hook.ReadTranscript(ev.TranscriptPath, maxTranscript); err != nil {
+			return "", false
+		}
 	}
 	tev.Compactions = tr.Compactions
 	return tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, texts)
@@ -361,6 +377,16 @@ func (h *hookRunner) pipeline(cfg *config.Config, eff *profile.Effective, ev *ho
 	}
 	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: fetch})
 	return ps.pipeline(cfg.Tool(ev.ToolName), eff)
+}
+
+// bashMaxOutput is the Bash output length above which Claude Code keeps
+// the output in a file and shows a preview: BASH_MAX_OUTPUT_LENGTH (the
+// hook runs in Claude Code's environment), else its default, 30,000.
+func bashMaxOutput() int {
+	if n, err := strconv.Atoi(os.Getenv("BASH_MAX_OUTPUT_LENGTH")); err == nil && n > 0 {
+		return n
+	}
+	return 30000
 }
 
 // hookLog appends one line per failure to the hook's log file; it never

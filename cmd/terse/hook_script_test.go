@@ -69,13 +69,13 @@ func init() {
 			}
 		}
 	}
-	// bigevent FILE MB writes a Bash PostToolUse event whose stdout is
-	// MB megabytes of log lines.
+	// bigevent FILE TOOL MB writes a PostToolUse event of TOOL (Bash, or
+	// an MCP tool) whose output is MB megabytes of log lines.
 	scriptCmds["bigevent"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if neg || len(args) != 2 {
-			ts.Fatalf("usage: bigevent FILE MB")
+		if neg || len(args) != 3 {
+			ts.Fatalf("usage: bigevent FILE TOOL MB")
 		}
-		mb, err := strconv.Atoi(args[1])
+		mb, err := strconv.Atoi(args[2])
 		ts.Check(err)
 		var b strings.Builder
 		for i := 0; b.Len() < mb<<20; i++ {
@@ -85,9 +85,13 @@ func init() {
 			b.WriteString(strconv.Itoa(i))
 			b.WriteString(" ok\n")
 		}
-		ev := `{"session_id":"s-big","transcript_path":"/nonexistent.jsonl","hook_event_name":"PostToolUse","tool_name":"Bash",` +
-			`"tool_input":{"command":"cat big.log"},"tool_use_id":"toolu_big","tool_response":{"stdout":` +
-			string(tree.AppendString(nil, b.String())) + `,"stderr":"","interrupted":false,"isImage":false}}`
+		text := string(tree.AppendString(nil, b.String()))
+		resp := `{"stdout":` + text + `,"stderr":"","interrupted":false,"isImage":false}`
+		if hook.IsMCP(args[1]) {
+			resp = `[{"type":"text","text":` + text + `}]`
+		}
+		ev := `{"session_id":"s-big","transcript_path":"/nonexistent.jsonl","hook_event_name":"PostToolUse","tool_name":"` + args[1] + `",` +
+			`"tool_input":{"lines":1000000},"tool_use_id":"toolu_big","tool_response":` + resp + `}`
 		ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(ev), 0o644))
 	}
 }
