@@ -115,15 +115,16 @@ func TestReply(t *testing.T) {
 	}
 }
 
-func TestProbe(t *testing.T) {
+func TestNeedle(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"", ""},
-		{`ab"cdef\gh`, "cdef"},
-		{"→ plain ascii run ←", " plain ascii run "},
-		{strings.Repeat("x", 100), strings.Repeat("x", 64)},
+		{"ab\"c\\d\n\t\x1b→x", `ab\"c\\d\n\t\u001b→x`},
+		{strings.Repeat("x", 100), strings.Repeat("x", 32)},
+		// Cut at a character boundary.
+		{strings.Repeat("x", 31) + "→", strings.Repeat("x", 31)},
 	} {
-		if got := probe(c.in); got != c.want {
-			t.Errorf("probe(%q) = %q, want %q", c.in, got, c.want)
+		if got := string(needle(c.in)); got != c.want {
+			t.Errorf("needle(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse/tree"
 )
@@ -35,8 +36,8 @@ func ReadTranscript(path string, max int64) (*Transcript, error) {
 	if st.Size() > max {
 		off = st.Size() - max
 	}
-	data, err := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
-	if err != nil {
+	data := make([]byte, st.Size()-off)
+	if _, err := io.ReadFull(io.NewSectionReader(f, off, st.Size()-off), data); err != nil {
 		return nil, err
 	}
 	if off > 0 {
@@ -56,17 +57,18 @@ func ParseTranscript(data []byte) *Transcript {
 	// A compaction boundary is a system entry with subtype
 	// compact_boundary; the model sees nothing before the last one but
 	// its summary.
-	for rest := data; ; {
-		i := bytes.LastIndex(rest, []byte("compact_boundary"))
+	// Every occurrence is looked at (a forward search is the fast one);
+	// the lines are short, and only those are parsed.
+	needle := []byte(`compact_boundary"`)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], needle)
 		if i < 0 {
 			break
 		}
-		start, end := lineAt(rest, i)
-		rest = rest[:start]
-		if isBoundary(data[start:end]) {
-			if t.Compactions == 0 {
-				t.data = data[end:]
-			}
+		start, end := lineAt(data, off+i)
+		off = end
+		if end-start < 1<<16 && isBoundary(data[start:end]) {
+			t.data = data[end:]
 			t.Compactions++
 		}
 	}
@@ -168,25 +170,47 @@ func visibleText(b tree.Value) string {
 	return sb.String()
 }
 
-// probe is a piece of text written the same way by every JSON encoder:
-// the longest run of printable ASCII without quotes or backslashes, at
-// most 64 bytes. Lines holding an earlier copy of the text hold it.
-func probe(s string) string {
-	best, start := "", 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' {
-			if i-start >= 64 {
-				return s[start:i]
+// needle is how a transcript line holding text writes its start: the
+// first characters of text escaped as a JSON string's content the way
+// Claude Code writes its transcripts (JSON.stringify: quotes, backslashes
+// and control characters escaped, everything else as it is), at most
+// maxNeedle bytes. Lines holding an earlier copy of the text hold it.
+func needle(text string) []byte {
+	var b []byte
+	for i := 0; i < len(text) && len(b) < maxNeedle; i++ {
+		if utf8.RuneStart(text[i]) {
+			_, size := utf8.DecodeRuneInString(text[i:])
+			if len(b)+size > maxNeedle {
+				break
 			}
-			continue
 		}
-		if i-start > len(best) {
-			best = s[start:i]
+		c := text[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c == '\b':
+			b = append(b, '\\', 'b')
+		case c == '\f':
+			b = append(b, '\\', 'f')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+		default:
+			b = append(b, c)
 		}
-		start = i + 1
 	}
-	return best
+	return b
 }
+
+// maxNeedle bounds a needle: bytes.Index is fastest for short ones (up to
+// 63 bytes on amd64), and 32 bytes of a result rarely match anything but
+// a copy of it; a line that does is parsed and compared in full.
+const maxNeedle = 32
 
 // Find returns the tool_use_id of the latest earlier result of tool that
 // the model still has in the same context (the main conversation, or the
@@ -211,14 +235,11 @@ func (t *Transcript) Find(tool, agentID, exclude string, texts []string) (id str
 			longest = s
 		}
 	}
-	p := probe(longest)
-	if len(p) < 8 {
-		p = "tool_result"
-	}
+	p := needle(longest)
 	data := t.data
 	seen := -1 // end of the last line looked at
 	for off := 0; ; {
-		i := bytes.Index(data[off:], []byte(p))
+		i := bytes.Index(data[off:], p)
 		if i < 0 {
 			break
 		}
