@@ -29,6 +29,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -133,4 +134,40 @@ func Reply(tool string, updated tree.Value) []byte {
 	}
 	out := tree.Object(tree.Member{Key: "hookSpecificOutput", Value: tree.Object(ms...)})
 	return append(tree.AppendJSON(nil, out), '\n')
+}
+
+// RefHint is the text that replaces a result identical to the one of the
+// earlier call ref of tool: the dedup dialect's reference,
+//
+//	> [ref: toolu_01ABC (Bash "git status"), byte-identical]
+//
+// naming the call by its tool_use_id and, so that the model can tell which
+// of its calls that is, by its tool and main argument (at most 40
+// characters; quotes, brackets and line breaks replaced).
+func RefHint(tool string, ref Ref) string {
+	label := tool
+	if IsMCP(tool) {
+		if i := strings.LastIndex(tool, "__"); i >= 0 {
+			label = tool[i+2:]
+		}
+	}
+	for _, k := range [...]string{"command", "pattern", "url", "query", "file_path", "path"} {
+		if v, ok := ref.Input.Get(k); ok && v.Kind() == tree.KindString && v.Str() != "" {
+			label += ` "` + clip(v.Str(), 40) + `"`
+			break
+		}
+	}
+	return dedup.RefHint(ref.ID + " (" + label + ")")
+}
+
+// clip shortens s to at most n characters (with "…" when cut) and replaces
+// what could end or break the hint.
+func clip(s string, n int) string {
+	r := strings.NewReplacer("\n", " ", "\r", " ", "\t", " ", `"`, "'", "[", "(", "]", ")", ",", ";")
+	s = r.Replace(s)
+	rs := []rune(s)
+	if len(rs) > n {
+		return string(rs[:n-1]) + "…"
+	}
+	return s
 }

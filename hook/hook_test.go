@@ -128,3 +128,17 @@ func TestNeedle(t *testing.T) {
 		}
 	}
 }
+
+func TestRefHint(t *testing.T) {
+	for _, c := range []struct{ tool, input, want string }{
+		{"Bash", `{"command":"git status"}`, `> [ref: toolu_1 (Bash "git status"), byte-identical]`},
+		{"Grep", `{"pattern":"func [A-Z]\\w+, x","path":"/w"}`, `> [ref: toolu_1 (Grep "func (A-Z)\w+; x"), byte-identical]`},
+		{"mcp__github__list_issues", `{"repo":"o/r"}`, `> [ref: toolu_1 (list_issues), byte-identical]`},
+		{"Bash", `{"command":"` + strings.Repeat("é", 50) + `"}`, `> [ref: toolu_1 (Bash "` + strings.Repeat("é", 39) + `…"), byte-identical]`},
+		{"Bash", `{"command":"a\nb\"c\""}`, `> [ref: toolu_1 (Bash "a b'c'"), byte-identical]`},
+	} {
+		if got := RefHint(c.tool, Ref{ID: "toolu_1", Input: mustParse(t, c.input)}); got != c.want {
+			t.Errorf("RefHint(%s, %s) = %s, want %s", c.tool, c.input, got, c.want)
+		}
+	}
+}

@@ -20,6 +20,9 @@ type Transcript struct {
 	Compactions int
 }
 
+// Text is the transcript from its last compaction boundary on.
+func (t *Transcript) Text() string { return string(t.data) }
+
 // ReadTranscript reads the transcript at path: at most max bytes, from
 // its end (earlier lines are then not considered).
 func ReadTranscript(path string, max int64) (*Transcript, error) {
@@ -212,9 +215,17 @@ func needle(text string) []byte {
 // a copy of it; a line that does is parsed and compared in full.
 const maxNeedle = 32
 
-// Find returns the tool_use_id of the latest earlier result of tool that
-// the model still has in the same context (the main conversation, or the
-// sub-agent agentID) and whose slots hold exactly texts:
+// Ref is an earlier tool call whose result the model still has.
+type Ref struct {
+	// ID is the call's tool_use_id.
+	ID string
+	// Input is the call's input.
+	Input tree.Value
+}
+
+// Find returns the latest earlier call of tool whose result the model
+// still has in the same context (the main conversation, or the sub-agent
+// agentID) and whose slots hold exactly texts:
 //
 //   - it comes after the last compaction boundary;
 //   - it was shown as it was: the text the model was shown still holds
@@ -225,9 +236,15 @@ const maxNeedle = 32
 //   - it is not the call exclude (the current one).
 //
 // ok is false when there is none.
-func (t *Transcript) Find(tool, agentID, exclude string, texts []string) (id string, ok bool) {
+func (t *Transcript) Find(tool, agentID, exclude string, texts []string) (ref Ref, ok bool) {
+	id, in := t.find(tool, agentID, exclude, texts)
+	return Ref{ID: id, Input: in}, id != ""
+}
+
+// find is Find: the call's id ("" for none) and input.
+func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id string, input tree.Value) {
 	if t == nil || len(texts) == 0 {
-		return "", false
+		return "", tree.Value{}
 	}
 	longest := ""
 	for _, s := range texts {
@@ -267,10 +284,10 @@ func (t *Transcript) Find(tool, agentID, exclude string, texts []string) (id str
 			if t.writtenSince(c.input, data[end:]) {
 				continue
 			}
-			id = r.id
+			id, input = r.id, c.input
 		}
 	}
-	return id, id != ""
+	return id, input
 }
 
 // sameContext reports whether an entry belongs to the context of agentID

@@ -100,8 +100,8 @@ func TestFind(t *testing.T) {
 			"Grep", "", "t1"},
 	} {
 		tr := ParseTranscript(c.x.text())
-		id, ok := tr.Find(c.tool, c.agent, "t9", texts)
-		if id != c.wantID || ok != (c.wantID != "") {
+		ref, ok := tr.Find(c.tool, c.agent, "t9", texts)
+		if id := ref.ID; id != c.wantID || ok != (c.wantID != "") {
 			t.Errorf("%s: Find = %q, %v, want %q", c.name, id, ok, c.wantID)
 		}
 	}
@@ -113,11 +113,11 @@ func TestFindSubAgent(t *testing.T) {
 		x.lines[i] = strings.Replace(x.lines[i], `"isSidechain":true`, `"isSidechain":true,"agentId":"a1"`, 1)
 	}
 	tr := ParseTranscript(x.text())
-	if id, _ := tr.Find("Bash", "a1", "", []string{long}); id != "t1" {
-		t.Errorf("Find in its own sub-agent = %q, want t1", id)
+	if ref, _ := tr.Find("Bash", "a1", "", []string{long}); ref.ID != "t1" {
+		t.Errorf("Find in its own sub-agent = %q, want t1", ref.ID)
 	}
-	if id, _ := tr.Find("Bash", "a2", "", []string{long}); id != "" {
-		t.Errorf("Find in another sub-agent = %q, want none", id)
+	if ref, _ := tr.Find("Bash", "a2", "", []string{long}); ref.ID != "" {
+		t.Errorf("Find in another sub-agent = %q, want none", ref.ID)
 	}
 }
 
@@ -134,8 +134,8 @@ func TestReadTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, _ := tr.Find("Bash", "", "", []string{long}); id != "t1" {
-		t.Errorf("Find = %q, want t1", id)
+	if ref, _ := tr.Find("Bash", "", "", []string{long}); ref.ID != "t1" {
+		t.Errorf("Find = %q, want t1", ref.ID)
 	}
 	// Read from the end only: the call line is cut off, so the result
 	// cannot be told to be a Bash call's.
@@ -143,8 +143,8 @@ func TestReadTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, _ := tr.Find("Bash", "", "", []string{long}); id != "" {
-		t.Errorf("Find past the read window = %q, want none", id)
+	if ref, _ := tr.Find("Bash", "", "", []string{long}); ref.ID != "" {
+		t.Errorf("Find past the read window = %q, want none", ref.ID)
 	}
 }
 

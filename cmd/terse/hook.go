@@ -38,7 +38,7 @@ prints it, "terse chunk --session ID HANDLE N", bound to the session. A
 result byte-identical to an earlier one the model still has in context
 (read from the session's transcript: after the last compaction, not
 cleared, not replaced, not a path written since) becomes
-"> [ref: TOOL_USE_ID, byte-identical]". File reads (Read) are never
+"> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]". File reads (Read) are never
 changed: Claude Code numbers their lines after the hook.
 
 The output keeps the tool's own output shape, with only text fields
@@ -257,8 +257,8 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	}
 	texts := append([]string(nil), orig...)
 	var saved [telemetry.NumSources]int
-	if id, ok := h.inContext(ev, orig, size, &tev); ok {
-		texts[0] = dedup.RefHint(id)
+	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
+		texts[0] = hook.RefHint(ev.ToolName, ref)
 		for i := 1; i < len(texts); i++ {
 			texts[i] = ""
 		}
@@ -319,21 +319,21 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
 }
 
-// inContext returns the tool_use_id of an earlier result identical to
+// inContext returns the earlier call whose result is identical to
 // this one that the model still has in context, read from the transcript.
 // A missing or unreadable transcript means none.
-func (h *hookRunner) inContext(ev *hook.Event, texts []string, size int, tev *telemetry.Event) (string, bool) {
+func (h *hookRunner) inContext(ev *hook.Event, texts []string, size int, tev *telemetry.Event) (hook.Ref, bool) {
 	if size < dedup.DefaultMinBytes {
-		return "", false
+		return hook.Ref{}, false
 	}
 	tr := h.transcript
 	if tr == nil {
 		if ev.TranscriptPath == "" {
-			return "", false
+			return hook.Ref{}, false
 		}
 		var err error
 		if tr, err = hook.ReadTranscript(ev.TranscriptPath, maxTranscript); err != nil {
-			return "", false
+			return hook.Ref{}, false
 		}
 	}
 	tev.Compactions = tr.Compactions

@@ -15,7 +15,6 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
-	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/internal/corpus"
@@ -390,19 +389,17 @@ func slotTexts(tool string, upd tree.Value, slots []hook.Slot) []string {
 // that decodes to it.
 func declared(ev *hook.Event, tr *hook.Transcript, slots []hook.Slot, newTexts []string, i int, storeDir string) (bool, string) {
 	orig, nt := slots[i].Text, newTexts[i]
-	if rest, ok := strings.CutPrefix(nt, "> [ref: "); ok {
-		id, _, _ := strings.Cut(rest, ",")
-		if nt != dedup.RefHint(id) {
-			return false, "malformed reference " + nt
-		}
+	if strings.HasPrefix(nt, "> [ref: ") {
 		texts := make([]string, len(slots))
 		for k := range slots {
 			texts[k] = slots[k].Text
 		}
-		// Independently of Find: the referenced call's result is after the
-		// last compaction boundary and has the same texts.
-		if got, ok := tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, texts); !ok || got != id {
-			return false, "reference to " + id + " not in context"
+		ref, ok := tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, texts)
+		if !ok || nt != hook.RefHint(ev.ToolName, ref) {
+			return false, "reference not to a result in context: " + nt
+		}
+		if !sameResult(tr, ref.ID, texts) {
+			return false, "the result of " + ref.ID + " differs"
 		}
 		return true, "ref"
 	}
@@ -449,4 +446,41 @@ func fetchAll(handle, session, storeDir string) (string, error) {
 		parts = append(parts, body)
 	}
 	return strings.Join(parts, "\n"), nil
+}
+
+// sameResult checks, apart from Find, that the transcript holds a result
+// of call id whose tool output has texts in its slots, after the last
+// compaction boundary.
+func sameResult(tr *hook.Transcript, id string, texts []string) bool {
+	for _, line := range strings.Split(tr.Text(), "\n") {
+		if !strings.Contains(line, `"tool_use_id":"`+id+`"`) && !strings.Contains(line, `"tool_use_id": "`+id+`"`) {
+			continue
+		}
+		v, err := tree.ParseString(line)
+		if err != nil {
+			continue
+		}
+		out, _ := v.Get("toolUseResult")
+		msg, _ := v.Get("message")
+		content, _ := msg.Get("content")
+		for _, b := range content.Items() {
+			if tid, _ := b.Get("tool_use_id"); tid.Str() != id {
+				continue
+			}
+			for _, tool := range []string{"Bash", "BashOutput", "Grep", "Glob", "WebFetch", "mcp__x__y"} {
+				got := hook.Slots(tool, out)
+				if len(got) != len(texts) || len(got) == 0 {
+					continue
+				}
+				same := true
+				for k := range got {
+					same = same && got[k].Text == texts[k]
+				}
+				if same {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
