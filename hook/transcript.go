@@ -117,6 +117,9 @@ type result struct {
 type call struct {
 	id, name string
 	input    tree.Value
+	// the context of the entry that made the call
+	sidechain bool
+	agentID   string
 }
 
 func parseEntry(line []byte) (entry, bool) {
@@ -224,8 +227,10 @@ type Ref struct {
 }
 
 // Find returns the latest earlier call of tool whose result the model
-// still has in the same context (the main conversation, or the sub-agent
-// agentID) and whose slots hold exactly texts:
+// still has in the context of the current call exclude (the main
+// conversation, or a sub-agent: the context of the entry that made the
+// call, which must be in the transcript and, when agentID is set, be that
+// sub-agent's) and whose slots hold exactly texts:
 //
 //   - it comes after the last compaction boundary;
 //   - it was shown as it was: the text the model was shown still holds
@@ -241,9 +246,17 @@ func (t *Transcript) Find(tool, agentID, exclude string, texts []string) (ref Re
 	return Ref{ID: id, Input: in}, id != ""
 }
 
-// find is Find: the call's id ("" for none) and input.
+// find is Find: the call's id ("" for none) and input. The context is the
+// one of the current call (exclude), which the transcript must show.
 func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id string, input tree.Value) {
-	if t == nil || len(texts) == 0 {
+	if t == nil || len(texts) == 0 || exclude == "" {
+		return "", tree.Value{}
+	}
+	// The context is the current call's: the transcript must show it
+	// (after the last compaction), or nothing in it can be told to be
+	// visible to the caller (a sub-agent sees only its own results).
+	cur, ok := t.call(exclude, t.data)
+	if !ok || agentID != "" && cur.agentID != agentID {
 		return "", tree.Value{}
 	}
 	longest := ""
@@ -267,7 +280,7 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 		}
 		seen = end
 		e, ok := parseEntry(data[start:end])
-		if !ok || !sameContext(e, agentID) {
+		if !ok || e.sidechain != cur.sidechain || e.agentID != cur.agentID {
 			continue
 		}
 		for _, r := range e.results {
@@ -288,15 +301,6 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 		}
 	}
 	return id, input
-}
-
-// sameContext reports whether an entry belongs to the context of agentID
-// ("" is the main conversation).
-func sameContext(e entry, agentID string) bool {
-	if agentID == "" {
-		return !e.sidechain
-	}
-	return e.agentID == agentID
 }
 
 func sameTexts(slots []Slot, texts []string) bool {
@@ -339,6 +343,7 @@ func (t *Transcript) call(id string, before []byte) (call, bool) {
 		}
 		for _, c := range e.calls {
 			if c.id == id {
+				c.sidechain, c.agentID = e.sidechain, e.agentID
 				return c, true
 			}
 		}

@@ -85,9 +85,6 @@ func TestFind(t *testing.T) {
 		{"a sub-agent's result, from the main conversation",
 			new(tx).call("t1", "Bash", `{}`, true).result("t1", bashOut(long), long, true),
 			"Bash", "", ""},
-		{"the current call",
-			new(tx).call("t9", "Bash", `{}`, false).result("t9", bashOut(long), long, false),
-			"Bash", "", ""},
 		{"a search of a directory written since",
 			new(tx).call("t1", "Grep", `{"pattern":"x","path":"/w/src"}`, false).result("t1", grep, long, false).
 				call("t2", "Edit", `{"file_path":"/w/src/a.go","old_string":"a","new_string":"b"}`, false).
@@ -99,6 +96,8 @@ func TestFind(t *testing.T) {
 				result("t2", `{"filePath":"/w/srcx/a.go"}`, "File created", false),
 			"Grep", "", "t1"},
 	} {
+		// The current call, t9, is the transcript's last line.
+		c.x.call("t9", c.tool, `{}`, false)
 		tr := ParseTranscript(c.x.text())
 		ref, ok := tr.Find(c.tool, c.agent, "t9", texts)
 		if id := ref.ID; id != c.wantID || ok != (c.wantID != "") {
@@ -108,16 +107,25 @@ func TestFind(t *testing.T) {
 }
 
 func TestFindSubAgent(t *testing.T) {
-	x := new(tx).call("t1", "Bash", `{}`, true).result("t1", bashOut(long), long, true)
-	for i := range x.lines {
+	x := new(tx).call("t1", "Bash", `{}`, true).result("t1", bashOut(long), long, true).call("t9", "Bash", `{}`, true).
+		call("t2", "Bash", `{}`, false).result("t2", bashOut(long), long, false)
+	for i := range x.lines[:3] {
 		x.lines[i] = strings.Replace(x.lines[i], `"isSidechain":true`, `"isSidechain":true,"agentId":"a1"`, 1)
 	}
 	tr := ParseTranscript(x.text())
-	if ref, _ := tr.Find("Bash", "a1", "", []string{long}); ref.ID != "t1" {
-		t.Errorf("Find in its own sub-agent = %q, want t1", ref.ID)
+	// The current call t9 is a1's: only a1's results count, whether the
+	// event names the sub-agent or not.
+	for _, agent := range []string{"a1", ""} {
+		if ref, _ := tr.Find("Bash", agent, "t9", []string{long}); ref.ID != "t1" {
+			t.Errorf("Find(agent %q) in its own sub-agent = %q, want t1", agent, ref.ID)
+		}
 	}
-	if ref, _ := tr.Find("Bash", "a2", "", []string{long}); ref.ID != "" {
-		t.Errorf("Find in another sub-agent = %q, want none", ref.ID)
+	if ref, _ := tr.Find("Bash", "a2", "t9", []string{long}); ref.ID != "" {
+		t.Errorf("Find for another sub-agent = %q, want none", ref.ID)
+	}
+	// A current call the transcript does not show: no reference.
+	if ref, _ := tr.Find("Bash", "", "t404", []string{long}); ref.ID != "" {
+		t.Errorf("Find for a call not in the transcript = %q, want none", ref.ID)
 	}
 }
 
@@ -125,7 +133,7 @@ func TestReadTranscript(t *testing.T) {
 	if _, err := ReadTranscript(filepath.Join(t.TempDir(), "missing.jsonl"), 1<<20); err == nil {
 		t.Error("ReadTranscript(missing) = nil error")
 	}
-	x := new(tx).call("t1", "Bash", `{}`, false).result("t1", bashOut(long), long, false)
+	x := new(tx).call("t1", "Bash", `{}`, false).result("t1", bashOut(long), long, false).call("t9", "Bash", `{}`, false)
 	p := filepath.Join(t.TempDir(), "t.jsonl")
 	if err := os.WriteFile(p, x.text(), 0o600); err != nil {
 		t.Fatal(err)
@@ -134,16 +142,16 @@ func TestReadTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref, _ := tr.Find("Bash", "", "", []string{long}); ref.ID != "t1" {
+	if ref, _ := tr.Find("Bash", "", "t9", []string{long}); ref.ID != "t1" {
 		t.Errorf("Find = %q, want t1", ref.ID)
 	}
 	// Read from the end only: the call line is cut off, so the result
 	// cannot be told to be a Bash call's.
-	tr, err = ReadTranscript(p, int64(len(x.lines[1])+1))
+	tr, err = ReadTranscript(p, int64(len(x.lines[1])+len(x.lines[2])+2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref, _ := tr.Find("Bash", "", "", []string{long}); ref.ID != "" {
+	if ref, _ := tr.Find("Bash", "", "t9", []string{long}); ref.ID != "" {
 		t.Errorf("Find past the read window = %q, want none", ref.ID)
 	}
 }

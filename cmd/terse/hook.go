@@ -189,6 +189,7 @@ func (h *hookRunner) config() (*config.Config, error) {
 	if p == "" {
 		return config.Default(), nil
 	}
+	h.cfgPath = p // the file a Redis store's fetch command names
 	return config.Load(p)
 }
 
