@@ -42,6 +42,7 @@ func BenchmarkTranscript(b *testing.B) {
 				b.Fatal(err)
 			}
 			tr.Find("Bash", "", "", []string{text})
+			tr.Close()
 		}
 	})
 }

@@ -142,3 +142,18 @@ func TestRefHint(t *testing.T) {
 		}
 	}
 }
+
+func TestLastIndex(t *testing.T) {
+	big := strings.Repeat("x", 200<<10)
+	for _, c := range []struct{ s, sep string }{
+		{"", "ab"}, {"ab", "ab"}, {"abab", "ab"},
+		{"ab" + big, "ab"}, {big + "ab" + big, "ab"}, {big + "ab", "ab"},
+		{big[:64<<10] + "ab" + big[:64<<10-1], "ab"}, // across the tail's edge
+		{big[:64<<10] + "ab" + big[:64<<10-2], "ab"},
+		{big, "ab"},
+	} {
+		if got, want := lastIndex([]byte(c.s), []byte(c.sep)), strings.LastIndex(c.s, c.sep); got != want {
+			t.Errorf("lastIndex(%d bytes, %q) = %d, want %d", len(c.s), c.sep, got, want)
+		}
+	}
+}

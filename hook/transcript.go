@@ -18,13 +18,16 @@ type Transcript struct {
 	data []byte // the lines after the last compaction boundary
 	// Compactions counts the compaction boundaries read.
 	Compactions int
+	unmap       func() // set when data is a mapped file
 }
 
-// Text is the transcript from its last compaction boundary on.
+// Text is the transcript from its last compaction boundary on (a copy).
 func (t *Transcript) Text() string { return string(t.data) }
 
 // ReadTranscript reads the transcript at path: at most max bytes, from
-// its end (earlier lines are then not considered).
+// its end (earlier lines are then not considered). The file is mapped
+// into memory where the system allows it: call Close when done, and do
+// not use the Transcript after that.
 func ReadTranscript(path string, max int64) (*Transcript, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,9 +42,12 @@ func ReadTranscript(path string, max int64) (*Transcript, error) {
 	if st.Size() > max {
 		off = st.Size() - max
 	}
-	data := make([]byte, st.Size()-off)
-	if _, err := io.ReadFull(io.NewSectionReader(f, off, st.Size()-off), data); err != nil {
-		return nil, err
+	data, unmap, err := mapFile(f, off, st.Size()-off)
+	if err != nil {
+		data, unmap = make([]byte, st.Size()-off), nil
+		if _, err := io.ReadFull(io.NewSectionReader(f, off, st.Size()-off), data); err != nil {
+			return nil, err
+		}
 	}
 	if off > 0 {
 		// The first line is cut: drop it.
@@ -51,7 +57,17 @@ func ReadTranscript(path string, max int64) (*Transcript, error) {
 			data = nil
 		}
 	}
-	return ParseTranscript(data), nil
+	t := ParseTranscript(data)
+	t.unmap = unmap
+	return t, nil
+}
+
+// Close releases a transcript ReadTranscript mapped into memory.
+func (t *Transcript) Close() {
+	if t != nil && t.unmap != nil {
+		t.unmap()
+		t.unmap, t.data = nil, nil
+	}
 }
 
 // ParseTranscript returns the transcript of data (JSONL).
@@ -331,7 +347,7 @@ func showsAll(visible string, texts []string) bool {
 func (t *Transcript) call(id string, before []byte) (call, bool) {
 	needle := []byte(id)
 	for end := len(before); ; {
-		i := bytes.LastIndex(before[:end], needle)
+		i := lastIndex(before[:end], needle)
 		if i < 0 {
 			return call{}, false
 		}
@@ -347,6 +363,31 @@ func (t *Transcript) call(id string, before []byte) (call, bool) {
 				return c, true
 			}
 		}
+	}
+}
+
+// lastIndex is bytes.LastIndex, fast also when sep is far from the end or
+// absent: the last 64 KB are searched backwards (a call is most often
+// near its result), the rest forwards (bytes.Index is vectorised,
+// bytes.LastIndex is not).
+func lastIndex(s, sep []byte) int {
+	const tail = 64 << 10
+	if len(s) <= tail {
+		return bytes.LastIndex(s, sep)
+	}
+	cut := len(s) - tail
+	if i := bytes.LastIndex(s[cut:], sep); i >= 0 {
+		return cut + i
+	}
+	last := -1
+	head := s[:min(len(s), cut+len(sep)-1)]
+	for off := 0; ; {
+		i := bytes.Index(head[off:], sep)
+		if i < 0 {
+			return last
+		}
+		last = off + i
+		off += i + 1
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +102,9 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	go func() {
+		// A transcript cut short while it is mapped faults: a panic, not
+		// a crash (Claude Code shows the model a hook's exit status 2).
+		debug.SetPanicOnFault(true)
 		var d done
 		defer func() {
 			if r := recover(); r != nil {
@@ -336,6 +340,7 @@ func (h *hookRunner) inContext(ev *hook.Event, texts []string, size int, tev *te
 		if tr, err = hook.ReadTranscript(ev.TranscriptPath, maxTranscript); err != nil {
 			return hook.Ref{}, false
 		}
+		defer tr.Close()
 	}
 	tev.Compactions = tr.Compactions
 	return tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, texts)

@@ -80,3 +80,23 @@ func hookBenchEvent(b *testing.B, size string) []byte {
 	}
 	return data
 }
+
+// BenchmarkRunHook is the whole command in process: reading the event,
+// the config, building the pipeline, handling, writing the reply.
+func BenchmarkRunHook(b *testing.B) {
+	b.Setenv("XDG_CACHE_HOME", b.TempDir())
+	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	for _, name := range []string{"1k", "100k"} {
+		data := hookBenchEvent(b, name)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var out bytes.Buffer
+				if err := runHook(context.Background(), []string{"claude-code"}, bytes.NewReader(data), &out, &out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
