@@ -85,12 +85,27 @@ func TestHookReplay(t *testing.T) {
 	rows := map[string]*replayRow{}
 	var total replayRow
 	cfg := config.Default()
+	dirs := map[string]*replayRow{}
+	var dirNames []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		replayFile(t, f, data, cfg, storeDir, c, rows)
+		one := map[string]*replayRow{}
+		replayFile(t, f, data, cfg, storeDir, c, one)
+		d := filepath.Base(filepath.Dir(f)) + "/"
+		if dirs[d] == nil {
+			dirs[d] = &replayRow{}
+			dirNames = append(dirNames, d)
+		}
+		for k, r := range one {
+			if rows[k] == nil {
+				rows[k] = &replayRow{}
+			}
+			rows[k].add(*r)
+			dirs[d].add(*r)
+		}
 	}
 	var names []string
 	for k, r := range rows {
@@ -107,6 +122,9 @@ func TestHookReplay(t *testing.T) {
 	}
 	for _, n := range names {
 		line(n, *rows[n])
+	}
+	for _, d := range dirNames {
+		line("total "+d, *dirs[d])
 	}
 	line("total", total)
 	tw.Flush()
