@@ -52,7 +52,7 @@ func doctorHook(ctx context.Context, stdout io.Writer) int {
 				}
 				installed++
 				fmt.Fprintf(stdout, "  %s (%s): PostToolUse %q: %s\n", path, scope, matcher.Str(), c.Str())
-				bin := strings.Trim(strings.Fields(c.Str())[0], `'"`)
+				bin, _ := hookBinary(c.Str())
 				if _, err := os.Stat(bin); err != nil {
 					if _, ok := lookTerse(bin); !ok {
 						fmt.Fprintf(stdout, "    problem: %s does not exist\n", bin)

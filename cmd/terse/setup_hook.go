@@ -83,9 +83,28 @@ func hookCommand(terseCmd string) string {
 
 // isTerseHook reports whether a hook command is terse's.
 func isTerseHook(cmd string) bool {
-	f := strings.Fields(cmd)
-	return len(f) >= 3 && strings.HasPrefix(filepath.Base(strings.Trim(f[0], `'"`)), "terse") &&
-		f[len(f)-2] == "hook" && f[len(f)-1] == "claude-code"
+	_, ok := hookBinary(cmd)
+	return ok
+}
+
+// hookBinary is the terse binary a hook command runs ("PATH hook
+// claude-code", PATH shell-quoted or not); ok is false for another
+// command.
+func hookBinary(cmd string) (string, bool) {
+	bin, ok := strings.CutSuffix(strings.TrimSpace(cmd), " hook claude-code")
+	if !ok {
+		return "", false
+	}
+	bin = strings.TrimSpace(bin)
+	if len(bin) >= 2 && bin[0] == '\'' && bin[len(bin)-1] == '\'' {
+		bin = strings.ReplaceAll(bin[1:len(bin)-1], `'\''`, "'")
+	} else if len(bin) >= 2 && bin[0] == '"' && bin[len(bin)-1] == '"' {
+		bin = bin[1 : len(bin)-1]
+	}
+	if bin == "" || !strings.HasPrefix(filepath.Base(bin), "terse") {
+		return "", false
+	}
+	return bin, true
 }
 
 // run installs or removes the hook. terseCmd is what --terse (or the
