@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/terse-dev/terse/config"
 )
 
 // FuzzHookSettings checks the settings edits on any file: adding the hook
@@ -53,6 +55,26 @@ func TestIsTerseHook(t *testing.T) {
 	} {
 		if got := isTerseHook(c.cmd); got != c.want {
 			t.Errorf("isTerseHook(%q) = %v, want %v", c.cmd, got, c.want)
+		}
+	}
+}
+
+func TestHookSelected(t *testing.T) {
+	cfg := config.Default()
+	if !hookSelected(cfg, "Bash") {
+		t.Error("Bash not selected by default")
+	}
+	cfg.Proxy.ExcludeTools = []string{"mcp__*", "Grep"}
+	for tool, want := range map[string]bool{"Bash": true, "Grep": false, "mcp__gh__list": false} {
+		if got := hookSelected(cfg, tool); got != want {
+			t.Errorf("exclude: hookSelected(%s) = %v, want %v", tool, got, want)
+		}
+	}
+	// Include wins over exclude.
+	cfg.Proxy.IncludeTools = []string{"Grep"}
+	for tool, want := range map[string]bool{"Bash": false, "Grep": true, "mcp__gh__list": false} {
+		if got := hookSelected(cfg, tool); got != want {
+			t.Errorf("include: hookSelected(%s) = %v, want %v", tool, got, want)
 		}
 	}
 }
