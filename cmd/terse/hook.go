@@ -157,19 +157,20 @@ func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := hook.ParseEvent(data)
-	if err != nil {
-		if _, ok := errors.AsType[*hook.UnknownEventError](err); ok {
-			return nil, nil // not ours: nothing to say
-		}
-		return nil, err
-	}
-	h.tool = ev.ToolName
 	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry))
 	if err != nil {
 		rec = nil // telemetry must not stop the hook
 	}
 	defer rec.Close()
+	ev, err := hook.ParseEvent(data)
+	if err != nil {
+		if _, ok := errors.AsType[*hook.UnknownEventError](err); ok {
+			return nil, nil // not a tool result: nothing to say
+		}
+		rec.Record(&telemetry.Event{Entry: telemetry.EntryHook, Err: "parse", Untouched: telemetry.UntouchedError, BytesIn: len(data)})
+		return nil, err
+	}
+	h.tool = ev.ToolName
 	out, tev, err := h.handle(ctx, cfg, ev)
 	tev.Entry, tev.Session, tev.Tool, tev.Sidechain = telemetry.EntryHook, ev.SessionID, ev.ToolName, ev.AgentID != ""
 	if err != nil {
