@@ -38,9 +38,11 @@ is stored (under the user cache directory) and named by the command that
 prints it, "terse chunk --session ID HANDLE N", bound to the session. A
 result byte-identical to an earlier one the model still has in context
 (read from the session's transcript: after the last compaction, not
-cleared, not replaced, not a path written since) becomes
-"> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]". File reads (Read) are never
-changed: Claude Code numbers their lines after the hook.
+cleared, not replaced, not a path written since) becomes a reference to
+that call, "> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]".
+File reads (Read) are never changed: Claude Code numbers their lines after
+the hook. Bash output over BASH_MAX_OUTPUT_LENGTH (30,000 characters by
+default), which Claude Code keeps in a file and previews, is left alone.
 
 The output keeps the tool's own output shape, with only text fields
 replaced, and is printed only when the replacement is smaller, in tokens,

@@ -68,6 +68,9 @@ func (r *replayRow) add(o replayRow) {
 // records no toolUseResult gets one rebuilt from the text shown (Bash
 // stdout, Glob and Grep lines); those calls are counted as rebuilt.
 func TestHookReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 1,000+ calls; not with -short")
+	}
 	shared := corpus.Shared()
 	if shared == "" {
 		t.Skip("shared corpus not found")
