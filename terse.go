@@ -99,6 +99,10 @@ type Request struct {
 	// Tool is the name of the tool that produced the result; it selects
 	// the trimming strategy (Options.Strategies, fit.Resolve).
 	Tool string
+	// ToolInput is the call's arguments as JSON text, if known (a hook
+	// event's tool_input): stages that shape a result by what was asked
+	// for read it. Empty means unknown.
+	ToolInput string
 	// Budget, when positive, replaces Options.Budget for this call. A
 	// budget too small for even the one-line notice that declares what is
 	// left out (and its chunk handle) is raised to that notice, or to the
