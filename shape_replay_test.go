@@ -51,10 +51,10 @@ func TestReplayShapes(t *testing.T) {
 	lost, elided, joined, expanded, fitted := 0, 0, 0, 0, 0
 	for _, s := range logs.Sessions {
 		for _, r := range s.Results {
-			res, err := p.ProcessString(ctx, r.Text, &terse.Request{Tool: r.Tool, ToolInput: r.Input, WorkDir: r.WorkDir})
+			res, err := p.ProcessString(ctx, r.Text, &terse.Request{Tool: r.Tool, ToolInput: string(r.Input), WorkDir: r.WorkDir})
 			if err != nil {
 				// Not JSON after all (a text opening with "{"): as text.
-				res, err = p.ProcessText(ctx, r.Text, &terse.Request{Tool: r.Tool, ToolInput: r.Input, WorkDir: r.WorkDir})
+				res, err = p.ProcessText(ctx, r.Text, &terse.Request{Tool: r.Tool, ToolInput: string(r.Input), WorkDir: r.WorkDir})
 				if err != nil {
 					t.Fatalf("%s %s: %v", s.File, r.Tool, err)
 				}

@@ -30,7 +30,7 @@ func TestShapingStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := numberedRead(60)
-	req := &Request{Tool: "Read", ToolInput: []byte(`{"file_path":"/p/x.go"}`)}
+	req := &Request{Tool: "Read", ToolInput: `{"file_path":"/p/x.go"}`}
 	res, err := p.ProcessString(ctx, in, req)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestShapingElisionNeedsStore(t *testing.T) {
 	}
 	sb.WriteString("=== RUN   TestBroken\n    x_test.go:9: got 1, want 2\n--- FAIL: TestBroken (0.00s)\nFAIL\nFAIL\texample.com/x\t0.01s\nFAIL\n")
 	in := sb.String()
-	req := &Request{Tool: "Bash", ToolInput: []byte(`{"command":"go test ./..."}`)}
+	req := &Request{Tool: "Bash", ToolInput: `{"command":"go test ./..."}`}
 	ctx := context.Background()
 	p, _ := New(&Options{Shape: &shape.Options{}})
 	res, err := p.ProcessString(ctx, in, req)

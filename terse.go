@@ -110,6 +110,11 @@ type Request struct {
 	// Tool is the name of the tool that produced the result; it selects
 	// the trimming strategy (Options.Strategies, fit.Resolve).
 	Tool string
+	// ToolInput is the call's arguments as JSON text, if known (a hook
+	// event's tool_input): stages that shape a result by what was asked
+	// for read it (with Tool, the shape of a text result: a Bash
+	// command, a Grep mode). Empty means unknown.
+	ToolInput string
 	// Budget, when positive, replaces Options.Budget for this call. A
 	// budget too small for even the one-line notice that declares what is
 	// left out (and its chunk handle) is raised to that notice, or to the
@@ -134,9 +139,6 @@ type Request struct {
 	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
 	// Link) are passed through to the Report.
 	Headers http.Header
-	// ToolInput is the call's arguments as JSON, if known: with Tool it
-	// tells the shape of a text result (a Bash command, a Grep mode).
-	ToolInput []byte
 	// WorkDir is the agent's working directory, if known: paths under it
 	// may be written relative to it (declared once in-band).
 	WorkDir string
@@ -702,7 +704,7 @@ func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.
 			return fit.FetchCommand(&fo, h), nil
 		}
 	}
-	return shape.Shape(text, shape.Call{Tool: req.Tool, Input: req.ToolInput, WorkDir: req.WorkDir}, &so)
+	return shape.Shape(text, shape.Call{Tool: req.Tool, Input: []byte(req.ToolInput), WorkDir: req.WorkDir}, &so)
 }
 
 // fitOnce fits v (isJSON) or text under fo.

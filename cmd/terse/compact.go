@@ -198,7 +198,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// The input is processed without a copy (data is not changed
 	// afterwards).
 	res, err = p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool, Hints: hints,
-		ToolInput: []byte(*toolInput), WorkDir: *workDir})
+		ToolInput: *toolInput, WorkDir: *workDir})
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
 		f := telemetry.Detect(data)

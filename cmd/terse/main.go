@@ -16,6 +16,7 @@
 //	terse gateway --config FILE [--listen ADDR]
 //	terse api     [--config FILE] [--listen ADDR] [--window TOKENS] [--stats-file FILE] [--dry-run]
 //	terse wrap    claude|codex [-- ARGS...]
+//	terse hook    claude-code [--config FILE]
 //	terse setup   claude-code|cursor|codex [--config-path P] [--dry-run] [--undo]
 //	terse doctor  [--config-path P]
 //	terse stats   [DIR] [--json] [--since DURATION]
@@ -79,6 +80,7 @@ var commands = []command{
 	{"version", "print the version, VCS revision and Go version", runVersion},
 	{"api", "proxy in front of the Anthropic and OpenAI APIs", runAPI},
 	{"wrap", "run claude or codex through terse api", runWrap},
+	{"hook", "an agent's tool-result hook (hook claude-code)", runHook},
 }
 
 // run is the whole program; main only turns its error into an exit status.

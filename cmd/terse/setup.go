@@ -57,11 +57,12 @@ Examples:
 var mcpClients = []string{"claude-code", "cursor", "codex"}
 
 func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("setup", "claude-code|cursor|codex [--config-path FILE] [--dry-run] [--undo] [--terse PATH]", setupDoc, stdout, stderr)
+	fs := newFlagSet("setup", "claude-code|cursor|codex [--config-path FILE] [--dry-run] [--undo] [--terse PATH] [--scope user|project|local]", setupDoc+setupHookDoc, stdout, stderr)
 	cfgPath := fs.String("config-path", "", "the client's configuration `FILE` (default: the client's own, see above)")
 	dryRun := fs.Bool("dry-run", false, "print the diff and change nothing")
 	undo := fs.Bool("undo", false, "unwrap the servers terse wraps")
 	tersePath := fs.String("terse", "", "the terse `PATH` written into the configuration (default: terse if on PATH, else this binary)")
+	hook := addHookSetupFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -83,7 +84,16 @@ func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if terseCmd == "" {
 		terseCmd = defaultTerseCommand()
 	}
+	if client == "claude-code" {
+		if err := hook.run(terseCmd, *dryRun, *undo, stdout); err != nil {
+			return err
+		}
+	}
 	old, err := os.ReadFile(path)
+	if client == "claude-code" && *cfgPath == "" && errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stdout, "%s: no MCP servers configured\n", path)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("setup %s: %w", client, err)
 	}

@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/layout":  {},
 	"internal/memtest": {},
 	"shape":            {"tokens"},
+	"hook":             {"tree", "dedup"},
 }
 
 func moduleRoot(t *testing.T) string {
