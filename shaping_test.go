@@ -130,3 +130,25 @@ func TestShapingElisionNeedsStore(t *testing.T) {
 		}
 	}
 }
+
+// refuse is a hint policy that refuses every family.
+type refuse struct{}
+
+func (refuse) Allow(string) bool { return false }
+func (refuse) Take(string) bool  { return false }
+
+// TestShapingElisionHonoursHints: with the "more" hint family refused,
+// test output is not elided (an elision is a "more" notice), though it
+// may still be shaped losslessly.
+func TestShapingElisionHonoursHints(t *testing.T) {
+	var sb strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&sb, "=== RUN   TestCase%02d\n--- PASS: TestCase%02d (0.00s)\n", i, i)
+	}
+	sb.WriteString("PASS\nok  \texample.com/x\t0.01s\n")
+	p, _ := New(&Options{Shape: &shape.Options{}, Store: &store.Mem{}})
+	res, err := p.ProcessString(context.Background(), sb.String(), &Request{Tool: "Bash", ToolInput: `{"command":"go test ./..."}`, Hints: refuse{}})
+	if err != nil || res.Report.ShapeClass == "elide" {
+		t.Errorf("elided with the more family refused (err %v): %q", err, res.Text[:80])
+	}
+}

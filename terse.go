@@ -704,7 +704,16 @@ func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.
 			return fit.FetchCommand(&fo, h), nil
 		}
 	}
-	return shape.Shape(text, shape.Call{Tool: req.Tool, Input: []byte(req.ToolInput), WorkDir: req.WorkDir}, &so)
+	if req.Hints != nil && !req.Hints.Allow("more") {
+		so.Keep = nil // an elision is a "more" hint: refused, nothing is elided
+	}
+	call := shape.Call{Tool: req.Tool, Input: []byte(req.ToolInput), WorkDir: req.WorkDir}
+	res = shape.Shape(text, call, &so)
+	if res.Class == shape.Elide && req.Hints != nil && !req.Hints.Take("more") {
+		so.Keep = nil // refused after all (a cap reached meanwhile)
+		res = shape.Shape(text, call, &so)
+	}
+	return res
 }
 
 // fitOnce fits v (isJSON) or text under fo.
