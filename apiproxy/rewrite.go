@@ -1,15 +1,11 @@
 package apiproxy
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"math"
 	"path"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
@@ -152,6 +148,10 @@ type Result struct {
 	// Skipped says why the body was forwarded untouched ("" when it was
 	// rewritten or needed no change).
 	Skipped string
+	// State says how the conversation's state matched the request's
+	// history: StateNew, StateContinued or StateForked ("" when the
+	// request was not considered).
+	State string
 }
 
 // Rewriter rewrites requests, keeping per-conversation state. It is safe
@@ -166,94 +166,13 @@ type Rewriter struct {
 	enc encCache
 }
 
-// maxConvs bounds the conversations remembered; the least recently used
-// is forgotten first.
+// maxConvs bounds the conversation keys remembered; the least recently
+// used is forgotten first.
 const maxConvs = 4096
-
-// conv is one conversation's state.
-type conv struct {
-	mu     sync.Mutex
-	used   uint64
-	loaded bool // from the store, when there is one
-	st     history.State
-	stale  int      // stale markers apply to messages before this index
-	sizes  []int    // estimated sizes of the latest requests
-	prof   *Profile // resolved on the conversation's first request
-}
-
-// savedConv is a conversation's state in the store.
-type savedConv struct {
-	State   history.State `json:"state"`
-	Stale   int           `json:"stale"`
-	Sizes   []int         `json:"sizes"`
-	Profile *Profile      `json:"profile,omitempty"`
-}
-
-// storeTimeout bounds each store access on the request path.
-const storeTimeout = 2 * time.Second
-
-// load reads c's state from the store (once; a missing or unreadable
-// entry leaves it fresh).
-func (rw *Rewriter) load(key string, c *conv) {
-	if c.loaded || rw.opt.Store == nil {
-		return
-	}
-	c.loaded = true
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	data, err := rw.opt.Store.Get(ctx, "api-"+key)
-	if err != nil {
-		return
-	}
-	var sc savedConv
-	if json.Unmarshal(data, &sc) == nil {
-		c.st, c.stale, c.sizes = sc.State, sc.Stale, sc.Sizes
-		if sc.Profile != nil {
-			c.prof = sc.Profile
-		}
-	}
-}
-
-// save writes c's state to the store.
-func (rw *Rewriter) save(key string, c *conv) {
-	if rw.opt.Store == nil {
-		return
-	}
-	data, err := json.Marshal(savedConv{State: c.st, Stale: c.stale, Sizes: c.sizes, Profile: c.prof})
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	rw.opt.Store.Put(ctx, "api-"+key, data)
-}
 
 // NewRewriter returns a Rewriter with options o.
 func NewRewriter(o Options) *Rewriter {
 	return &Rewriter{opt: o.withDefaults(), convs: make(map[string]*conv)}
-}
-
-func (rw *Rewriter) conv(key string) *conv {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	rw.tick++
-	c := rw.convs[key]
-	if c == nil {
-		if len(rw.convs) >= maxConvs {
-			var old string
-			var oldest uint64 = math.MaxUint64
-			for k, x := range rw.convs {
-				if x.used < oldest {
-					old, oldest = k, x.used
-				}
-			}
-			delete(rw.convs, old)
-		}
-		c = &conv{}
-		rw.convs[key] = c
-	}
-	c.used = rw.tick
-	return c
 }
 
 // Rewrite rewrites one request body of format f (0: detect).
@@ -277,17 +196,20 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		return res
 	}
 	res.Conversation = convKey(req.Format, norm)
+	chain := prefixChain(norm)
 	c := rw.conv(res.Conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rw.load(res.Conversation, c)
-	if c.prof == nil && rw.opt.Profile != nil {
+	br, how := c.branch(chain)
+	res.State = how
+	if br.prof == nil && rw.opt.Profile != nil {
 		p := rw.opt.Profile(res.Model)
-		c.prof = &p
+		br.prof = &p
 	}
 	var prof Profile
-	if c.prof != nil {
-		prof = *c.prof
+	if br.prof != nil {
+		prof = *br.prof
 	}
 	res.Tokenizer = prof.Tokenizer
 	counter := tokens.O200kBase()
@@ -320,20 +242,21 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	calls := indexCalls(norm)
 	base, encEdits := rw.encode(norm, calls, counter)
 
-	edited, edits := rw.declare(base, calls, c.stale, &prof)
+	edited, edits := rw.declare(base, calls, br.stale, &prof)
 	var out []history.Message
 	var next history.State
 	var rep history.Report
 	if rw.opt.NoTrim {
 		out = edited
+		br.seen = at(chain, len(norm))
 	} else {
 		est := history.Estimate(edited) + history.ToolOverhead(nil, req.Tools)
-		target := rw.target(c, norm, est, res.Window)
+		target := rw.target(br.sizes, norm, est, res.Window)
 		res.Target = target
 		ro := &history.Options{Threshold: rw.opt.Threshold, Target: target, Tools: req.Tools, StripTags: []string{},
 			ResultText: func(id string) string { return trimmedText(calls[id], id) }}
-		out, next, rep = history.Reduce(edited, res.Window, c.st, ro)
-		if rep.CachePrefixChanged && c.stale != len(norm) && !rw.opt.NoStale {
+		out, next, rep = history.Reduce(edited, res.Window, br.st, ro)
+		if rep.CachePrefixChanged && br.stale != len(norm) && !rw.opt.NoStale {
 			// The boundary moves: the prefix changes anyway, so stale
 			// reads up to here are declared now, and trimming runs down
 			// to the target even if the declarations alone brought the
@@ -343,16 +266,12 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 			edited, edits = rw.declare(base, calls, stale, &prof)
 			force := *ro
 			force.Threshold = target
-			out, next, rep = history.Reduce(edited, res.Window, c.st, &force)
-			c.stale = stale
+			out, next, rep = history.Reduce(edited, res.Window, br.st, &force)
+			br.stale = stale
 			res.PrefixChanged = true
 		}
 		res.PrefixChanged = res.PrefixChanged || rep.CachePrefixChanged
-		c.st = next
-		c.sizes = append(c.sizes, est)
-		if len(c.sizes) > growthSamples {
-			c.sizes = c.sizes[len(c.sizes)-growthSamples:]
-		}
+		br.record(chain, est, next)
 		if res.PrefixChanged {
 			rw.save(res.Conversation, c)
 		}
@@ -382,13 +301,13 @@ const growthSamples = 16
 
 // target chooses the trim target: low enough that the observed growth per
 // turn fits StableTurns turns between the target and the threshold.
-func (rw *Rewriter) target(c *conv, norm []history.Message, est, window int) float64 {
+func (rw *Rewriter) target(sizes []sample, norm []history.Message, est, window int) float64 {
 	if window <= 0 {
 		return rw.opt.Threshold
 	}
 	var g float64
-	if n := len(c.sizes); n >= 4 && est >= c.sizes[0] {
-		g = float64(est-c.sizes[0]) / float64(n)
+	if n := len(sizes); n >= 4 && est >= sizes[0].Size {
+		g = float64(est-sizes[0].Size) / float64(n)
 	} else {
 		turns := 0
 		for i := range norm {
