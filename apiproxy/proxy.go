@@ -191,6 +191,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			window = 1_000_000 // the 1M-token context beta
 		}
 		res := p.cfg.Rewriter.RewriteWindow(body, f, window)
+		if res.Err != nil {
+			// Fail open: the original goes upstream (res.Body is nil).
+			ex.internal = true
+			p.cfg.ErrorLog.Printf("internal error rewriting a request to %s, forwarded unchanged: %s", path, oneLine(res.Err))
+		}
 		ex.res = res
 		out := body
 		if res.Body != nil && !p.cfg.DryRun {
@@ -226,3 +231,15 @@ func readUpTo(r io.Reader, size, limit int64) ([]byte, bool, error) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// oneLine renders an internal error on one log line, with its stack when
+// it has one.
+func oneLine(err error) string {
+	s := err.Error()
+	if ie, ok := err.(*InternalError); ok {
+		st := strings.TrimSpace(string(ie.Stack))
+		st = strings.ReplaceAll(st, "\n\t", " ")
+		s += " | stack: " + strings.ReplaceAll(st, "\n", " | ")
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}

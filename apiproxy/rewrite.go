@@ -3,7 +3,9 @@ package apiproxy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -152,6 +154,9 @@ type Result struct {
 	// history: StateNew, StateContinued or StateForked ("" when the
 	// request was not considered).
 	State string
+	// Err is an internal error (a recovered panic: an [*InternalError]);
+	// the body is to be forwarded untouched.
+	Err error
 }
 
 // Rewriter rewrites requests, keeping per-conversation state. It is safe
@@ -164,6 +169,8 @@ type Rewriter struct {
 	tick  uint64
 
 	enc encCache
+
+	hook func(body []byte) // called on the request path, for tests
 }
 
 // maxConvs bounds the conversation keys remembered; the least recently
@@ -182,7 +189,30 @@ func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
 
 // RewriteWindow is Rewrite with the window the request asked for (0: the
 // model's), used when Options.Window is not set.
-func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Result {
+//
+// It fails open: an internal error (a panic included) returns a Result
+// with Err set and no Body, so the original is forwarded, and forgets the
+// state of the conversation's branch the request was on (it may be
+// half updated).
+func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{Skipped: "internal error", Err: &InternalError{Value: r, Stack: debug.Stack()}}
+		}
+	}()
+	return rw.rewrite(body, f, window)
+}
+
+// InternalError is a panic recovered while rewriting.
+type InternalError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the goroutine's stack where it was recovered
+}
+
+func (e *InternalError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// rewrite is RewriteWindow without the recovery.
+func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 	req, err := history.Decode(body, f)
 	if err != nil {
 		return Result{Skipped: "does not decode: " + err.Error()}
@@ -203,6 +233,15 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	rw.load(res.Conversation, c)
 	br, how := c.branch(chain)
 	res.State = how
+	defer func() {
+		if r := recover(); r != nil {
+			c.forget(br)
+			panic(r)
+		}
+	}()
+	if rw.hook != nil {
+		rw.hook(body)
+	}
 	if br.prof == nil && rw.opt.Profile != nil {
 		p := rw.opt.Profile(res.Model)
 		br.prof = &p

@@ -146,6 +146,11 @@ func (c *conv) branch(chain []uint64) (*branch, string) {
 	return nb, how
 }
 
+// forget removes b from c.
+func (c *conv) forget(b *branch) {
+	c.branches = slices.DeleteFunc(c.branches, func(x *branch) bool { return x == b })
+}
+
 // record notes a request on b: its history (and, unless it repeats the
 // latest one, its size), the state Reduce returned and the prefix that
 // state covers.
