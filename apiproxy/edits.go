@@ -29,9 +29,15 @@ func staleText(r call, rid string, w call, wid string) string {
 		" changed the file since; read it again for its current content]"
 }
 
-// trimmedText stands for a result whose content history trimming left out.
+// trimmedText stands for a result whose content history trimming left
+// out, with the way back its call's kind allows: a read-only call can be
+// made again; any other is never suggested again (that would repeat its
+// side effects), and its result is declared not recoverable.
 func trimmedText(c call, id string) string {
-	return "> [trimmed: result of " + describe(c, id) + "; call it again to see it]"
+	if readOnly(c) {
+		return "> [trimmed: result of " + describe(c, id) + "; call it again to see it]"
+	}
+	return "> [trimmed: result of " + describe(c, id) + "; not recoverable: the call may have side effects, do not repeat it]"
 }
 
 // seed hashes result texts to find repeats (equal texts are then
@@ -39,11 +45,13 @@ func trimmedText(c call, id string) string {
 var seed = maphash.MakeSeed()
 
 // droppedText declares the tool calls trimming removed whole (with their
-// results), counted by tool.
+// results), counted by tool, and how their results can be had again: by
+// calling again when every one of them only read, else only for those
+// that did.
 func droppedText(dropped []history.Message) string {
 	counts := map[string]int{}
 	var names []string
-	n := 0
+	n, writes := 0, 0
 	for i := range dropped {
 		for _, p := range dropped[i].Parts {
 			if p.Kind == history.ToolCall && dropped[i].Role == history.RoleAssistant {
@@ -52,6 +60,9 @@ func droppedText(dropped []history.Message) string {
 				}
 				counts[p.Name]++
 				n++
+				if !readOnly(call{id: p.ID, name: p.Name, args: p.Args}) {
+					writes++
+				}
 			}
 		}
 	}
@@ -71,7 +82,11 @@ func droppedText(dropped []history.Message) string {
 		}
 		fmt.Fprintf(&b, "%s ×%d", name, counts[name])
 	}
-	b.WriteString("); call a tool again to see its result]")
+	if writes == 0 {
+		b.WriteString("); call a tool again to see its result]")
+	} else {
+		b.WriteString("); calls that only read can be made again, the others' results are not recoverable]")
+	}
 	return b.String()
 }
 
