@@ -99,3 +99,72 @@ func TestAPITelemetry(t *testing.T) {
 		}
 	}
 }
+
+// TestN10StatsFile: terse api's stats file is created 0600 and rotated
+// before a line would take it past its bound, whole lines only, so the
+// file and its predecessor hold at most twice the bound.
+func TestN10StatsFile(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"usage":{"input_tokens":3}}`)
+	}))
+	defer up.Close()
+	path := filepath.Join(t.TempDir(), "stats.jsonl")
+	cfg := config.Default()
+	a := cfg.API
+	a.AnthropicUpstream, a.StatsFile = up.URL, path
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := startAPI(cfg, a, ln, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+ln.Addr().String()+"/v1/messages", "application/json",
+		strings.NewReader(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.stop()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
+		t.Fatalf("stats file mode %v, size %d", fi.Mode().Perm(), fi.Size())
+	}
+
+	// The bound, on a small one.
+	small := filepath.Join(t.TempDir(), "small.jsonl")
+	f, err := openStatsFile(small, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for i := range 20 {
+		line := strings.Repeat("x", 20+i%7) + "\n"
+		lines = append(lines, line)
+		if _, err := io.WriteString(f, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	cur, _ := os.ReadFile(small)
+	prev, _ := os.ReadFile(small + ".1")
+	for _, b := range [][]byte{cur, prev} {
+		if len(b) == 0 || len(b) > 100 || b[len(b)-1] != '\n' {
+			t.Fatalf("a file of %d bytes: %q", len(b), b)
+		}
+	}
+	if got, want := string(prev)+string(cur), strings.Join(lines, ""); !strings.HasSuffix(want, got) {
+		t.Fatalf("the files are not the latest lines in order:\n%s", got)
+	}
+	for _, p := range []string{small, small + ".1"} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", p, fi.Mode(), err)
+		}
+	}
+}
