@@ -91,17 +91,32 @@ func droppedText(dropped []history.Message) string {
 }
 
 // declareDropped puts the declaration of the calls dropped before the
-// drop boundary at the head of the first tool result still sent (all
-// results before the boundary went with their calls). It depends only on
-// what was dropped, so it stays the same until the boundary moves.
-func declareDropped(out, dropped []history.Message) []history.Message {
+// drop boundary where it changes no result shown in full: at the head of
+// the first result after them that trimming already replaced (whose text
+// names its own call). When every result sent is shown in full, it leads
+// the first one, followed by a line naming that result's call, so that
+// the result is not read as changed. It depends only on what was dropped
+// and trimmed, so it stays the same until the boundary moves.
+func declareDropped(out, dropped []history.Message, calls map[string]call) []history.Message {
 	note := droppedText(dropped)
 	if note == "" {
 		return out
 	}
+	host := ""
+	for i := range out {
+		for j := range out[i].Parts {
+			p := &out[i].Parts[j]
+			if p.Kind != history.ToolResult || host != "" {
+				continue
+			}
+			if text, ok := resultText(p); ok && text == trimmedText(calls[p.ID], p.ID) {
+				host = p.ID
+			}
+		}
+	}
 	done := false
 	return mapResults(out, func(_ int, p *history.Part) (history.Part, bool) {
-		if done {
+		if done || host != "" && p.ID != host {
 			return *p, false
 		}
 		text, ok := resultText(p)
@@ -109,8 +124,17 @@ func declareDropped(out, dropped []history.Message) []history.Message {
 			return *p, false
 		}
 		done = true
-		return withText(*p, note+"\n"+text), true
+		if host != "" {
+			return withText(*p, note+"\n"+text), true
+		}
+		return withText(*p, note+"\n"+followsText(calls[p.ID], p.ID)+"\n"+text), true
 	})
+}
+
+// followsText names the call whose result, as sent, follows a note placed
+// at its head.
+func followsText(c call, id string) string {
+	return "> [the result of " + describe(c, id) + " follows, as sent]"
 }
 
 // encCache remembers the re-encoding of JSON results by content hash (the

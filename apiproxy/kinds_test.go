@@ -2,10 +2,13 @@ package apiproxy
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/tree"
 	"golang.org/x/tools/txtar"
 )
 
@@ -81,4 +84,84 @@ func TestN5RecoveryByKind(t *testing.T) {
 			{Name: "dropped-mixed", Data: []byte(mixed)},
 		},
 	})
+}
+
+// TestTrimNoteChangesNoKeptResult: the note declaring the calls dropped
+// whole sits in a result trimming already replaced (which names its own
+// call), never at the head of a result shown in full without naming it;
+// on real sessions with tight windows, and on a request whose results
+// are all shown in full (the note is then followed by a line naming the
+// result's call).
+func TestTrimNoteChangesNoKeptResult(t *testing.T) {
+	dir := filepath.Join(corpus.Dir(t, "corpus"), "agent-sessions", "claude")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var c convo
+	c.user("Fix the bug in a.go.")
+	for i := 0; i < 30; i++ {
+		c.call("Grep", fmt.Sprintf(`{"pattern":"p%d"}`, i), fileText(fmt.Sprintf("g%d_", i), 40))
+	}
+	sessions := [][][]byte{{c.request()}}
+	for _, f := range files {
+		sessions = append(sessions, claudeRequests(t, f))
+	}
+	notes, hosted := 0, 0
+	for _, window := range []int{12_000, 20_000, 40_000} {
+		for _, reqs := range sessions {
+			rw := NewRewriter(Options{Window: window})
+			for i, r := range reqs {
+				res := rw.Rewrite(r, history.Anthropic)
+				if res.Report.Dropped == 0 || res.Body == nil {
+					continue
+				}
+				for id, content := range results(mustParse(t, res.Body)) {
+					text := content.Str()
+					if content.Kind() == tree.KindArray {
+						text = get(content.Index(0), "text").Str()
+					}
+					rest := withoutDropNote(text)
+					if rest == text {
+						continue
+					}
+					notes++
+					first, _, _ := strings.Cut(rest, "\n")
+					switch {
+					case strings.HasPrefix(first, "> [trimmed: result of ") && strings.Contains(first, " call "+id):
+						hosted++
+					case first == followsText(callOf(t, r, id), id):
+					default:
+						t.Errorf("window %d, request %d: the note leads result %s, shown in full without naming it:\n%.200s", window, i, id, text)
+					}
+				}
+			}
+		}
+	}
+	if notes == 0 || hosted == 0 {
+		t.Fatalf("%d notes, %d in trimmed results: the test shows nothing", notes, hosted)
+	}
+	t.Logf("%d notes, %d in trimmed results", notes, hosted)
+
+	// Every result shown in full: the note names the one it leads.
+	msgs := []history.Message{
+		{Role: history.RoleAssistant, Parts: []history.Part{{Kind: history.ToolCall, ID: "a", Name: "Read", Args: `{"file_path":"/a"}`}}},
+		{Role: history.RoleTool, Parts: []history.Part{{Kind: history.ToolResult, ID: "a", Content: []history.Part{{Kind: history.Text, Text: "x"}}}}},
+	}
+	kept := []history.Message{
+		{Role: history.RoleAssistant, Parts: []history.Part{{Kind: history.ToolCall, ID: "b", Name: "Read", Args: `{"file_path":"/b"}`}}},
+		{Role: history.RoleTool, Parts: []history.Part{{Kind: history.ToolResult, ID: "b", Content: []history.Part{{Kind: history.Text, Text: "contents of b"}}}}},
+	}
+	out := declareDropped(kept, msgs, indexCalls(kept))
+	got, _ := resultText(&out[1].Parts[0])
+	want := droppedText(msgs) + "\n> [the result of Read call b (file_path=/b) follows, as sent]\ncontents of b"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// callOf finds a call in an Anthropic request.
+func callOf(t *testing.T, body []byte, id string) call {
+	req, err := history.Decode(body, history.Anthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return indexCalls(req.Messages)[id]
 }

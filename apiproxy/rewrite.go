@@ -316,7 +316,7 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 		}
 		out, edits = finish(out, edited, base, calls, edits)
 		if rep.DropBoundary > 0 {
-			out = declareDropped(out, norm[:rep.DropBoundary])
+			out = declareDropped(out, norm[:rep.DropBoundary], calls)
 		}
 	}
 	res.Report = rep
