@@ -37,7 +37,8 @@ when trimming moves), and JSON results re-encoded losslessly when that is
 cheaper. System prompts, user text, tool definitions and thinking blocks
 are never changed. Everything else, responses included, passes through
 untouched and streams as it arrives. A request with the header
-"x-terse-bypass: 1" is forwarded as it is.
+"x-terse-bypass: 1" (or true, or yes) is forwarded as it is, and so is
+one whose rewriting fails (logged with its stack, and counted).
 
 GET /metrics serves Prometheus counters; the summary is printed on exit.
 --stats-file appends one JSON line per request to a file only its owner
