@@ -34,10 +34,20 @@ func staleText(r call, rid string, w call, wid string) string {
 // made again; any other is never suggested again (that would repeat its
 // side effects), and its result is declared not recoverable.
 func trimmedText(c call, id string) string {
-	if readOnly(c) {
-		return "> [trimmed: result of " + describe(c, id) + "; call it again to see it]"
+	args, _ := tree.ParseString(c.args)
+	if readOnlyArgs(c, args, true) {
+		return trimmedPrefix + describeArgs(c, id, args) + "; call it again to see it]"
 	}
-	return "> [trimmed: result of " + describe(c, id) + "; not recoverable: the call may have side effects, do not repeat it]"
+	return trimmedPrefix + describeArgs(c, id, args) + "; not recoverable: the call may have side effects, do not repeat it]"
+}
+
+// trimmedPrefix starts every trimmedText.
+const trimmedPrefix = "> [trimmed: result of "
+
+// isTrimmedText reports whether text is trimmedText(c, id), cheaply when
+// it is not.
+func isTrimmedText(text string, c call, id string) bool {
+	return strings.HasPrefix(text, trimmedPrefix) && text == trimmedText(c, id)
 }
 
 // seed hashes result texts to find repeats (equal texts are then
@@ -109,7 +119,7 @@ func declareDropped(out, dropped []history.Message, calls map[string]call) []his
 			if p.Kind != history.ToolResult || host != "" {
 				continue
 			}
-			if text, ok := resultText(p); ok && text == trimmedText(calls[p.ID], p.ID) {
+			if text, ok := resultText(p); ok && isTrimmedText(text, calls[p.ID], p.ID) {
 				host = p.ID
 			}
 		}
@@ -416,7 +426,7 @@ func finish(out, edited, base []history.Message, calls map[string]call, edits []
 			p := &out[i].Parts[j]
 			if p.Kind == history.ToolResult {
 				t, _ := resultText(p)
-				shown[p.ID] = t != trimmedText(calls[p.ID], p.ID)
+				shown[p.ID] = !isTrimmedText(t, calls[p.ID], p.ID)
 			}
 		}
 	}

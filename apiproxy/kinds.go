@@ -19,6 +19,12 @@ import (
 
 // readOnly reports whether c is known to change nothing.
 func readOnly(c call) bool {
+	return readOnlyArgs(c, tree.Null(), false)
+}
+
+// readOnlyArgs is readOnly with c's arguments already parsed (when
+// parsed is true).
+func readOnlyArgs(c call, args tree.Value, parsed bool) bool {
 	if readTools[strings.ToLower(c.name)] {
 		return true
 	}
@@ -26,7 +32,10 @@ func readOnly(c call) bool {
 	case "file_read", "file_search", "web", "chunk", "mcp_list", "mcp_get", "mcp_search":
 		return true
 	case "shell":
-		cmd, ok := shellCommand(c.args)
+		if !parsed {
+			args, _ = tree.ParseString(c.args)
+		}
+		cmd, ok := shellCommand(args)
 		return ok && readOnlyCommand(cmd)
 	}
 	return false
@@ -34,9 +43,8 @@ func readOnly(c call) bool {
 
 // shellCommand is the command line of a shell call: "command" or "cmd" as
 // a string, or as an argv (a shell's "-c" script when it is one).
-func shellCommand(args string) (string, bool) {
-	v, err := tree.ParseString(args)
-	if err != nil || v.Kind() != tree.KindObject {
+func shellCommand(v tree.Value) (string, bool) {
+	if v.Kind() != tree.KindObject {
 		return "", false
 	}
 	for _, k := range []string{"command", "cmd"} {

@@ -498,8 +498,13 @@ func mapResults(msgs []history.Message, fn func(i int, p *history.Part) (history
 // argsSummary is a short description of a call's arguments: the first of
 // the usual naming arguments, cut at 80 bytes.
 func argsSummary(args string) string {
-	v, err := tree.ParseString(args)
-	if err != nil || v.Kind() != tree.KindObject {
+	v, _ := tree.ParseString(args)
+	return argsSummaryOf(v)
+}
+
+// argsSummaryOf is argsSummary of the parsed arguments.
+func argsSummaryOf(v tree.Value) string {
+	if v.Kind() != tree.KindObject {
 		return ""
 	}
 	for _, k := range []string{"file_path", "notebook_path", "path", "command", "cmd", "pattern", "url", "query", "description"} {
@@ -535,12 +540,18 @@ func argsSummary(args string) string {
 
 // describe names a call for a marker: `Read call toolu_1 (file_path=a.go)`.
 func describe(c call, id string) string {
+	v, _ := tree.ParseString(c.args)
+	return describeArgs(c, id, v)
+}
+
+// describeArgs is describe with the call's arguments parsed.
+func describeArgs(c call, id string, args tree.Value) string {
 	name := c.name
 	if name == "" {
 		name = "tool"
 	}
 	s := name + " call " + id
-	if a := argsSummary(c.args); a != "" {
+	if a := argsSummaryOf(args); a != "" {
 		s += " (" + a + ")"
 	}
 	return s
