@@ -33,8 +33,8 @@ func growing(t fataler, c *convo, conv func(fataler, []byte) []byte, from, n int
 	return reqs
 }
 
-// rewrite is rw.Rewrite that fails the test on a panic instead of
-// ending it.
+// rewrite is rw.Rewrite that fails the test on a panic, recovered
+// (Result.Err) or not.
 func rewrite(t *testing.T, rw *Rewriter, body []byte, f history.Format) (res Result) {
 	t.Helper()
 	defer func() {
@@ -42,7 +42,11 @@ func rewrite(t *testing.T, rw *Rewriter, body []byte, f history.Format) (res Res
 			t.Fatalf("panic: %v", r)
 		}
 	}()
-	return rw.Rewrite(body, f)
+	res = rw.Rewrite(body, f)
+	if res.Err != nil {
+		t.Fatalf("%v\n%s", res.Err, res.Err.(*InternalError).Stack)
+	}
+	return res
 }
 
 // TestN2RewindForkRestart: after a conversation was trimmed, a shorter
