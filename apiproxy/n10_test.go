@@ -67,7 +67,9 @@ func TestN10RefusedUpstream(t *testing.T) {
 	}
 	dead := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now: connections are refused
-	p, err := New(Config{Anthropic: dead, OpenAI: dead + "/v1base", Rewriter: NewRewriter(Options{})})
+	var lines bytes.Buffer
+	st := NewStats(nil, &lines)
+	p, err := New(Config{Anthropic: dead, OpenAI: dead + "/v1base", Rewriter: NewRewriter(Options{}), Stats: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,5 +115,10 @@ func TestN10RefusedUpstream(t *testing.T) {
 		if !strings.Contains(msg, "upstream "+dead) || strings.Contains(msg, "secret") || !strings.Contains(msg, "refused") {
 			t.Errorf("%s: message %q", tc.path, msg)
 		}
+	}
+	srv.Close()
+	st.Close()
+	if n := strings.Count(lines.String(), `"status":502`); n != 2 {
+		t.Errorf("%d stats lines with status 502, want 2 (the rewritable requests):\n%s", n, lines.String())
 	}
 }

@@ -144,6 +144,9 @@ func (p *Proxy) reverse(target *url.URL, errBody func(msg string) []byte) *httpu
 			}
 			msg := "upstream " + base + " did not answer: " + err.Error()
 			p.cfg.ErrorLog.Print(msg)
+			if ex, _ := r.Context().Value(exchangeKey{}).(*exchange); ex != nil {
+				ex.status = http.StatusBadGateway // what the client got
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)
 			w.Write(errBody("terse api: " + msg))
