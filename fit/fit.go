@@ -88,6 +88,12 @@ type Options struct {
 	// Fetch is the command shown for fetching chunk {n} of {handle}.
 	// Empty means DefaultFetch.
 	Fetch string
+	// FetchBudget is the budget a fetch of a chunk with that command
+	// gets when it names no budget of its own (the client's limit, see
+	// [Clients]): chunks are sized to it, the index says it, and marks a
+	// chunk over budget only when it is larger. Zero means
+	// DefaultFetchBudget.
+	FetchBudget int
 	// Scope is the session (and conversation) the result belongs to: its
 	// chunk handles are bound to it, and fetching them with another Scope
 	// gives a [*ScopeError].
@@ -135,6 +141,9 @@ func (o *Options) normalized() Options {
 	}
 	if x.Fetch == "" {
 		x.Fetch = DefaultFetch
+	}
+	if x.FetchBudget <= 0 {
+		x.FetchBudget = DefaultFetchBudget
 	}
 	if x.StoreTimeout <= 0 {
 		x.StoreTimeout = DefaultStoreTimeout
@@ -1022,24 +1031,51 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
 	}
-	ck := partition(fullCosts, o.Budget, envCost)
-	ck.unit, ck.levels = st.Unit, true
+	label := ""
+	switch mode {
+	case modeArray:
+		label = string(ptr)
+		if ptr == "" {
+			label = "the root array"
+		}
+	case modeMembers:
+		label = "the root object"
+		if ptr != "" {
+			label = string(ptr)
+		}
+	}
+	// A chunk is fetched as its items alone, in the format.
+	var mems []tree.Member
+	if mode == modeMembers {
+		obj, _ := tree.Lookup(root, ptr)
+		mems = obj.Members()
+	}
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, chunker{
+		counter: o.Counter,
+		where: func(a, b int) string {
+			if mode == modeSingle {
+				return "the document"
+			}
+			return fmt.Sprintf("%s of %d at %s", posRange(st.Unit, a, b), n, label)
+		},
+		body: func(a, b int) string {
+			switch mode {
+			case modeArray:
+				return string(draft(nil, tree.Array(items[a:b]...)))
+			case modeMembers:
+				return string(draft(nil, tree.Object(mems[a:b]...)))
+			}
+			return string(draft(nil, root))
+		},
+	})
+	ck.unit, ck.levels, ck.label = st.Unit, true, label
 	ck.span = func(a, b int) string { return posRange(st.Unit, a, b) }
 	switch mode {
 	case modeArray:
-		ck.label = string(ptr)
-		if ptr == "" {
-			ck.label = "the root array"
-		}
 		ck.summary = func(a, b int) string { return summarizeItems(items[a:b]) }
 	case modeMembers:
-		ck.label = "the root object"
-		if ptr != "" {
-			ck.label = string(ptr)
-		}
 		ck.summary = func(a, b int) string { return "keys " + keyList(keys[a:b], 6) }
 	default:
-		ck.label = ""
 		ck.span = func(a, b int) string { return "item 1 (the whole document)" }
 		ck.summary = func(a, b int) string { return "" }
 	}
@@ -1054,6 +1090,18 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			return keyList(ks, 8)
 		}
 		return posList(st.Unit, idx)
+	}
+	// Whether an item's minimal level cuts a string, once known: its
+	// level is then declared with the cut marker.
+	minCut := make([]int8, n)
+	minimalCuts := func(i int) bool {
+		if minCut[i] == 0 {
+			minCut[i] = 1
+			if r.cutsAtMinimal(items[i]) {
+				minCut[i] = 2
+			}
+		}
+		return minCut[i] == 2
 	}
 	// The document of a selection is built once, so that the returned
 	// text is rendered from the very value its draft was made from (a
@@ -1093,7 +1141,14 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			sb.Write(app(nil, d))
 			sb.WriteByte('\n')
 		}
-		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0, tier == tierIndex)
+		minNote := "identity fields only"
+		for i, l := range sel {
+			if l == Minimal && minimalCuts(i) {
+				minNote += `, long strings cut at "…[+N chars]"`
+				break
+			}
+		}
+		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, minNote, name0, tier == tierIndex)
 		writeHintAndIndex(&sb, o, sel, ck, tier)
 		return strings.TrimSuffix(sb.String(), "\n")
 	}
@@ -1173,11 +1228,11 @@ func detailNote(strategy string) string {
 // notes only define the levels. Items are numbered from 1. The wording is
 // part of the API (models parse it):
 //
-//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only; missing or blank fields of a shortened item were left out]
+//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only, long strings cut at "…[+N chars]"; missing or blank fields of a shortened item were left out]
 //	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
 //	> [detail /items: items 11–14 standard (dropped …); item 15 minimal (identity fields only); the rest full]
 //	> [left out of the root object: history, info (2 of 5 members)]
-func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string, names func([]int) string, indexed bool) {
+func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minimal string, names func([]int) string, indexed bool) {
 	if indexed && unit == "items" {
 		hasStd, hasMin := slices.Contains(sel, Standard), slices.Contains(sel, Minimal)
 		if hasStd || hasMin {
@@ -1186,7 +1241,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 				fmt.Fprintf(sb, " standard = %s;", detail)
 			}
 			if hasMin {
-				sb.WriteString(" minimal = identity fields only;")
+				fmt.Fprintf(sb, " minimal = %s;", minimal)
 			}
 			sb.WriteString(" missing or blank fields of a shortened item were left out]\n")
 		}
@@ -1214,7 +1269,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 			sep = "; "
 		}
 		if len(min) > 0 {
-			fmt.Fprintf(sb, "%s%s minimal (identity fields only)", sep, names(min))
+			fmt.Fprintf(sb, "%s%s minimal (%s)", sep, names(min), minimal)
 		}
 		if len(std)+len(min)+len(skipped) < len(sel) {
 			sb.WriteString("; the rest full")
@@ -1226,7 +1281,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 // writeHintAndIndex writes the overflow hint and the chunk index.
 //
 //	> [92 of 118 lines left out: not stored; re-run with a larger budget to see them]
-//	> [all 2 items left out: get chunk N of 2 whole with: terse chunk c_0123456789abcdef N]
+//	> [all 2 items left out, too large for this budget: get chunk N of 2 whole with: terse chunk c_0123456789012345 N; chunk 1: item 1, chunk 2: item 2 (over budget); a fetch returns up to 20,000 tokens]
 //	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
 	skipped, short := 0, 0
@@ -1263,7 +1318,9 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		idx.write(sb, o, sel)
 		return
 	case idx.handle != "":
-		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s]\n", what, len(idx.ranges), fetch(o, idx.handle, "N"))
+		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s; ", what, len(idx.ranges), fetch(o, idx.handle, "N"))
+		idx.list(sb)
+		fmt.Fprintf(sb, "; a fetch returns up to %s tokens]\n", thousands(idx.fetch))
 	case idx.failed:
 		fmt.Fprintf(sb, "> [%s: not retrievable right now (the chunk store is unavailable); %s]\n", what, o.RawHint)
 	default:

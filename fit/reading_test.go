@@ -58,11 +58,17 @@ func TestReading(t *testing.T) {
 				continue
 			}
 			name := fmt.Sprintf("%s as %s at %d", corpus.Name(f), o.Format.Name, budget)
-			fetch := func(h string, n int) (string, error) { return Chunk(ctx, h, n, o) }
 			r, err := readtest.Parse(res.Text)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
+			}
+			fetch := fetchAsSaid(ctx, t, name, r, o)
+			asked++
+			if r.FetchBudget == DefaultFetchBudget {
+				right++
+			} else {
+				t.Errorf("%s: what a fetch without a budget gets: read %d, want %d", name, r.FetchBudget, DefaultFetchBudget)
 			}
 			if cs.format.Name == "toon" {
 				r.Decode = func(s string) (tree.Value, error) { return toon.UnmarshalString(s, nil) }
@@ -117,11 +123,17 @@ func TestReading(t *testing.T) {
 			}
 			texts++
 			name := fmt.Sprintf("%s at %d", corpus.Name(f), budget)
-			fetch := func(h string, n int) (string, error) { return Chunk(ctx, h, n, o) }
 			r, err := readtest.Parse(res.Text)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
+			}
+			fetch := fetchAsSaid(ctx, t, name, r, o)
+			asked++
+			if r.FetchBudget == DefaultFetchBudget {
+				right++
+			} else {
+				t.Errorf("%s: what a fetch without a budget gets: read %d, want %d", name, r.FetchBudget, DefaultFetchBudget)
 			}
 			asked++
 			if got := r.TotalItems(); got == len(src) {
@@ -157,6 +169,21 @@ func TestReading(t *testing.T) {
 		t.Skip("no corpus lists")
 	}
 	t.Logf("%d lists and %d texts, %d questions, %d right (%.1f %%), %d chunk calls (at most %d for one item)", lists, texts, asked, right, 100*float64(right)/float64(asked), calls, maxCalls)
+}
+
+// fetchAsSaid fetches chunks with exactly the call the text names: no
+// budget of its own, so the budget the text says a fetch gets; every
+// answer must keep it.
+func fetchAsSaid(ctx context.Context, t *testing.T, name string, r *readtest.Response, o *Options) readtest.Fetch {
+	fo := *o
+	fo.Budget = r.FetchBudget
+	return func(h string, n int) (string, error) {
+		res, err := FetchChunk(ctx, h, n, &fo)
+		if err == nil && res.Tokens > r.FetchBudget {
+			t.Errorf("%s: chunk %d of %s: %d tokens, over the %d the text says a fetch returns", name, n, h, res.Tokens, r.FetchBudget)
+		}
+		return res.Text, err
+	}
 }
 
 // readingCases are the budgets and formats lists are trimmed at.

@@ -182,13 +182,27 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
 	}
-	ck := partition(fullCosts, o.Budget, 0)
-	ck.unit = st.Unit
+	label := ""
 	if kind == "diff" {
-		ck.label, ck.levels = "the diff", true
+		label = "the diff"
 		if len(units) > 0 && units[0].path == "" {
-			ck.label = "the diff (file 1 is its preamble)"
+			label = "the diff (file 1 is its preamble)"
 		}
+	}
+	// A chunk is fetched as its source lines.
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, chunker{
+		counter: o.Counter,
+		where: func(a, b int) string {
+			if kind == "diff" {
+				return fmt.Sprintf("%s (lines %d–%d) of %d in %s", posRange("files", a, b), units[a].a+1, units[b-1].b, n, label)
+			}
+			return fmt.Sprintf("%s of %d", posRange("lines", a, b), n)
+		},
+		body: func(a, b int) string { return strings.Join(lines[units[a].a:units[b-1].b], "\n") },
+	})
+	ck.unit, ck.label = st.Unit, label
+	if kind == "diff" {
+		ck.levels = true
 		ck.span = func(a, b int) string {
 			return fmt.Sprintf("%s (lines %d–%d)", posRange("files", a, b), units[a].a+1, units[b-1].b)
 		}

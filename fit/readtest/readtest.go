@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,12 @@ type Response struct {
 	Call    string  // the call template, with N for the chunk number
 	Chunks  []Chunk // the chunk index (nil when the response has none)
 	NChunks int     // chunks the hint names when there is no index
+	// Ranges are the chunks' ranges as the hint lists them when there is
+	// no index (no levels: Runs is nil).
+	Ranges []Chunk
+	// FetchBudget is what a fetch without a budget of its own returns at
+	// most, as the index (or the hint) says (0: not said).
+	FetchBudget int
 	// Notes: the levels the notes give, by unit (1-based), when there is
 	// no index; Rest is the level of the units they do not name.
 	Notes map[int]string
@@ -67,8 +74,9 @@ var (
 	reIndex   = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
 	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
 	reRun     = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
-	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed\)`)
-	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*)\]$`)
+	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed(?:: a fetch returns up to ([\d,]+) tokens)?\)`)
+	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*?)(?:; (chunk 1: .*); a fetch returns up to ([\d,]+) tokens)?\]$`)
+	reRange   = regexp.MustCompile(`^chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?( \(over budget\))?$`)
 	reHandle  = regexp.MustCompile(`c_[0-9a-f]{16}`)
 	reHead    = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
 	reWhole   = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?, in full$`)
@@ -115,6 +123,7 @@ func Parse(text string) (*Response, error) {
 		}
 		if m := reFoot.FindStringSubmatch(l); m != nil {
 			r.Call, r.Handle = m[1], reHandle.FindString(m[1])
+			r.FetchBudget = atoi(m[2])
 			continue
 		}
 		if m := reLeft.FindStringSubmatch(l); m != nil {
@@ -141,6 +150,21 @@ func Parse(text string) (*Response, error) {
 				r.NChunks = atoi(m[6])
 			}
 			r.Call, r.Handle = m[7], reHandle.FindString(m[7])
+			r.FetchBudget = atoi(m[9])
+			if m[8] != "" {
+				for _, p := range strings.Split(m[8], ", chunk ") {
+					x := reRange.FindStringSubmatch("chunk " + strings.TrimPrefix(p, "chunk "))
+					if x == nil {
+						return nil, fmt.Errorf("cannot read the chunk range %q", p)
+					}
+					c := Chunk{N: atoi(x[1]), A: atoi(x[3]), Over: x[5] != ""}
+					c.B = c.A
+					if x[4] != "" {
+						c.B = atoi(x[4])
+					}
+					r.Ranges = append(r.Ranges, c)
+				}
+			}
 		}
 	}
 	if r.Chunks == nil && r.Notes == nil && r.Total >= 0 && r.Unit == "lines" {
@@ -271,9 +295,9 @@ func (r *Response) ShownWhole(k int) (bool, error) {
 }
 
 // ChunkOf returns the number of the chunk that holds unit k, from the
-// index, or 0 when the response has no index.
+// index or the hint's ranges, or 0 when the response names no ranges.
 func (r *Response) ChunkOf(k int) int {
-	for _, c := range r.Chunks {
+	for _, c := range slices.Concat(r.Chunks, r.Ranges) {
 		if k >= c.A && k <= c.B {
 			return c.N
 		}
@@ -283,7 +307,7 @@ func (r *Response) ChunkOf(k int) int {
 
 // Over reports whether the chunk holding unit k is marked over budget.
 func (r *Response) Over(k int) bool {
-	for _, c := range r.Chunks {
+	for _, c := range slices.Concat(r.Chunks, r.Ranges) {
 		if k >= c.A && k <= c.B {
 			return c.Over
 		}
