@@ -221,6 +221,10 @@ type engine struct {
 	sel   []Level
 	tier  int
 	prob  *problem    // the knapsack, built by solveAt
+	steps []step      // the upgrade order, built by upgrades
+	// promote, when set, gives the level an item at level l is shown
+	// and declared at (Full for a standard level that leaves it whole).
+	promote func(i int, l Level) Level
 	exact *exactTable // the exact solver's table, built by solveAt
 	// lastCap is the capacity solveAt solved last.
 	lastCap int
@@ -239,6 +243,10 @@ type engine struct {
 	// items at full detail, when it was counted (0: not known).
 	fullRatio float64
 }
+
+// minStdCap is the fewest runes a standard level cuts a string to, at
+// any budget (a larger budget over few items cuts them longer).
+const minStdCap = 200
 
 // exactBytes is the total rendering size up to which every option is
 // counted exactly; above it, costs are estimated from an exactly counted
@@ -415,15 +423,6 @@ func (e *engine) run(st *Stats) string {
 			tokens, counted = st.Tokens, st.Counted
 		}
 	}
-	// Under a small budget the index can cost more than it tells: the
-	// notes without it say the same per item. Keep the index unless
-	// leaving it out shows clearly more.
-	if e.tier == tierIndex && minTier <= tierHint && e.o.Budget <= 1200 && kept(sel) > 0 {
-		if s, t, ok := e.runTier(tierHint, &iters, st); ok && e.value(s) > 1.5*e.value(sel) {
-			sel, text, e.tier = s, t, tierHint
-			tokens, counted = st.Tokens, st.Counted
-		}
-	}
 	st.Tokens, st.Counted = tokens, counted
 	st.Iterations = iters
 	if sel == nil {
@@ -501,6 +500,9 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	base := e.count(empty)
 	if base > budget {
 		return nil, "", false
+	}
+	if !e.linear {
+		return e.runPrefix(tier, skip, empty, base, iters, st)
 	}
 	capacity := budget - base - 2 - budget/50
 	// Keeping anything adds declarations (levels, ranges) that the empty
@@ -627,6 +629,73 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	}
 	st.Tokens, st.Counted = base, true
 	return skip, empty, true
+}
+
+// upgrades is the order in which items gain detail, the same at every
+// budget: every item's convex-hull steps (skip → a level → a richer
+// one), by value gained per token (see hullSteps). A selection is a
+// prefix of it, so that a larger budget, which fits a longer prefix,
+// never shows fewer items, fewer items whole, or less of any item.
+func (e *engine) upgrades() []step {
+	if e.steps == nil {
+		e.steps = hullSteps(e.problem(1))
+	}
+	return e.steps
+}
+
+// runPrefix fits the longest prefix of the upgrades whose text, counted,
+// fits the budget: doubling from one step while it fits, then halving
+// the last interval. The probes do not depend on the budget until a
+// larger budget fits one that a smaller does not, and from there on it
+// only looks further: the prefix never shrinks as the budget grows.
+func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters *int, st *Stats) ([]Level, string, bool) {
+	steps := e.upgrades()
+	st.Solver = SolverGreedy
+	sel := func(k int) []Level {
+		s := slices.Clone(skip)
+		for _, x := range steps[:k] {
+			s[x.item] = e.levels[x.item][x.to]
+			if e.promote != nil {
+				s[x.item] = e.promote(x.item, s[x.item])
+			}
+		}
+		return s
+	}
+	type probe struct {
+		sel  []Level
+		text string
+		n    int
+	}
+	try := func(k int) (probe, bool) {
+		*iters++
+		p := probe{sel: sel(k)}
+		p.text = e.assemble(p.sel, tier)
+		p.n = e.count(p.text)
+		return p, p.n <= e.o.Budget
+	}
+	best := probe{sel: skip, text: empty, n: base}
+	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
+	for k := 1; k <= len(steps); k = min(2*k, len(steps)) {
+		p, ok := try(k)
+		if !ok {
+			hi = k
+			break
+		}
+		best, lo = p, k
+		if k == len(steps) {
+			break
+		}
+	}
+	for hi-lo > 1 && lo < len(steps) {
+		m := (lo + hi) / 2
+		if p, ok := try(m); ok {
+			best, lo = p, m
+		} else {
+			hi = m
+		}
+	}
+	st.Tokens, st.Counted = best.n, true
+	return best.sel, best.text, true
 }
 
 // solveAt solves the knapsack of the engine's options at capacity. Only
@@ -914,7 +983,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	}
 	st.Strategy, st.StrategySource = name, src
 	n := len(items)
-	stdCap := max(200, o.Budget*2/max(1, n))
+	stdCap := max(minStdCap, o.Budget*2/max(1, n))
 	r := newRules(&o, name, stdCap)
 	e := &engine{o: o, kind: "json", unit: st.Unit, n: n, vals: jsonValues(name, items)}
 	if mode == modeMembers {
@@ -943,6 +1012,41 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return items[i]
 	}
+	// The order in which items gain detail must not depend on the
+	// budget (see upgrades): levels are costed with strings cut at the
+	// smallest cut a budget gives. The text cuts them at the budget's
+	// (never shorter), and an item that the budget's cut leaves whole
+	// is shown, and declared, at full detail.
+	ref := r
+	if stdCap != minStdCap {
+		ref = newRules(&o, name, minStdCap)
+	}
+	refValue := func(i int, l Level) tree.Value {
+		switch l {
+		case Standard:
+			s, _ := ref.standard(items[i])
+			return s
+		case Minimal:
+			return ref.minimal(items[i])
+		}
+		return items[i]
+	}
+	whole := make([]int8, n) // 1: the budget's standard leaves item i whole; 2: it does not
+	e.promote = func(i int, l Level) Level {
+		if l != Standard || ref == r {
+			return l
+		}
+		if whole[i] == 0 {
+			whole[i] = 2
+			if _, changed := r.standard(items[i]); !changed {
+				whole[i] = 1
+			}
+		}
+		if whole[i] == 1 {
+			return Full
+		}
+		return l
+	}
 	// Every item's list of levels is one of a few shared lists, and its
 	// sizes are in one slab: a large input allocates nothing per item.
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
@@ -954,12 +1058,12 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		set := 1 << Full
 		sizes = append(sizes, tree.JSONLen(it))
 		last := it
-		if s, changed := r.standard(it); changed {
+		if s, changed := ref.standard(it); changed {
 			set, last = set|1<<Standard, s
 			sizes = append(sizes, tree.JSONLen(s))
 		}
 		if it.Kind() != tree.KindArray || mode == modeArray {
-			m := r.minimal(it)
+			m := ref.minimal(it)
 			// An empty shell says nothing: no minimal level then.
 			if !(m.Kind() >= tree.KindArray && m.Len() == 0) && !tree.Equal(m, last) {
 				set |= 1 << Minimal
@@ -978,7 +1082,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	// Candidates are drafted; the returned text is rendered with Append.
 	draft := o.Format.draft()
 	e.render = func(i int, l Level) []byte {
-		v := value(i, l)
+		v := refValue(i, l)
 		if mode == modeMembers {
 			v = tree.Object(tree.Member{Key: keys[i], Value: v})
 		}
@@ -988,13 +1092,13 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		if mode == modeMembers {
 			mems := make([]tree.Member, len(idx))
 			for j, i := range idx {
-				mems[j] = tree.Member{Key: keys[i], Value: value(i, l)}
+				mems[j] = tree.Member{Key: keys[i], Value: refValue(i, l)}
 			}
 			return draft(nil, tree.Object(mems...))
 		}
 		vs := make([]tree.Value, len(idx))
 		for j, i := range idx {
-			vs[j] = value(i, l)
+			vs[j] = refValue(i, l)
 		}
 		return draft(nil, tree.Array(vs...))
 	}
