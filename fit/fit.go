@@ -220,12 +220,12 @@ type engine struct {
 	// sel and tier are the selection run returned and its tier.
 	sel   []Level
 	tier  int
-	prob  *problem    // the knapsack, built by solveAt
-	steps []step      // the upgrade order, built by upgrades
+	prob  *problem // the knapsack, built by solveAt
+	steps []step   // the upgrade order, built by upgrades
 	// promote, when set, gives the level an item at level l is shown
 	// and declared at (Full for a standard level that leaves it whole).
 	promote func(i int, l Level) Level
-	exact *exactTable // the exact solver's table, built by solveAt
+	exact   *exactTable // the exact solver's table, built by solveAt
 	// lastCap is the capacity solveAt solved last.
 	lastCap int
 	// estimated: costs were estimated from a counted sample (large
