@@ -501,9 +501,12 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	if base > budget {
 		return nil, "", false
 	}
-	if !e.linear {
-		return e.runPrefix(tier, skip, empty, base, iters, st)
-	}
+	return e.runPrefix(tier, skip, empty, base, iters, st)
+}
+
+// runKnapsack is the solve-render-count loop of the knapsack solvers.
+func (e *engine) runKnapsack(tier int, iters *int, st *Stats, skip []Level, empty string, base int) ([]Level, string, bool) {
+	budget := e.o.Budget
 	capacity := budget - base - 2 - budget/50
 	// Keeping anything adds declarations (levels, ranges) that the empty
 	// selection lacks: measure them once with the cheapest single option.
@@ -638,7 +641,11 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 // never shows fewer items, fewer items whole, or less of any item.
 func (e *engine) upgrades() []step {
 	if e.steps == nil {
-		e.steps = hullSteps(e.problem(1))
+		if e.linear {
+			e.steps = lineOrder(e.levels, e.vals, e.head)
+		} else {
+			e.steps = hullSteps(e.problem(1))
+		}
 	}
 	return e.steps
 }
@@ -651,6 +658,9 @@ func (e *engine) upgrades() []step {
 func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters *int, st *Stats) ([]Level, string, bool) {
 	steps := e.upgrades()
 	st.Solver = SolverGreedy
+	if e.linear {
+		st.Solver = SolverHeadTail
+	}
 	sel := func(k int) []Level {
 		s := slices.Clone(skip)
 		for _, x := range steps[:k] {
