@@ -59,6 +59,7 @@ func (r *Response) decode(s string) (tree.Value, error) {
 // what this response holds of each.
 type Chunk struct {
 	N, A, B int
+	Size    int // tokens of its fetch, as the index lists them (0: not listed)
 	Runs    []Run
 	Over    bool // marked over budget: it comes back split
 }
@@ -72,7 +73,7 @@ type Run struct {
 
 var (
 	reIndex   = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
-	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
+	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈([\d,]+) tokens.*; in this response: (.*)$`)
 	reRun     = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
 	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed(?:: a fetch returns up to ([\d,]+) tokens)?\)`)
 	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*?)(?:; (chunk 1: .*); a fetch returns up to ([\d,]+) tokens)?\]$`)
@@ -108,12 +109,12 @@ func Parse(text string) (*Response, error) {
 			continue
 		}
 		if m := reLine.FindStringSubmatch(l); m != nil {
-			c := Chunk{N: atoi(m[1]), A: atoi(m[3]), Over: strings.Contains(l, " tokens, over budget")}
+			c := Chunk{N: atoi(m[1]), A: atoi(m[3]), Size: atoi(m[5]), Over: strings.Contains(l, " tokens, over budget")}
 			c.B = c.A
 			if m[4] != "" {
 				c.B = atoi(m[4])
 			}
-			runs, err := parseRuns(m[5], c.A, c.B)
+			runs, err := parseRuns(m[6], c.A, c.B)
 			if err != nil {
 				return nil, fmt.Errorf("chunk %d: %w", c.N, err)
 			}
@@ -466,4 +467,53 @@ func (r *Response) itemOf(body, label string, i int) (string, error) {
 		return string(tree.AppendJSON(nil, tree.Object(v.Members()[i]))), nil
 	}
 	return "", fmt.Errorf("no item %d in the chunk body", i+1)
+}
+
+// Split is what the reader understood of a chunk that came back split
+// into smaller chunks: its size in full, the budget it was over, and the
+// smaller chunks with the sizes the text lists.
+type Split struct {
+	Need, Budget int
+	Parts        bool // byte ranges of one unit, to be joined
+	Handle       string
+	Subs         []Chunk // A–B: units, or bytes when Parts
+}
+
+var (
+	reSplitHead = regexp.MustCompile(`^> \[chunk \d+ of \d+ of c_[0-9a-f]+: .*?([\d,]+) tokens in full(?::|,) over the budget of ([\d,]+), so `)
+	reSubSize   = regexp.MustCompile(`, ≈([\d,]+) tokens`)
+)
+
+// ParseSplit reads the text of a chunk that came back split.
+func ParseSplit(text string) (*Split, error) {
+	head, body, _ := strings.Cut(text, "\n")
+	m := reSplitHead.FindStringSubmatch(head)
+	if m == nil {
+		return nil, fmt.Errorf("not a split chunk: %q", head)
+	}
+	sp := &Split{Need: atoi(m[1]), Budget: atoi(m[2]), Parts: strings.Contains(head, "parts to join in order")}
+	for _, l := range strings.Split(body, "\n") {
+		if s := reSub.FindStringSubmatch(l); s != nil {
+			c := Chunk{N: atoi(s[1]), Over: strings.HasSuffix(l, ", over budget")}
+			if z := reSubSize.FindStringSubmatch(l); z != nil {
+				c.Size = atoi(z[1])
+			}
+			if s[2] != "" {
+				c.A, c.B = atoi(s[2]), atoi(s[3])
+			} else {
+				c.A, c.B = atoi(s[5]), atoi(s[5])
+				if s[6] != "" {
+					c.B = atoi(s[6])
+				}
+			}
+			sp.Subs = append(sp.Subs, c)
+		}
+		if s := reSubFt.FindStringSubmatch(l); s != nil {
+			sp.Handle = reHandle.FindString(s[1])
+		}
+	}
+	if sp.Handle == "" || len(sp.Subs) == 0 {
+		return nil, fmt.Errorf("split chunk without its index: %q", text)
+	}
+	return sp, nil
 }
