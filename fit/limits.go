@@ -40,10 +40,14 @@ const SpillMetaKey = "anthropic/maxResultSizeChars"
 // Code's 25,000 tokens are its own tokenizer's, which counts about 13 %
 // more than o200k_base on JSON: 20,000 keeps results under it.
 var Clients = []Client{
-	{Name: "Claude Code", Match: []string{"claude-code", "claude code"}, LimitTokens: 25000, SpillChars: 50000, Budget: 20000},
-	{Name: "Copilot CLI", Match: []string{"copilot-cli", "copilot cli"}, Budget: 20000},
+	{Name: "Claude Code", Match: []string{"claude-code", "claude code"}, LimitTokens: 25000, SpillChars: 50000, Budget: ClaudeCodeBudget},
+	{Name: "Copilot CLI", Match: []string{"copilot-cli", "copilot cli"}, Budget: ClaudeCodeBudget},
 	{Name: "Codex", Match: []string{"codex"}, OutputTokens: 10000, Budget: 10000},
 }
+
+// ClaudeCodeBudget is Claude Code's Budget in Clients: its 25,000-token
+// limit, less the margin for its tokenizer.
+const ClaudeCodeBudget = 20000
 
 // ClientFor returns the entry of Clients whose Match the client name
 // contains (case-insensitive), and whether there is one.
@@ -63,4 +67,4 @@ func ClientFor(name string) (Client, bool) {
 // fetch without a budget of its own gets from every surface (the CLI's
 // terse chunk, and the MCP proxy for Claude Code, whose results are kept
 // to its Budget). A chunk index sizes its chunks to it.
-const DefaultFetchBudget = 20000
+const DefaultFetchBudget = ClaudeCodeBudget
