@@ -635,8 +635,9 @@ func (e *engine) runKnapsack(tier int, iters *int, st *Stats, skip []Level, empt
 }
 
 // upgrades is the order in which items gain detail, the same at every
-// budget: every item's convex-hull steps (skip → a level → a richer
-// one), by value gained per token (see hullSteps). A selection is a
+// budget: every item shown at its cheapest level, the most valuable
+// first, then made richer along its convex hull, by value gained per
+// token (see showFirst). A selection is a
 // prefix of it, so that a larger budget, which fits a longer prefix,
 // never shows fewer items, fewer items whole, or less of any item.
 func (e *engine) upgrades() []step {
@@ -644,7 +645,7 @@ func (e *engine) upgrades() []step {
 		if e.linear {
 			e.steps = lineOrder(e.levels, e.vals, e.head)
 		} else {
-			e.steps = hullSteps(e.problem(1))
+			e.steps = showFirst(e.problem(1))
 		}
 	}
 	return e.steps

@@ -3,6 +3,7 @@ package fit
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -232,6 +233,68 @@ func solveGreedy(p *problem) solution {
 		try(s)
 	}
 	return best
+}
+
+// showFirst is the order in which items gain detail: first every item
+// is shown at its cheapest option, the most valuable items first (ties
+// by item index); then every item's hull steps from there, in order of
+// decreasing incremental efficiency (see hullSteps), smaller steps
+// first. More items are shown before any is made richer.
+func showFirst(p *problem) []step {
+	n := len(p.items)
+	cheap := make([]int, n)
+	order := make([]int, 0, n)
+	for i, opts := range p.items {
+		cheap[i] = -1
+		for o, op := range opts {
+			if cheap[i] < 0 || op.w < opts[cheap[i]].w {
+				cheap[i] = o
+			}
+		}
+		if cheap[i] >= 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(p.items[b][cheap[b]].v, p.items[a][cheap[a]].v)
+	})
+	steps := make([]step, 0, 2*n)
+	for _, i := range order {
+		op := p.items[i][cheap[i]]
+		steps = append(steps, step{i, -1, cheap[i], op.w, op.v})
+	}
+	// From the cheapest option, the richer ones' hull.
+	rest := &problem{items: make([][]option, n)}
+	back := make([][]int, n) // option index in rest → in p
+	for i, opts := range p.items {
+		if cheap[i] < 0 {
+			continue
+		}
+		c := opts[cheap[i]]
+		for o, op := range opts {
+			if o != cheap[i] && op.v > c.v {
+				rest.items[i] = append(rest.items[i], option{op.w - c.w, op.v - c.v})
+				back[i] = append(back[i], o)
+			}
+		}
+	}
+	// Smaller steps first (by powers of two of their cost), so that a
+	// large one does not hold back the many that would fit beside it;
+	// among steps of about one size, by efficiency.
+	up := hullSteps(rest)
+	slices.SortStableFunc(up, func(a, b step) int {
+		return cmp.Compare(bits.Len(uint(max(a.dw, 0))), bits.Len(uint(max(b.dw, 0))))
+	})
+	for _, st := range up {
+		st.to = back[st.item][st.to]
+		if st.from < 0 {
+			st.from = cheap[st.item]
+		} else {
+			st.from = back[st.item][st.from]
+		}
+		steps = append(steps, st)
+	}
+	return steps
 }
 
 // hullSteps lists every item's hull steps in order of decreasing
