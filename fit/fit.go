@@ -400,8 +400,9 @@ func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
 // guarantee: the returned text is ≤ Budget by the counter, or empty.
 func (e *engine) run(st *Stats) string {
 	// Tiers of in-band apparatus, richest first: hint and chunk index,
-	// hint only, declarations only. A poorer tier is used only when the
-	// richer one leaves no room for any item.
+	// hint only, declarations only. The tier is the same at every budget
+	// (so that a larger one never shows less), but a poorer tier is used
+	// when the richer one leaves no room for any item.
 	var text string
 	var sel []Level
 	iters := 0
@@ -411,7 +412,13 @@ func (e *engine) run(st *Stats) string {
 		minTier = tierHint
 	}
 	tokens, counted := 0, false
-	for tier := tierIndex; tier >= minTier; tier-- {
+	// One chunk (a source a fetch returns whole, at every budget): the
+	// hint names its range and says all the index would, for less.
+	first := tierIndex
+	if e.chunks != nil && len(e.chunks.ranges) == 1 && minTier <= tierHint {
+		first = tierHint
+	}
+	for tier := first; tier >= minTier; tier-- {
 		s, t, ok := e.runTier(tier, &iters, st)
 		if ok && (kept(s) > 0 || tier == tierNone || tier == minTier && sel == nil) {
 			sel, text, e.tier = s, t, tier

@@ -77,7 +77,7 @@ var (
 	reRun     = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
 	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed(?:: a fetch returns up to ([\d,]+) tokens)?\)`)
 	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*?)(?:; (chunk 1: .*); a fetch returns up to ([\d,]+) tokens)?\]$`)
-	reRange   = regexp.MustCompile(`^chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?( \(over budget\))?$`)
+	reRange   = regexp.MustCompile(`^chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \((?:lines [^)]*|the whole document)\))?( \(over budget\))?$`)
 	reHandle  = regexp.MustCompile(`c_[0-9a-f]{16}`)
 	reHead    = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
 	reWhole   = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?, in full$`)
