@@ -10,8 +10,10 @@ import (
 type chunkIndex struct {
 	ranges [][2]int // [start, end) in units
 	// sizes are the tokens of what fetching each chunk whole returns (its
-	// first line and its units in full), counted.
-	sizes  []int
+	// first line and its units in full), counted when needed (see size);
+	// est are their estimates, from the units' costs.
+	sizes, est []int
+	c          *chunker
 	fetch  int    // the budget a fetch without a budget of its own gets
 	unit   string // "items", "members", "lines", "files"
 	label  string // where the units are ("/items", "the root array"); "" for text
@@ -39,25 +41,44 @@ type chunker struct {
 	counter interface{ Count(string) int }
 	where   func(a, b int) string
 	body    func(a, b int) string
+	bodies  map[[2]int]int // the bodies counted, by range
 }
 
 // size is the token count of chunk n of of, holding units [a, b), fetched
 // whole: its first line (with a handle of the one length all handles
-// have) and its units.
-func (c chunker) size(n, of, a, b int) int {
-	return c.counter.Count(wholeHead(n, of, sampleHandle, c.where(a, b)) + c.body(a, b))
+// have) and its units. The two are counted apart (the line ends in
+// "]\n", where a tokenizer's pieces end too), and each body once.
+func (c *chunker) size(n, of, a, b int) int {
+	if c.bodies == nil {
+		c.bodies = map[[2]int]int{}
+	}
+	head := wholeHead(n, of, sampleHandle, c.where(a, b))
+	body, ok := c.bodies[[2]int{a, b}]
+	if !ok {
+		text := c.body(a, b)
+		body = -1 // a body that starts with white space is counted with its line
+		if text == "" || !strings.ContainsRune(" \t\r\n\v\f", rune(text[0])) {
+			body = c.counter.Count(text)
+		}
+		c.bodies[[2]int{a, b}] = body
+	}
+	if body < 0 {
+		return c.counter.Count(head + c.body(a, b))
+	}
+	return c.counter.Count(head) + body
 }
 
 // partition packs the units, in order, into chunks that a fetch without a
-// budget of its own (fetch tokens) returns whole: the largest runs whose
-// text, counted, fits (costs, the units' estimated costs, only guide the
-// search). A unit larger than that alone is a chunk of its own, over
-// budget (it comes back in parts). When that makes more chunks than the
-// index can list within about a fifth of the budget, it makes that many
-// chunks of about equal cost instead (a chunk over the fetch budget comes
-// back split into smaller ones). Every chunk's size is then counted as a
-// fetch returns it.
-func partition(costs []int, budget, fetch int, c chunker) *chunkIndex {
+// budget of its own (fetch tokens) returns whole: runs whose estimated
+// cost (costs, the units' costs, plus a first line) is at most the
+// fetch budget, each counted as a fetch returns it when its estimate
+// comes near that budget, and cut further where the count is over. A
+// unit larger than that alone is a chunk of its own, over budget (it
+// comes back in parts). When that makes more chunks than the index can
+// list within about a fifth of the budget, it makes that many chunks of
+// about equal cost instead (a chunk over the fetch budget comes back
+// split into smaller ones).
+func partition(costs []int, budget, fetch int, c *chunker) *chunkIndex {
 	n := len(costs)
 	maxChunks := min(max(2, budget/250), 32)
 	total := 0
@@ -65,46 +86,36 @@ func partition(costs []int, budget, fetch int, c chunker) *chunkIndex {
 		total += x
 	}
 	// Room for a chunk, its first line's numbers counted as the largest
-	// the index may show.
+	// the index may show; a chunk estimated under near is not counted
+	// to see whether it fits.
 	room := fetch - 2
+	const headEstimate = 64
+	near := room * 9 / 10
+	ck := &chunkIndex{fetch: fetch, c: c}
 	var rs [][2]int
 	if total/max(1, room) < maxChunks {
 		of := maxChunks
 		fits := func(a, b int) bool { return c.size(of, of, a, b) <= room }
 		for a := 0; a < n && len(rs) <= maxChunks; {
-			// A guess from the estimates, then the largest end that fits.
-			g, used := a+1, costs[a]
-			for g < n && used+costs[g] <= room {
-				used += costs[g]
-				g++
+			b, used := a+1, headEstimate+costs[a]
+			for b < n && used+costs[b] <= room {
+				used += costs[b]
+				b++
 			}
-			lo, hi := a+1, n+1 // fits(a, lo) or lo == a+1; !fits(a, hi) or hi == n+1
-			if fits(a, g) {
-				lo = g
-				for step := max(1, g-a); lo < n; step *= 2 {
-					t := min(n, lo+step)
-					if !fits(a, t) {
-						hi = t
-						break
+			if used > near && b > a+1 && !fits(a, b) {
+				// Over by the count: the longest run that fits.
+				lo, hi := a+1, b
+				for lo+1 < hi {
+					if m := (lo + hi) / 2; fits(a, m) {
+						lo = m
+					} else {
+						hi = m
 					}
-					lo = t
 				}
-			} else {
-				hi = g
+				b = lo
 			}
-			for lo+1 < hi && lo < n {
-				m := (lo + hi) / 2
-				if m > n {
-					break
-				}
-				if fits(a, m) {
-					lo = m
-				} else {
-					hi = m
-				}
-			}
-			rs = append(rs, [2]int{a, lo})
-			a = lo
+			rs = append(rs, [2]int{a, b})
+			a = b
 		}
 	}
 	if len(rs) == 0 || len(rs) > maxChunks || rs[len(rs)-1][1] != n {
@@ -122,11 +133,37 @@ func partition(costs []int, budget, fetch int, c chunker) *chunkIndex {
 			rs = append(rs, [2]int{start, n})
 		}
 	}
-	ck := &chunkIndex{ranges: rs, sizes: make([]int, len(rs)), fetch: fetch}
+	ck.ranges = rs
+	ck.est = make([]int, len(rs))
 	for k, r := range rs {
-		ck.sizes[k] = c.size(k+1, len(rs), r[0], r[1])
+		ck.est[k] = headEstimate
+		for _, x := range costs[r[0]:r[1]] {
+			ck.est[k] += x
+		}
 	}
 	return ck
+}
+
+// size is the tokens of what fetching chunk k (0-based) whole returns,
+// counted once.
+func (c *chunkIndex) size(k int) int {
+	if c.sizes == nil {
+		c.sizes = make([]int, len(c.ranges))
+	}
+	if c.sizes[k] == 0 {
+		r := c.ranges[k]
+		c.sizes[k] = c.c.size(k+1, len(c.ranges), r[0], r[1])
+	}
+	return c.sizes[k]
+}
+
+// over reports whether chunk k (0-based) is larger than a fetch returns:
+// a chunk estimated well under the fetch budget is not counted.
+func (c *chunkIndex) over(k int) bool {
+	if c.est[k] <= c.fetch*9/10 {
+		return false
+	}
+	return c.size(k) > c.fetch
 }
 
 // singular returns the singular of a unit name: "items" → "item".
@@ -294,8 +331,8 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	fmt.Fprintf(sb, " and leaves out %d:\n", counts[Skip])
 	over := false
 	for k, r := range c.ranges {
-		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.sizes[k]))
-		if c.sizes[k] > c.fetch {
+		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.size(k)))
+		if c.size(k) > c.fetch {
 			sb.WriteString(", over budget")
 			over = true
 		}
@@ -334,7 +371,7 @@ func (c *chunkIndex) list(sb *strings.Builder) {
 			sb.WriteString(", ")
 		}
 		fmt.Fprintf(sb, "chunk %d: %s", k+1, c.span(r[0], r[1]))
-		if c.sizes[k] > c.fetch {
+		if c.over(k) {
 			sb.WriteString(" (over budget)")
 		}
 	}

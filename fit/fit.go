@@ -1172,7 +1172,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		obj, _ := tree.Lookup(root, ptr)
 		mems = obj.Members()
 	}
-	ck := partition(fullCosts, o.Budget, o.FetchBudget, chunker{
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, &chunker{
 		counter: o.Counter,
 		where: func(a, b int) string {
 			if mode == modeSingle {
