@@ -14,10 +14,10 @@ type chunkIndex struct {
 	// est are their estimates, from the units' costs.
 	sizes, est []int
 	c          *chunker
-	fetch  int    // the budget a fetch without a budget of its own gets
-	unit   string // "items", "members", "lines", "files"
-	label  string // where the units are ("/items", "the root array"); "" for text
-	handle string
+	fetch      int    // the budget a fetch without a budget of its own gets
+	unit       string // "items", "members", "lines", "files"
+	label      string // where the units are ("/items", "the root array"); "" for text
+	handle     string
 	// failed: chunks could not be stored (the store is down).
 	failed  bool
 	summary func(a, b int) string
