@@ -2,7 +2,6 @@ package fit
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -220,25 +219,13 @@ type engine struct {
 	// sel and tier are the selection run returned and its tier.
 	sel   []Level
 	tier  int
-	prob  *problem // the knapsack, built by solveAt
-	steps []step   // the upgrade order, built by upgrades
+	steps []step // the upgrade order, built by upgrades
 	// promote, when set, gives the level an item at level l is shown
 	// and declared at (Full for a standard level that leaves it whole).
 	promote func(i int, l Level) Level
-	exact   *exactTable // the exact solver's table, built by solveAt
-	// lastCap is the capacity solveAt solved last.
-	lastCap int
 	// estimated: costs were estimated from a counted sample (large
-	// inputs); then the knapsack is solved in coarser units and the
-	// capacity grows more boldly, since the final text is what is counted.
+	// inputs); they only order the upgrades, the text is counted.
 	estimated bool
-	quantum   int      // the unit of the estimated knapsack's weights
-	qprob     *problem // the knapsack in those units
-	// scale is what the whole document at full detail costs, as a share
-	// of its items' estimated costs (0: unknown): items cost less
-	// together than alone (shared keys, table rows, the estimates'
-	// margin), so the first capacity is scaled by it.
-	scale float64
 	// fullRatio is the whole document's tokens per JSON byte of its
 	// items at full detail, when it was counted (0: not known).
 	fullRatio float64
@@ -464,18 +451,6 @@ func (e *engine) run(st *Stats) string {
 	return text
 }
 
-// value is what a selection keeps: the items' values times their
-// levels' shares.
-func (e *engine) value(sel []Level) float64 {
-	v := 0.0
-	for i, l := range sel {
-		if l != Skip {
-			v += e.vals[i] * levelValue[l]
-		}
-	}
-	return v
-}
-
 // The in-band apparatus tiers.
 const (
 	tierNone  = iota // gaps declared, nothing else
@@ -509,136 +484,6 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 		return nil, "", false
 	}
 	return e.runPrefix(tier, skip, empty, base, iters, st)
-}
-
-// runKnapsack is the solve-render-count loop of the knapsack solvers.
-func (e *engine) runKnapsack(tier int, iters *int, st *Stats, skip []Level, empty string, base int) ([]Level, string, bool) {
-	budget := e.o.Budget
-	capacity := budget - base - 2 - budget/50
-	// Keeping anything adds declarations (levels, ranges) that the empty
-	// selection lacks: measure them once with the cheapest single option.
-	if bi, bk := e.cheapest(); bi >= 0 {
-		one := append([]Level(nil), skip...)
-		one[bi] = e.levels[bi][bk]
-		if extra := e.count(e.assemble(one, tier)) - base - e.costs[bi][bk]; extra > 0 {
-			capacity -= extra
-		}
-	}
-	if e.scale > 0 {
-		capacity = int(float64(capacity) / e.scale * 0.95)
-	}
-	var sel []Level
-	var best []Level
-	bestText, bestN, bestValue, grows := "", 0, 0.0, 0
-	lo, hi := 0, 0       // capacities known to fit / to overshoot
-	fitCap, fitN := 0, 0 // the last fitting round's capacity and count
-	var lastSel []Level  // the previous round's selection, text and count
-	lastText, lastN := "", 0
-	for iter := 1; iter <= 10 && capacity > 0; iter++ {
-		*iters++
-		var s solution
-		var p *problem
-		s, p, st.Solver = e.solveAt(capacity)
-		sel = make([]Level, e.n)
-		used, value := 0, 0.0
-		for i, k := range s {
-			sel[i] = Skip
-			if k >= 0 {
-				sel[i] = e.levels[i][k]
-				used += e.costs[i][k]
-				value += p.items[i][k].v
-			}
-		}
-		// A capacity moved too little to change the selection gives the
-		// same text: it is not rendered and counted again.
-		text, n := lastText, lastN
-		if !slices.Equal(sel, lastSel) {
-			text = e.assemble(sel, tier)
-			n = e.count(text)
-			lastSel, lastText, lastN = sel, text, n
-		}
-		if n > budget {
-			hi = capacity
-			if best != nil {
-				// A growth went too far: bisect between what fit and this.
-				if hi-lo <= max(4, budget/100) {
-					break
-				}
-				capacity = (lo + hi) / 2
-				continue
-			}
-			over := n - budget
-			capacity -= over + capacity/16 + 1
-			continue
-		}
-		lo = capacity
-		if best == nil || value > bestValue {
-			best, bestText, bestN, bestValue = sel, text, n, value
-		}
-		// Costs are per item, rendered alone; together (a TOON table)
-		// items can cost less. Grow the capacity into the unused budget,
-		// in the solver's units, a few cautious times (bisecting once a
-		// growth overshoots).
-		content := n - base
-		if n >= budget-budget/12 || grows == 5 || content <= 0 || used == 0 || allRichest(sel) {
-			break
-		}
-		grows++
-		if hi > 0 {
-			if hi-lo <= max(4, budget/100) {
-				break
-			}
-			capacity = (lo + hi) / 2
-			continue
-		}
-		if e.estimated {
-			// Costs are estimates: aim just under the budget, by the
-			// slope between the last two fitting rounds (what more
-			// capacity adds, as items change level), or the average
-			// one at first. The count of the result decides anyway.
-			target := budget - budget/25
-			slope := float64(content) / float64(used)
-			if fitCap > 0 && capacity > fitCap && n > fitN {
-				slope = float64(n-fitN) / float64(capacity-fitCap)
-			}
-			fitCap, fitN = capacity, n
-			if n >= budget-budget/10 {
-				break
-			}
-			capacity += max(1, int(float64(target-n)/slope))
-			continue
-		}
-		capacity += int(float64(budget-n) * float64(used) / float64(content) * 0.5)
-	}
-	if best != nil {
-		st.Tokens, st.Counted = bestN, true
-		return best, bestText, true
-	}
-	if sel != nil {
-		// Drop the least valuable kept items, an eighth at a time.
-		var keep []int
-		for i, l := range sel {
-			if l != Skip {
-				keep = append(keep, i)
-			}
-		}
-		sortByValue(keep, e.vals)
-		for len(keep) > 0 {
-			k := max(1, len(keep)/8)
-			for _, i := range keep[:k] {
-				sel[i] = Skip
-			}
-			keep = keep[k:]
-			*iters++
-			text := e.assemble(sel, tier)
-			if n := e.count(text); n <= budget {
-				st.Tokens, st.Counted = n, true
-				return sel, text, true
-			}
-		}
-	}
-	st.Tokens, st.Counted = base, true
-	return skip, empty, true
 }
 
 // upgrades is the order in which items gain detail, the same at every
@@ -714,103 +559,6 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 	}
 	st.Tokens, st.Counted = best.n, true
 	return best.sel, best.text, true
-}
-
-// solveAt solves the knapsack of the engine's options at capacity. Only
-// the capacity changes from one round to the next, so the problem is built
-// once, and so is the exact solver's table while it covers the capacity.
-func (e *engine) solveAt(capacity int) (solution, *problem, string) {
-	if e.estimated && !e.linear {
-		// Estimated costs are within 10 % or so: solving them to the
-		// token costs far more than it tells. Weights are rounded to a
-		// unit of about 1/2048 of the first capacity (the final count
-		// keeps the budget). Only this knapsack is built: a large input
-		// holds one, not two.
-		q := e.qprob
-		if q == nil {
-			e.quantum = max(1, capacity/2048)
-			q = e.problem(e.quantum)
-			e.qprob = q
-		}
-		qc := capacity / e.quantum
-		q.capacity = qc
-		if qc > 0 && exactFits(e.n, qc) {
-			if e.exact == nil || e.exact.capacity < qc {
-				// One table for every capacity up to half as much
-				// again as this one.
-				e.exact = newExactTable(q, min(qc+qc/2, exactCells/e.n-1))
-			}
-			return e.exact.solution(q, qc), q, SolverExact
-		}
-		s, name := solve(q, false)
-		return s, q, name
-	}
-	p := e.prob
-	if p == nil {
-		p = e.problem(1)
-		e.prob = p
-	}
-	p.capacity = capacity
-	switch {
-	case e.linear:
-		return solveLinear(p, e.head), p, SolverHeadTail
-	case capacity > 0 && exactFits(e.n, capacity):
-		if e.exact == nil || e.exact.capacity < capacity {
-			c := capacity
-			if e.exact != nil && e.lastCap > 0 && capacity > e.lastCap {
-				// Growing: growths shrink, so leave room for two more
-				// of this one's size.
-				c = max(c, min(capacity+2*(capacity-e.lastCap), exactCells/e.n-1))
-			}
-			e.exact = newExactTable(p, c)
-		}
-		e.lastCap = capacity
-		return e.exact.solution(p, capacity), p, SolverExact
-	}
-	e.lastCap = capacity
-	s, name := solve(p, false)
-	return s, p, name
-}
-
-// allRichest reports whether every item is at full detail: no capacity
-// can add value then.
-func allRichest(sel []Level) bool {
-	for _, l := range sel {
-		if l != Full {
-			return false
-		}
-	}
-	return true
-}
-
-// cheapest returns the item and option index of the cheapest option, or
-// -1.
-func (e *engine) cheapest() (int, int) {
-	bi, bk, bw := -1, -1, math.MaxInt
-	for i := range e.n {
-		for k := range e.levels[i] {
-			if w := e.costs[i][k]; w < bw {
-				bi, bk, bw = i, k, w
-			}
-		}
-	}
-	return bi, bk
-}
-
-// sortByValue orders item indexes by increasing value, later items first
-// among equals (so that earlier items survive).
-func sortByValue(idx []int, vals []float64) {
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(vals[a], vals[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(b, a)
-	})
-}
-
-// solveLinear is head+tail for lines with a head share.
-func solveLinear(p *problem, head float64) solution {
-	return solveHeadTailShare(p, head)
 }
 
 // FitJSON fits a JSON document under the budget.
@@ -1140,15 +888,6 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 	}
 	e.measure()
-	if e.estimated && o.wholeTokens > 0 {
-		full := 0
-		for i := range n {
-			full += e.costs[i][0]
-		}
-		if c := o.wholeTokens - envCost; c > 0 && c < full {
-			e.scale = float64(c) / float64(full)
-		}
-	}
 	fullCosts := make([]int, n)
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
