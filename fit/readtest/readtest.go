@@ -1,9 +1,12 @@
 // Package readtest reads fitted results the way a model must: only from
 // their text. It parses the in-band notes, the overflow hint and the
 // chunk index of a result, answers questions about it (how many items in
-// total, is item K shown whole, which exact call returns item K whole),
-// and follows chunk handles through a fetch function until an item comes
-// back whole. Tests use it to check that the in-band text is enough.
+// total, is item K shown whole, what a fetch without a budget of its own
+// returns, which exact call returns item K whole, from the index or from
+// the chunk ranges the hint lists), reads a chunk that came back split
+// ([ParseSplit]), and follows chunk handles through a fetch function
+// until an item comes back whole. Tests use it to check that the in-band
+// text is enough.
 //
 // It understands results rendered as compact JSON and text (lines).
 package readtest
