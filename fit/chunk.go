@@ -9,10 +9,15 @@ import (
 // chunkIndex splits the source into sequential chunks and describes them.
 type chunkIndex struct {
 	ranges [][2]int // [start, end) in units
-	costs  []int    // tokens of each chunk in full, estimated
-	unit   string   // "items", "members", "lines", "files"
-	label  string   // where the units are ("/items", "the root array"); "" for text
-	handle string
+	// sizes are the tokens of what fetching each chunk whole returns (its
+	// first line and its units in full), counted when needed (see size);
+	// est are their estimates, from the units' costs.
+	sizes, est []int
+	c          *chunker
+	fetch      int    // the budget a fetch without a budget of its own gets
+	unit       string // "items", "members", "lines", "files"
+	label      string // where the units are ("/items", "the root array"); "" for text
+	handle     string
 	// failed: chunks could not be stored (the store is down).
 	failed  bool
 	summary func(a, b int) string
@@ -21,56 +26,144 @@ type chunkIndex struct {
 	span func(a, b int) string
 	// levels: units have detail levels (else a kept unit is "shown").
 	levels bool
-	head   int // tokens of a fetched chunk's first line, once counted
 }
 
-// partition packs items, in order, into chunks of at most about 80 % of the
-// budget (by full cost, after the envelope), so that a fetched chunk fits
-// the same budget. When that would make more chunks than the index can
+// wholeHead is the first line of a chunk fetched whole: which chunk of
+// which handle, and where its units are ("items 5–8 of 30 at the root
+// array", "the document"). The index counts it into a chunk's size.
+func wholeHead(n, of int, handle, where string) string {
+	return fmt.Sprintf("> [chunk %d of %d of %s: %s, in full]\n", n, of, handle, where)
+}
+
+// chunker measures chunks as a fetch returns them: where names the
+// units [a, b) within the source, body renders them in full.
+type chunker struct {
+	counter interface{ Count(string) int }
+	where   func(a, b int) string
+	body    func(a, b int) string
+	bodies  map[[2]int]int // the bodies counted, by range
+}
+
+// size is the token count of chunk n of of, holding units [a, b), fetched
+// whole: its first line (with a handle of the one length all handles
+// have) and its units. The two are counted apart (the line ends in
+// "]\n", where a tokenizer's pieces end too), and each body once.
+func (c *chunker) size(n, of, a, b int) int {
+	if c.bodies == nil {
+		c.bodies = map[[2]int]int{}
+	}
+	head := wholeHead(n, of, sampleHandle, c.where(a, b))
+	body, ok := c.bodies[[2]int{a, b}]
+	if !ok {
+		text := c.body(a, b)
+		body = -1 // a body that starts with white space is counted with its line
+		if text == "" || !strings.ContainsRune(" \t\r\n\v\f", rune(text[0])) {
+			body = c.counter.Count(text)
+		}
+		c.bodies[[2]int{a, b}] = body
+	}
+	if body < 0 {
+		return c.counter.Count(head + c.body(a, b))
+	}
+	return c.counter.Count(head) + body
+}
+
+// partition packs the units, in order, into chunks that a fetch without a
+// budget of its own (fetch tokens) returns whole: runs whose estimated
+// cost (costs, the units' costs, plus a first line) is at most the
+// fetch budget, each counted as a fetch returns it when its estimate
+// comes near that budget, and cut further where the count is over. A
+// unit larger than that alone is a chunk of its own, over budget (it
+// comes back in parts). When that makes more chunks than the index can
 // list within about a fifth of the budget, it makes that many chunks of
-// equal cost instead (a fetched chunk over its budget comes back split).
-func partition(costs []int, budget, envelope int) *chunkIndex {
+// about equal cost instead (a chunk over the fetch budget comes back
+// split into smaller ones).
+func partition(costs []int, budget, fetch int, c *chunker) *chunkIndex {
 	n := len(costs)
 	maxChunks := min(max(2, budget/250), 32)
-	capacity := max(1, (budget-envelope)*8/10)
+	total := 0
+	for _, x := range costs {
+		total += x
+	}
+	// Room for a chunk, its first line's numbers counted as the largest
+	// the index may show; a chunk estimated under near is not counted
+	// to see whether it fits.
+	room := fetch - 2
+	const headEstimate = 64
+	near := room * 9 / 10
+	ck := &chunkIndex{fetch: fetch, c: c}
 	var rs [][2]int
-	start, used := 0, 0
-	for i, c := range costs {
-		if i > start && used+c > capacity {
-			rs = append(rs, [2]int{start, i})
-			start, used = i, 0
+	if total/max(1, room) < maxChunks {
+		of := maxChunks
+		fits := func(a, b int) bool { return c.size(of, of, a, b) <= room }
+		for a := 0; a < n && len(rs) <= maxChunks; {
+			b, used := a+1, headEstimate+costs[a]
+			for b < n && used+costs[b] <= room {
+				used += costs[b]
+				b++
+			}
+			if used > near && b > a+1 && !fits(a, b) {
+				// Over by the count: the longest run that fits.
+				lo, hi := a+1, b
+				for lo+1 < hi {
+					if m := (lo + hi) / 2; fits(a, m) {
+						lo = m
+					} else {
+						hi = m
+					}
+				}
+				b = lo
+			}
+			rs = append(rs, [2]int{a, b})
+			a = b
 		}
-		used += c
 	}
-	if n > 0 {
-		rs = append(rs, [2]int{start, n})
-	}
-	if len(rs) > maxChunks {
-		total := 0
-		for _, c := range costs {
-			total += c
-		}
+	if len(rs) == 0 || len(rs) > maxChunks || rs[len(rs)-1][1] != n {
 		rs = rs[:0]
-		start, used = 0, 0
+		start, used := 0, 0
 		per := total / maxChunks
-		for i, c := range costs {
-			if i > start && used+c > per && len(rs) < maxChunks-1 {
+		for i, x := range costs {
+			if i > start && used+x > per && len(rs) < maxChunks-1 {
 				rs = append(rs, [2]int{start, i})
 				start, used = i, 0
 			}
-			used += c
+			used += x
 		}
-		rs = append(rs, [2]int{start, n})
+		if n > 0 {
+			rs = append(rs, [2]int{start, n})
+		}
 	}
-	ck := &chunkIndex{ranges: rs, costs: make([]int, len(rs))}
+	ck.ranges = rs
+	ck.est = make([]int, len(rs))
 	for k, r := range rs {
-		t := envelope + 1
-		for _, c := range costs[r[0]:r[1]] {
-			t += c
+		ck.est[k] = headEstimate
+		for _, x := range costs[r[0]:r[1]] {
+			ck.est[k] += x
 		}
-		ck.costs[k] = t
 	}
 	return ck
+}
+
+// size is the tokens of what fetching chunk k (0-based) whole returns,
+// counted once.
+func (c *chunkIndex) size(k int) int {
+	if c.sizes == nil {
+		c.sizes = make([]int, len(c.ranges))
+	}
+	if c.sizes[k] == 0 {
+		r := c.ranges[k]
+		c.sizes[k] = c.c.size(k+1, len(c.ranges), r[0], r[1])
+	}
+	return c.sizes[k]
+}
+
+// over reports whether chunk k (0-based) is larger than a fetch returns:
+// a chunk estimated well under the fetch budget is not counted.
+func (c *chunkIndex) over(k int) bool {
+	if c.est[k] <= c.fetch*9/10 {
+		return false
+	}
+	return c.size(k) > c.fetch
 }
 
 // singular returns the singular of a unit name: "items" → "item".
@@ -197,10 +290,14 @@ func allOf(sel []Level, l Level) bool {
 
 // write renders the chunk index. Its wording is part of the API:
 //
-//	[chunks] 25 items at the root array, numbered 1–25, in 6 chunks; this response shows 13 of them (2 full, 6 standard, 5 minimal) and leaves out 12:
-//	  chunk 1: items 1–4, ≈900 tokens; state: 4 open; in this response: items 1–3 standard, item 4 full
-//	  chunk 6: item 25, ≈3,100 tokens, over budget; state: 1 open; in this response: none
-//	[/chunks] Get chunk N whole: terse chunk c_0123456789abcdef N (no other arguments needed); a chunk over budget comes back as smaller chunks unless fetched with a larger budget
+//	[chunks] 25 items at the root array, numbered 1–25, in 2 chunks; this response shows 13 of them (2 full, 6 standard, 5 minimal) and leaves out 12:
+//	  chunk 1: items 1–24, ≈17,900 tokens; state: 24 open; in this response: items 1–3 standard, item 4 full, items 5–13 minimal, items 14–24 left out
+//	  chunk 2: item 25, ≈31,100 tokens, over budget; state: 1 open; in this response: none
+//	[/chunks] Get chunk N whole: terse chunk c_0123456789012345 N (no other arguments needed: a fetch returns up to 20,000 tokens); a chunk over budget comes back as smaller chunks, fetched the same way
+//
+// Every size is the count of what fetching the chunk returns (its first
+// line and its units in full); a chunk is over budget when that is more
+// than the fetch budget the last line states.
 func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	total := len(sel)
 	var counts [4]int
@@ -233,14 +330,9 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	}
 	fmt.Fprintf(sb, " and leaves out %d:\n", counts[Skip])
 	over := false
-	// A fetched chunk starts with a line saying what it is.
-	if c.head == 0 {
-		c.head = o.Counter.Count(fmt.Sprintf("> [chunk %d of %d of c_0123456789abcdef: %s of %d%s, in full]\n", len(c.ranges), len(c.ranges), c.span(0, total), total, at))
-	}
-	head := c.head
 	for k, r := range c.ranges {
-		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.costs[k]))
-		if c.costs[k]+head > o.Budget {
+		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.size(k)))
+		if c.size(k) > c.fetch {
 			sb.WriteString(", over budget")
 			over = true
 		}
@@ -259,15 +351,29 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	}
 	switch {
 	case c.handle != "":
-		fmt.Fprintf(sb, "[/chunks] Get chunk N whole: %s (no other arguments needed)", fetch(o, c.handle, "N"))
+		fmt.Fprintf(sb, "[/chunks] Get chunk N whole: %s (no other arguments needed: a fetch returns up to %s tokens)", fetch(o, c.handle, "N"), thousands(c.fetch))
 		if over {
-			sb.WriteString("; a chunk over budget comes back as smaller chunks unless fetched with a larger budget")
+			sb.WriteString("; a chunk over budget comes back as smaller chunks, fetched the same way")
 		}
 		sb.WriteByte('\n')
 	case c.failed:
 		fmt.Fprintf(sb, "[/chunks] The rest is not retrievable right now (the chunk store is unavailable); %s.\n", o.RawHint)
 	default:
 		sb.WriteString("[/chunks] Not stored: re-run with a larger budget to get more.\n")
+	}
+}
+
+// list names every chunk's range, for a hint without the index: "chunk
+// 1: items 1–24, chunk 2: item 25 (over budget)".
+func (c *chunkIndex) list(sb *strings.Builder) {
+	for k, r := range c.ranges {
+		if k > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(sb, "chunk %d: %s", k+1, c.span(r[0], r[1]))
+		if c.over(k) {
+			sb.WriteString(" (over budget)")
+		}
 	}
 }
 

@@ -19,24 +19,32 @@
 // end of long hunks, at Minimal their header and +/− counts. Log lines are
 // never cut.
 //
-// # Budget and solvers
+// # Budget and the upgrade order
 //
-// Choosing a level per item is a multiple-choice knapsack: each option's
-// weight is its token cost in the output format (counted by the
-// tokens.Counter, each rendering once), its value is the item's strategy
-// value times the level's share. Large inputs (renderings over 96 KB) are
-// priced, not counted item by item: a level's tokens per JSON byte come
-// from about 24 KB of its items rendered together and counted once, or,
-// for full detail, from the whole document's count when the counter
-// already knows it (Options.Counter with a Known method, as the root
-// package's count cache has); their knapsack is solved in coarse units,
-// and its first capacity is scaled by what the whole document costs
-// against its items' estimates. Solvers by size: exact dynamic
-// programming for small instances, a greedy on incremental efficiency
-// over each item's convex hull, proportional (WFQ) allocation for very
-// many items, and head+tail for linear text. The assembled output is then
-// counted exactly, and the capacity tightened (or grown) until it fits:
-// the budget is a guarantee by the counter, not an estimate.
+// Each item's levels are costed in tokens of the output format (counted
+// by the tokens.Counter, each rendering once; large inputs, renderings
+// over 96 KB, are priced from about 24 KB of each level's items rendered
+// together and counted once, or, at full detail, from the whole
+// document's count when the counter already knows it) and valued by the
+// item's strategy value times the level's share. From these, one order
+// in which items gain detail is fixed, the same at every budget: every
+// item is first shown at its cheapest level, the most valuable first;
+// then items are made richer along the convex hull of their levels,
+// smaller steps before larger ones and, among steps of about one size,
+// by value gained per token. Standard levels are costed with strings cut
+// at the shortest cut any budget makes, so that the order does not
+// depend on the budget. Lines of text gain detail in their own order:
+// boosted (error) lines taking every other place, the rest from the head
+// and the tail by the strategy's share, long lines cut short before they
+// are shown whole.
+//
+// A result is the longest prefix of that order whose assembled text,
+// counted exactly, fits the budget: found by doubling from one step,
+// then halving, the probes the same at every budget until a larger one
+// fits more. So the budget is a guarantee by the counter, and a larger
+// budget never shows fewer items, fewer items whole, or less of any
+// item. Strings are cut longer under a larger budget; an item the
+// budget's cut leaves whole is shown and declared at full detail.
 //
 // A format whose encoder checks its own output (render's auto verifies
 // each text by decoding it) can give a Draft rendering without the check:
@@ -56,24 +64,26 @@
 // Items, lines, files, members and chunks are numbered from 1, always
 // named with their unit ("item 7", "lines 11–102"), so that a position
 // never reads like a count. JSON results are followed by a line defining
-// every detail level used, the overflow hint and the chunk index, which
-// says for every chunk, in order, which of its items this response holds
-// and at which level, what a chunk costs in full, and the call that gets
-// it:
+// every detail level used (string cuts included, with their marker), and
+// by the chunk index when the source is more than one chunk, which says
+// for every chunk, in order, which of its items this response holds and
+// at which level, the tokens a fetch of it returns (counted), whether
+// that is over the budget a fetch gets, and the call that gets it:
 //
-//	> [levels: full = as in the source; standard = urls, … dropped, long strings cut at "…[+N chars]"; minimal = identity fields only; missing or blank fields of a shortened item were left out]
-//	[chunks] 25 items at the root array, numbered 1–25, in 6 chunks; this response shows 13 of them (2 full, 6 standard, 5 minimal) and leaves out 12:
-//	  chunk 1: items 1–4, ≈900 tokens; state: 4 open; in this response: items 1–3 standard, item 4 full
-//	  chunk 6: item 25, ≈3,100 tokens, over budget; state: 1 open; in this response: none
-//	[/chunks] Get chunk N whole: terse chunk c_0123456789abcdef N (no other arguments needed); a chunk over budget comes back as smaller chunks unless fetched with a larger budget
+//	> [levels: full = as in the source; standard = urls, … dropped, long strings cut at "…[+N chars]"; minimal = identity fields only, long strings cut at "…[+N chars]"; missing or blank fields of a shortened item were left out]
+//	[chunks] 25 items at the root array, numbered 1–25, in 2 chunks; this response shows 13 of them (2 full, 6 standard, 5 minimal) and leaves out 12:
+//	  chunk 1: items 1–24, ≈17,900 tokens; state: 24 open; in this response: items 1–3 standard, item 4 full, items 5–13 minimal, items 14–24 left out
+//	  chunk 2: item 25, ≈31,100 tokens, over budget; state: 1 open; in this response: none
+//	[/chunks] Get chunk N whole: terse chunk c_0123456789012345 N (no other arguments needed: a fetch returns up to 20,000 tokens); a chunk over budget comes back as smaller chunks, fetched the same way
 //
-// Without room for the index (or when, under a small budget, leaving it
-// out shows clearly more), the notes name the left-out and shortened
-// items and the overflow hint gives the call and the number of chunks:
+// A source of one chunk (or, when the index leaves no room for any item,
+// any source) is declared by notes that name the left-out and shortened
+// items, and the overflow hint, which gives the call, every chunk's range
+// and the budget a fetch gets:
 //
 //	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
 //	> [detail /items: items 11–14 standard (…); item 15 minimal (identity fields only); the rest full]
-//	> [114 of 120 items left out, 5 shortened: get chunk N of 4 whole with: terse chunk c_0123456789abcdef N]
+//	> [114 of 120 items left out, 5 shortened: get chunk N of 1 whole with: terse chunk c_0123456789012345 N; chunk 1: items 1–120; a fetch returns up to 20,000 tokens]
 //
 // Text declares each gap where it is, in source lines; a line too long
 // for the budget is shown cut, with its marker; a diff file at minimal
@@ -91,16 +101,24 @@
 //
 // With Options.Store set, the full payload is stored under a handle, and
 // [FetchChunk] (or [Chunk]) returns any chunk later, within the budget of
-// the fetch: in full when it fits, else split into smaller chunks, each
-// with a handle, whose ranges add up to the chunk (a single item or line
-// too large for the budget is split into byte ranges of its text, to be
-// joined in order); the first line then says which budget gets it in one
-// piece. Fetching every chunk, recursively, gives back the whole source,
-// at any budget: a budget below [MinBudget] is raised to it, so that
-// nothing is left out without a handle shown.
+// the fetch. Chunks are sized to Options.FetchBudget, the budget a fetch
+// that names none gets (the client's limit, see [Clients]): every chunk
+// not marked over budget comes back whole from the call the text names;
+// a chunk is over budget only when a single unit is larger, or when the
+// index cannot list that many chunks. A chunk over the fetch's budget
+// comes back split into the fewest smaller chunks that each fit it, each
+// listed with its counted size, under a handle of its own (a single item
+// or line too large into byte ranges of its text, to be joined in
+// order); the first line then says which budget gets it in one piece,
+// or that none does. Fetching every chunk, recursively, gives back the
+// whole source, at any budget: a budget below [MinBudget] is raised to
+// it, so that nothing is left out without a handle shown.
 //
 // Handles are bound to Options.Scope (the session, and conversation when
-// named) and minted as an HMAC of scope and content under Options.Key: a
+// named) and minted as an HMAC of scope and content under Options.Key,
+// written as 16 decimal digits, so that every handle costs the same
+// tokens and the same call gives the same text, but for its handles, in
+// every session and process: a
 // fetch from another scope gets a [*ScopeError], an unknown or expired
 // handle an [*ExpiredError], whose messages are terminal and say how to
 // get the data again.

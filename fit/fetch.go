@@ -43,7 +43,8 @@ func Chunk(ctx context.Context, handle string, n int, opts *Options) (string, er
 }
 
 // FetchChunk returns chunk n (1-based) of the view stored under handle,
-// within opts.Budget (zero means DefaultBudget; at least MinBudget): in
+// within opts.Budget (zero means opts.FetchBudget, what a chunk index
+// says a fetch gets; at least MinBudget): in
 // full when it fits, else split into smaller chunks that each have a
 // handle, listed with their ranges (a single unit too large for the
 // budget is split into byte ranges of its text, to be joined in order).
@@ -57,6 +58,9 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 	o := opts.normalized()
 	if o.Store == nil {
 		return ChunkResult{}, &Error{"no store configured"}
+	}
+	if opts == nil || opts.Budget <= 0 {
+		o.Budget = o.FetchBudget
 	}
 	o.Budget = max(o.Budget, MinBudget)
 	h, payload, err := get(ctx, o, handle)
@@ -78,13 +82,11 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 	var whole string
 	var doc tree.Value
 	if sp.cut() {
-		t := src.unitText(sp.A)
-		whole = fmt.Sprintf("> [%s: bytes %s–%s of %s of %s, in full (join the parts in order)]\n%s",
-			title, thousands(sp.Off+1), thousands(sp.End), thousands(len(t)), src.textOf(sp.A), t[sp.Off:sp.End])
+		whole = partHead(n, len(h.Chunks), handle, src.partWhere(sp)) + src.unitText(sp.A)[sp.Off:sp.End]
 	} else {
 		var body string
 		body, doc = src.render(sp.A, sp.B)
-		whole = fmt.Sprintf("> [%s: %s, in full]\n%s", title, src.where(sp.A, sp.B), body)
+		whole = wholeHead(n, len(h.Chunks), handle, src.where(sp.A, sp.B)) + body
 	}
 	if fitsQuick(o, []byte(whole)) {
 		return ChunkResult{Text: whole, Whole: true, Doc: doc, Tokens: o.Counter.Count(whole)}, nil
@@ -95,6 +97,12 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 		return ChunkResult{}, err
 	}
 	return ChunkResult{Text: text, Tokens: o.Counter.Count(text)}, nil
+}
+
+// partHead is the first line of a byte range of one unit's text fetched
+// whole.
+func partHead(n, of int, handle, where string) string {
+	return fmt.Sprintf("> [chunk %d of %d of %s: %s, in full (join the parts in order)]\n", n, of, handle, where)
 }
 
 // source is a stored payload, cut into its units.
@@ -275,22 +283,33 @@ func (s *source) render(a, b int) (string, tree.Value) {
 	return string(s.o.Format.Append(nil, body)), doc
 }
 
-// cost is the token count of units [a, b) rendered alone.
-func (s *source) cost(a, b int) int {
-	t, _ := s.render(a, b)
-	return tokens.CountBytes(s.o.Counter, []byte(t))
+// partWhere names a byte range of one unit's text: "bytes 1–3,064 of
+// 13,625 of the compact JSON of item 17 of 30 at the root array".
+func (s *source) partWhere(sp span) string {
+	return fmt.Sprintf("bytes %s–%s of %s of %s", thousands(sp.Off+1), thousands(sp.End), thousands(len(s.unitText(sp.A))), s.textOf(sp.A))
 }
 
-// split answers a chunk over the budget: it cuts the span into smaller
-// spans (groups of units, each fitting the budget when it can; a single
-// unit into byte ranges), stores them as a view of their own and returns
-// the index of that view. need is the chunk's size in full.
+// fetchSize is the token count of what fetching sp as chunk n of of
+// returns whole: its first line (with a handle of the length every
+// handle has) and its text.
+func (s *source) fetchSize(n, of int, sp span) int {
+	if sp.cut() {
+		return s.o.Counter.Count(partHead(n, of, sampleHandle, s.partWhere(sp)) + s.unitText(sp.A)[sp.Off:sp.End])
+	}
+	body, _ := s.render(sp.A, sp.B)
+	return s.o.Counter.Count(wholeHead(n, of, sampleHandle, s.where(sp.A, sp.B)) + body)
+}
+
+// split answers a chunk over the budget: it cuts the span into the
+// fewest smaller spans that each come back whole within the budget
+// (runs of units; a single unit, into byte ranges of its text), stores
+// them as a view of their own and returns the index of that view, with
+// every smaller chunk's size as its fetch returns it. need is the
+// chunk's size in full.
 func (s *source) split(ctx context.Context, h header, handle, title string, sp span, need int) (string, error) {
 	o := s.o
-	var what, intro string
-	if sp.cut() || sp.B == sp.A+1 {
-		what = "parts"
-	}
+	parts := sp.cut() || sp.B == sp.A+1
+	var intro string
 	if sp.cut() {
 		intro = fmt.Sprintf("bytes %s–%s of %s", thousands(sp.Off+1), thousands(sp.End), s.textOf(sp.A))
 	} else {
@@ -300,7 +319,7 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 	head := func(k int) string {
 		how := fmt.Sprintf("split into %d chunks", k)
 		switch {
-		case what != "parts":
+		case !parts:
 		case sp.cut():
 			how = fmt.Sprintf("split into %d parts to join in order", k)
 		case s.h.Kind == "json":
@@ -311,42 +330,36 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 		if short {
 			return fmt.Sprintf("> [%s: %s tokens in full, over the budget of %s, so %s]\n", title, thousands(need), thousands(o.Budget), how)
 		}
-		return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so %s; a budget of at least %s gets it in one piece]\n",
-			title, intro, thousands(need), thousands(o.Budget), how, thousands(need))
+		whole := fmt.Sprintf("a budget of at least %s gets it in one piece", thousands(need))
+		if need > o.FetchBudget {
+			whole = fmt.Sprintf("no fetch returns more than %s tokens, so it comes back only in pieces", thousands(o.FetchBudget))
+		}
+		return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so %s; %s]\n",
+			title, intro, thousands(need), thousands(o.Budget), how, whole)
 	}
-	// Room for a sub-chunk in full: the budget less its own header line.
-	room := max(16, o.Budget-o.Counter.Count(head(99))-8)
+	// Every smaller chunk is fetched within the budget, its own first
+	// line included; its number is counted as the largest it can be.
+	room := o.Budget - 2
 	var subs []span
-	var costs []int
-	if what == "parts" {
+	if parts {
 		a, b := 0, len(s.unitText(sp.A))
 		if sp.cut() {
 			a, b = sp.Off, sp.End
 		}
-		subs, costs = s.pieces(sp.A, a, b, room)
+		subs = s.pieces(sp.A, a, b, room, need)
 	} else {
-		unit := make([]int, sp.B-sp.A)
-		for j := range unit {
-			unit[j] = s.cost(sp.A+j, sp.A+j+1) + 1
-		}
-		for i := sp.A; i < sp.B; {
-			j, used := i, 0
-			for j < sp.B && (j == i || used+unit[j-sp.A] <= room) {
-				used += unit[j-sp.A]
-				j++
-			}
-			if j == sp.B && i == sp.A {
-				// The units' costs fit, the whole did not: halve.
-				j, used = sp.A+(sp.B-sp.A+1)/2, 0
-				for _, c := range unit[:j-sp.A] {
-					used += c
-				}
-			}
-			subs, costs = append(subs, span{A: i, B: j}), append(costs, used)
-			i = j
-		}
+		of := sp.B - sp.A
+		fits := func(a, b int) bool { return s.fetchSize(of, of, span{A: a, B: b}) <= room }
+		subs = pack(sp.A, sp.B, fits)
 	}
-	// The index must fit the budget: merge neighbours until it does.
+	sizes := func(subs []span) []int {
+		cs := make([]int, len(subs))
+		for k, x := range subs {
+			cs[k] = s.fetchSize(k+1, len(subs), x)
+		}
+		return cs
+	}
+	costs := sizes(subs)
 	line := func(k int, x span, c int) string {
 		var l string
 		if x.cut() {
@@ -354,7 +367,7 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 		} else {
 			l = fmt.Sprintf("  chunk %d: %s, ≈%s tokens", k+1, s.name(x.A, x.B), thousands(c))
 		}
-		if c > room {
+		if c > o.Budget {
 			l += ", over budget"
 		}
 		return l + "\n"
@@ -365,7 +378,7 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 	render := func(subs []span, costs []int, hd string) string {
 		var sb strings.Builder
 		sb.WriteString(head(len(subs)))
-		if what == "parts" {
+		if parts {
 			fmt.Fprintf(&sb, "[chunks] %d parts:\n", len(subs))
 		} else {
 			fmt.Fprintf(&sb, "[chunks] %d chunks:\n", len(subs))
@@ -376,15 +389,17 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 		sb.WriteString(foot(hd))
 		return sb.String()
 	}
-	for len(subs) > 2 && o.Counter.Count(render(subs, costs, handle)) > o.Budget {
-		subs, costs = mergePairs(subs, costs)
+	// The index must fit the budget: merge neighbours until it does (the
+	// merged chunks are over the budget, and come back split in turn).
+	for len(subs) > 2 && o.Counter.Count(render(subs, costs, sampleHandle)) > o.Budget {
+		subs = mergePairs(subs)
+		costs = sizes(subs)
 	}
 	nh := h
 	nh.Payload = handle
 	if h.Payload != "" {
 		nh.Payload = h.Payload
 	}
-	// Handles differ in their token counts: count with the real one.
 	for {
 		nh.Chunks = subs
 		hd, err := put(ctx, o, nh, nil)
@@ -396,40 +411,119 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 			return text, nil
 		}
 		if len(subs) > 2 {
-			subs, costs = mergePairs(subs, costs)
+			subs = mergePairs(subs)
+			costs = sizes(subs)
 		} else {
 			short = true
 		}
 	}
 }
 
-// pieces cuts bytes [a, b) of unit i's text into spans of about room
-// tokens each, on rune boundaries; at least two when b-a > 1.
-func (s *source) pieces(i, a, b, room int) ([]span, []int) {
-	t := s.unitText(i)
-	n := tokens.CountBytes(s.o.Counter, []byte(t[a:b]))
-	per := max(1, int(float64(b-a)*float64(room)/float64(max(n, 1))*0.8))
-	if b-a > 1 {
-		per = min(per, (b-a+1)/2)
-	}
+// pack cuts the units [a, b) into the fewest runs, in order, that each
+// fit (fits reports whether a run does): the longest run from each
+// start, found by doubling and halving. A unit that does not fit alone
+// is a run of its own.
+func pack(a, b int, fits func(a, b int) bool) []span {
 	var subs []span
-	var costs []int
-	for x := a; x < b; {
-		y := min(b, x+per)
-		for y < b && y > x+1 && !runeBoundary(t, y) {
+	for a < b {
+		lo, hi := a+1, b+1 // the run [a, lo) is taken; [a, hi) does not fit (or hi is past b)
+		for step := 1; lo < b; step *= 2 {
+			t := min(b, lo+step)
+			if !fits(a, t) {
+				hi = t
+				break
+			}
+			lo = t
+		}
+		for lo+1 < hi && lo < b {
+			m := (lo + hi) / 2
+			if fits(a, m) {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		subs = append(subs, span{A: a, B: lo})
+		a = lo
+	}
+	return subs
+}
+
+// pieces cuts bytes [a, b) of unit i's text into the fewest byte ranges,
+// on rune boundaries, whose fetch (its first line included) fits room
+// tokens: each the longest that does, found by bisecting its end from
+// an estimate. need is the tokens of the whole range, for the estimate.
+// There are at least two when b-a > 1.
+func (s *source) pieces(i, a, b, room, need int) []span {
+	t := s.unitText(i)
+	// Token counts of byte ranges, without their first line: the head of
+	// a part is about the same for every part.
+	headTok := s.o.Counter.Count(partHead(99, 99, sampleHandle, s.partWhere(span{A: i, B: i + 1, Off: a, End: b})))
+	fits := func(x, y int) bool {
+		return headTok+tokens.CountBytes(s.o.Counter, []byte(t[x:y])) <= room
+	}
+	back := func(y int) int { // the rune boundary at or before y (after x)
+		for y < b && !runeBoundary(t, y) {
 			y--
 		}
-		for y < b && !runeBoundary(t, y) { // a piece holds at least one rune
-			y++
-		}
-		if b-y < per/4 && len(subs) > 0 { // no crumb at the end
-			y = b
-		}
-		subs = append(subs, span{A: i, B: i + 1, Off: x, End: y})
-		costs = append(costs, max(1, n*(y-x)/max(1, b-a)))
-		x = y
+		return y
 	}
-	return subs, costs
+	per := max(1, int(float64(b-a)*float64(room-headTok)/float64(max(need, 1))))
+	var subs []span
+	for x := a; x < b; {
+		// The longest end y with fits(x, y), at least one rune.
+		lo := x + 1
+		for lo < b && !runeBoundary(t, lo) {
+			lo++
+		}
+		hi := b + 1
+		if g := back(min(b, x+per)); g > lo {
+			if fits(x, g) {
+				lo = g
+			} else {
+				hi = g
+			}
+		}
+		for step := max(1, per/8); lo < b && hi == b+1; step *= 2 {
+			y := back(min(b, lo+step))
+			if y <= lo {
+				y = min(b, lo+step)
+				for y < b && !runeBoundary(t, y) {
+					y++
+				}
+			}
+			if !fits(x, y) {
+				hi = y
+				break
+			}
+			lo = y
+		}
+		for hi-lo > 1 && lo < b {
+			m := back((lo + hi) / 2)
+			if m <= lo {
+				break
+			}
+			if fits(x, m) {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		if x == a && lo == b && b-a > 1 {
+			// One piece would be the whole: two halves, so that a part
+			// is never the chunk it is a part of.
+			lo = back(a + (b-a+1)/2)
+			if lo <= a {
+				lo = a + (b-a+1)/2
+				for lo < b && !runeBoundary(t, lo) {
+					lo++
+				}
+			}
+		}
+		subs = append(subs, span{A: i, B: i + 1, Off: x, End: lo})
+		x = lo
+	}
+	return subs
 }
 
 // runeBoundary reports whether offset y of t cuts no rune as UTF-8
@@ -450,12 +544,11 @@ func runeBoundary(t string, y int) bool {
 }
 
 // mergePairs halves a list of spans by joining neighbours.
-func mergePairs(subs []span, costs []int) ([]span, []int) {
+func mergePairs(subs []span) []span {
 	var out []span
-	var oc []int
 	for k := 0; k < len(subs); k += 2 {
 		if k+1 == len(subs) {
-			out, oc = append(out, subs[k]), append(oc, costs[k])
+			out = append(out, subs[k])
 			break
 		}
 		x, y := subs[k], subs[k+1]
@@ -463,7 +556,7 @@ func mergePairs(subs []span, costs []int) ([]span, []int) {
 		if x.cut() {
 			m = span{A: x.A, B: x.B, Off: x.Off, End: y.End}
 		}
-		out, oc = append(out, m), append(oc, costs[k]+costs[k+1])
+		out = append(out, m)
 	}
-	return out, oc
+	return out
 }

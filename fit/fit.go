@@ -2,7 +2,6 @@ package fit
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -88,6 +87,12 @@ type Options struct {
 	// Fetch is the command shown for fetching chunk {n} of {handle}.
 	// Empty means DefaultFetch.
 	Fetch string
+	// FetchBudget is the budget a fetch of a chunk with that command
+	// gets when it names no budget of its own (the client's limit, see
+	// [Clients]): chunks are sized to it, the index says it, and marks a
+	// chunk over budget only when it is larger. Zero means
+	// DefaultFetchBudget.
+	FetchBudget int
 	// Scope is the session (and conversation) the result belongs to: its
 	// chunk handles are bound to it, and fetching them with another Scope
 	// gives a [*ScopeError].
@@ -135,6 +140,9 @@ func (o *Options) normalized() Options {
 	}
 	if x.Fetch == "" {
 		x.Fetch = DefaultFetch
+	}
+	if x.FetchBudget <= 0 {
+		x.FetchBudget = DefaultFetchBudget
 	}
 	if x.StoreTimeout <= 0 {
 		x.StoreTimeout = DefaultStoreTimeout
@@ -211,25 +219,21 @@ type engine struct {
 	// sel and tier are the selection run returned and its tier.
 	sel   []Level
 	tier  int
-	prob  *problem    // the knapsack, built by solveAt
-	exact *exactTable // the exact solver's table, built by solveAt
-	// lastCap is the capacity solveAt solved last.
-	lastCap int
+	steps []step // the upgrade order, built by upgrades
+	// promote, when set, gives the level an item at level l is shown
+	// and declared at (Full for a standard level that leaves it whole).
+	promote func(i int, l Level) Level
 	// estimated: costs were estimated from a counted sample (large
-	// inputs); then the knapsack is solved in coarser units and the
-	// capacity grows more boldly, since the final text is what is counted.
+	// inputs); they only order the upgrades, the text is counted.
 	estimated bool
-	quantum   int      // the unit of the estimated knapsack's weights
-	qprob     *problem // the knapsack in those units
-	// scale is what the whole document at full detail costs, as a share
-	// of its items' estimated costs (0: unknown): items cost less
-	// together than alone (shared keys, table rows, the estimates'
-	// margin), so the first capacity is scaled by it.
-	scale float64
 	// fullRatio is the whole document's tokens per JSON byte of its
 	// items at full detail, when it was counted (0: not known).
 	fullRatio float64
 }
+
+// minStdCap is the fewest runes a standard level cuts a string to, at
+// any budget (a larger budget over few items cuts them longer).
+const minStdCap = 200
 
 // exactBytes is the total rendering size up to which every option is
 // counted exactly; above it, costs are estimated from an exactly counted
@@ -383,8 +387,9 @@ func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
 // guarantee: the returned text is ≤ Budget by the counter, or empty.
 func (e *engine) run(st *Stats) string {
 	// Tiers of in-band apparatus, richest first: hint and chunk index,
-	// hint only, declarations only. A poorer tier is used only when the
-	// richer one leaves no room for any item.
+	// hint only, declarations only. The tier is the same at every budget
+	// (so that a larger one never shows less), but a poorer tier is used
+	// when the richer one leaves no room for any item.
 	var text string
 	var sel []Level
 	iters := 0
@@ -394,7 +399,13 @@ func (e *engine) run(st *Stats) string {
 		minTier = tierHint
 	}
 	tokens, counted := 0, false
-	for tier := tierIndex; tier >= minTier; tier-- {
+	// One chunk (a source a fetch returns whole, at every budget): the
+	// hint names its range and says all the index would, for less.
+	first := tierIndex
+	if e.chunks != nil && len(e.chunks.ranges) == 1 && minTier <= tierHint {
+		first = tierHint
+	}
+	for tier := first; tier >= minTier; tier-- {
 		s, t, ok := e.runTier(tier, &iters, st)
 		if ok && (kept(s) > 0 || tier == tierNone || tier == minTier && sel == nil) {
 			sel, text, e.tier = s, t, tier
@@ -403,15 +414,6 @@ func (e *engine) run(st *Stats) string {
 		}
 		if ok && sel == nil {
 			sel, text, e.tier = s, t, tier // nothing kept, but fits: the fallback
-			tokens, counted = st.Tokens, st.Counted
-		}
-	}
-	// Under a small budget the index can cost more than it tells: the
-	// notes without it say the same per item. Keep the index unless
-	// leaving it out shows clearly more.
-	if e.tier == tierIndex && minTier <= tierHint && e.o.Budget <= 1200 && kept(sel) > 0 {
-		if s, t, ok := e.runTier(tierHint, &iters, st); ok && e.value(s) > 1.5*e.value(sel) {
-			sel, text, e.tier = s, t, tierHint
 			tokens, counted = st.Tokens, st.Counted
 		}
 	}
@@ -449,18 +451,6 @@ func (e *engine) run(st *Stats) string {
 	return text
 }
 
-// value is what a selection keeps: the items' values times their
-// levels' shares.
-func (e *engine) value(sel []Level) float64 {
-	v := 0.0
-	for i, l := range sel {
-		if l != Skip {
-			v += e.vals[i] * levelValue[l]
-		}
-	}
-	return v
-}
-
 // The in-band apparatus tiers.
 const (
 	tierNone  = iota // gaps declared, nothing else
@@ -493,228 +483,82 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 	if base > budget {
 		return nil, "", false
 	}
-	capacity := budget - base - 2 - budget/50
-	// Keeping anything adds declarations (levels, ranges) that the empty
-	// selection lacks: measure them once with the cheapest single option.
-	if bi, bk := e.cheapest(); bi >= 0 {
-		one := append([]Level(nil), skip...)
-		one[bi] = e.levels[bi][bk]
-		if extra := e.count(e.assemble(one, tier)) - base - e.costs[bi][bk]; extra > 0 {
-			capacity -= extra
+	return e.runPrefix(tier, skip, empty, base, iters, st)
+}
+
+// upgrades is the order in which items gain detail, the same at every
+// budget: every item shown at its cheapest level, the most valuable
+// first, then made richer along its convex hull, by value gained per
+// token (see showFirst). A selection is a
+// prefix of it, so that a larger budget, which fits a longer prefix,
+// never shows fewer items, fewer items whole, or less of any item.
+func (e *engine) upgrades() []step {
+	if e.steps == nil {
+		if e.linear {
+			e.steps = lineOrder(e.levels, e.vals, e.head)
+		} else {
+			e.steps = showFirst(e.problem(1))
 		}
 	}
-	if e.scale > 0 {
-		capacity = int(float64(capacity) / e.scale * 0.95)
+	return e.steps
+}
+
+// runPrefix fits the longest prefix of the upgrades whose text, counted,
+// fits the budget: doubling from one step while it fits, then halving
+// the last interval. The probes do not depend on the budget until a
+// larger budget fits one that a smaller does not, and from there on it
+// only looks further: the prefix never shrinks as the budget grows.
+func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters *int, st *Stats) ([]Level, string, bool) {
+	steps := e.upgrades()
+	st.Solver = SolverGreedy
+	if e.linear {
+		st.Solver = SolverHeadTail
 	}
-	var sel []Level
-	var best []Level
-	bestText, bestN, bestValue, grows := "", 0, 0.0, 0
-	lo, hi := 0, 0       // capacities known to fit / to overshoot
-	fitCap, fitN := 0, 0 // the last fitting round's capacity and count
-	var lastSel []Level  // the previous round's selection, text and count
-	lastText, lastN := "", 0
-	for iter := 1; iter <= 10 && capacity > 0; iter++ {
+	sel := func(k int) []Level {
+		s := slices.Clone(skip)
+		for _, x := range steps[:k] {
+			s[x.item] = e.levels[x.item][x.to]
+			if e.promote != nil {
+				s[x.item] = e.promote(x.item, s[x.item])
+			}
+		}
+		return s
+	}
+	type probe struct {
+		sel  []Level
+		text string
+		n    int
+	}
+	try := func(k int) (probe, bool) {
 		*iters++
-		var s solution
-		var p *problem
-		s, p, st.Solver = e.solveAt(capacity)
-		sel = make([]Level, e.n)
-		used, value := 0, 0.0
-		for i, k := range s {
-			sel[i] = Skip
-			if k >= 0 {
-				sel[i] = e.levels[i][k]
-				used += e.costs[i][k]
-				value += p.items[i][k].v
-			}
-		}
-		// A capacity moved too little to change the selection gives the
-		// same text: it is not rendered and counted again.
-		text, n := lastText, lastN
-		if !slices.Equal(sel, lastSel) {
-			text = e.assemble(sel, tier)
-			n = e.count(text)
-			lastSel, lastText, lastN = sel, text, n
-		}
-		if n > budget {
-			hi = capacity
-			if best != nil {
-				// A growth went too far: bisect between what fit and this.
-				if hi-lo <= max(4, budget/100) {
-					break
-				}
-				capacity = (lo + hi) / 2
-				continue
-			}
-			over := n - budget
-			capacity -= over + capacity/16 + 1
-			continue
-		}
-		lo = capacity
-		if best == nil || value > bestValue {
-			best, bestText, bestN, bestValue = sel, text, n, value
-		}
-		// Costs are per item, rendered alone; together (a TOON table)
-		// items can cost less. Grow the capacity into the unused budget,
-		// in the solver's units, a few cautious times (bisecting once a
-		// growth overshoots).
-		content := n - base
-		if n >= budget-budget/12 || grows == 5 || content <= 0 || used == 0 || allRichest(sel) {
+		p := probe{sel: sel(k)}
+		p.text = e.assemble(p.sel, tier)
+		p.n = e.count(p.text)
+		return p, p.n <= e.o.Budget
+	}
+	best := probe{sel: skip, text: empty, n: base}
+	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
+	for k := 1; k <= len(steps); k = min(2*k, len(steps)) {
+		p, ok := try(k)
+		if !ok {
+			hi = k
 			break
 		}
-		grows++
-		if hi > 0 {
-			if hi-lo <= max(4, budget/100) {
-				break
-			}
-			capacity = (lo + hi) / 2
-			continue
-		}
-		if e.estimated {
-			// Costs are estimates: aim just under the budget, by the
-			// slope between the last two fitting rounds (what more
-			// capacity adds, as items change level), or the average
-			// one at first. The count of the result decides anyway.
-			target := budget - budget/25
-			slope := float64(content) / float64(used)
-			if fitCap > 0 && capacity > fitCap && n > fitN {
-				slope = float64(n-fitN) / float64(capacity-fitCap)
-			}
-			fitCap, fitN = capacity, n
-			if n >= budget-budget/10 {
-				break
-			}
-			capacity += max(1, int(float64(target-n)/slope))
-			continue
-		}
-		capacity += int(float64(budget-n) * float64(used) / float64(content) * 0.5)
-	}
-	if best != nil {
-		st.Tokens, st.Counted = bestN, true
-		return best, bestText, true
-	}
-	if sel != nil {
-		// Drop the least valuable kept items, an eighth at a time.
-		var keep []int
-		for i, l := range sel {
-			if l != Skip {
-				keep = append(keep, i)
-			}
-		}
-		sortByValue(keep, e.vals)
-		for len(keep) > 0 {
-			k := max(1, len(keep)/8)
-			for _, i := range keep[:k] {
-				sel[i] = Skip
-			}
-			keep = keep[k:]
-			*iters++
-			text := e.assemble(sel, tier)
-			if n := e.count(text); n <= budget {
-				st.Tokens, st.Counted = n, true
-				return sel, text, true
-			}
+		best, lo = p, k
+		if k == len(steps) {
+			break
 		}
 	}
-	st.Tokens, st.Counted = base, true
-	return skip, empty, true
-}
-
-// solveAt solves the knapsack of the engine's options at capacity. Only
-// the capacity changes from one round to the next, so the problem is built
-// once, and so is the exact solver's table while it covers the capacity.
-func (e *engine) solveAt(capacity int) (solution, *problem, string) {
-	if e.estimated && !e.linear {
-		// Estimated costs are within 10 % or so: solving them to the
-		// token costs far more than it tells. Weights are rounded to a
-		// unit of about 1/2048 of the first capacity (the final count
-		// keeps the budget). Only this knapsack is built: a large input
-		// holds one, not two.
-		q := e.qprob
-		if q == nil {
-			e.quantum = max(1, capacity/2048)
-			q = e.problem(e.quantum)
-			e.qprob = q
-		}
-		qc := capacity / e.quantum
-		q.capacity = qc
-		if qc > 0 && exactFits(e.n, qc) {
-			if e.exact == nil || e.exact.capacity < qc {
-				// One table for every capacity up to half as much
-				// again as this one.
-				e.exact = newExactTable(q, min(qc+qc/2, exactCells/e.n-1))
-			}
-			return e.exact.solution(q, qc), q, SolverExact
-		}
-		s, name := solve(q, false)
-		return s, q, name
-	}
-	p := e.prob
-	if p == nil {
-		p = e.problem(1)
-		e.prob = p
-	}
-	p.capacity = capacity
-	switch {
-	case e.linear:
-		return solveLinear(p, e.head), p, SolverHeadTail
-	case capacity > 0 && exactFits(e.n, capacity):
-		if e.exact == nil || e.exact.capacity < capacity {
-			c := capacity
-			if e.exact != nil && e.lastCap > 0 && capacity > e.lastCap {
-				// Growing: growths shrink, so leave room for two more
-				// of this one's size.
-				c = max(c, min(capacity+2*(capacity-e.lastCap), exactCells/e.n-1))
-			}
-			e.exact = newExactTable(p, c)
-		}
-		e.lastCap = capacity
-		return e.exact.solution(p, capacity), p, SolverExact
-	}
-	e.lastCap = capacity
-	s, name := solve(p, false)
-	return s, p, name
-}
-
-// allRichest reports whether every item is at full detail: no capacity
-// can add value then.
-func allRichest(sel []Level) bool {
-	for _, l := range sel {
-		if l != Full {
-			return false
+	for hi-lo > 1 && lo < len(steps) {
+		m := (lo + hi) / 2
+		if p, ok := try(m); ok {
+			best, lo = p, m
+		} else {
+			hi = m
 		}
 	}
-	return true
-}
-
-// cheapest returns the item and option index of the cheapest option, or
-// -1.
-func (e *engine) cheapest() (int, int) {
-	bi, bk, bw := -1, -1, math.MaxInt
-	for i := range e.n {
-		for k := range e.levels[i] {
-			if w := e.costs[i][k]; w < bw {
-				bi, bk, bw = i, k, w
-			}
-		}
-	}
-	return bi, bk
-}
-
-// sortByValue orders item indexes by increasing value, later items first
-// among equals (so that earlier items survive).
-func sortByValue(idx []int, vals []float64) {
-	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(vals[a], vals[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(b, a)
-	})
-}
-
-// solveLinear is head+tail for lines with a head share.
-func solveLinear(p *problem, head float64) solution {
-	return solveHeadTailShare(p, head)
+	st.Tokens, st.Counted = best.n, true
+	return best.sel, best.text, true
 }
 
 // FitJSON fits a JSON document under the budget.
@@ -905,7 +749,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	}
 	st.Strategy, st.StrategySource = name, src
 	n := len(items)
-	stdCap := max(200, o.Budget*2/max(1, n))
+	stdCap := max(minStdCap, o.Budget*2/max(1, n))
 	r := newRules(&o, name, stdCap)
 	e := &engine{o: o, kind: "json", unit: st.Unit, n: n, vals: jsonValues(name, items)}
 	if mode == modeMembers {
@@ -934,6 +778,41 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return items[i]
 	}
+	// The order in which items gain detail must not depend on the
+	// budget (see upgrades): levels are costed with strings cut at the
+	// smallest cut a budget gives. The text cuts them at the budget's
+	// (never shorter), and an item that the budget's cut leaves whole
+	// is shown, and declared, at full detail.
+	ref := r
+	if stdCap != minStdCap {
+		ref = newRules(&o, name, minStdCap)
+	}
+	refValue := func(i int, l Level) tree.Value {
+		switch l {
+		case Standard:
+			s, _ := ref.standard(items[i])
+			return s
+		case Minimal:
+			return ref.minimal(items[i])
+		}
+		return items[i]
+	}
+	whole := make([]int8, n) // 1: the budget's standard leaves item i whole; 2: it does not
+	e.promote = func(i int, l Level) Level {
+		if l != Standard || ref == r {
+			return l
+		}
+		if whole[i] == 0 {
+			whole[i] = 2
+			if _, changed := r.standard(items[i]); !changed {
+				whole[i] = 1
+			}
+		}
+		if whole[i] == 1 {
+			return Full
+		}
+		return l
+	}
 	// Every item's list of levels is one of a few shared lists, and its
 	// sizes are in one slab: a large input allocates nothing per item.
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
@@ -945,12 +824,12 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		set := 1 << Full
 		sizes = append(sizes, tree.JSONLen(it))
 		last := it
-		if s, changed := r.standard(it); changed {
+		if s, changed := ref.standard(it); changed {
 			set, last = set|1<<Standard, s
 			sizes = append(sizes, tree.JSONLen(s))
 		}
 		if it.Kind() != tree.KindArray || mode == modeArray {
-			m := r.minimal(it)
+			m := ref.minimal(it)
 			// An empty shell says nothing: no minimal level then.
 			if !(m.Kind() >= tree.KindArray && m.Len() == 0) && !tree.Equal(m, last) {
 				set |= 1 << Minimal
@@ -969,7 +848,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	// Candidates are drafted; the returned text is rendered with Append.
 	draft := o.Format.draft()
 	e.render = func(i int, l Level) []byte {
-		v := value(i, l)
+		v := refValue(i, l)
 		if mode == modeMembers {
 			v = tree.Object(tree.Member{Key: keys[i], Value: v})
 		}
@@ -979,13 +858,13 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		if mode == modeMembers {
 			mems := make([]tree.Member, len(idx))
 			for j, i := range idx {
-				mems[j] = tree.Member{Key: keys[i], Value: value(i, l)}
+				mems[j] = tree.Member{Key: keys[i], Value: refValue(i, l)}
 			}
 			return draft(nil, tree.Object(mems...))
 		}
 		vs := make([]tree.Value, len(idx))
 		for j, i := range idx {
-			vs[j] = value(i, l)
+			vs[j] = refValue(i, l)
 		}
 		return draft(nil, tree.Array(vs...))
 	}
@@ -1009,37 +888,55 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 	}
 	e.measure()
-	if e.estimated && o.wholeTokens > 0 {
-		full := 0
-		for i := range n {
-			full += e.costs[i][0]
-		}
-		if c := o.wholeTokens - envCost; c > 0 && c < full {
-			e.scale = float64(c) / float64(full)
-		}
-	}
 	fullCosts := make([]int, n)
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
 	}
-	ck := partition(fullCosts, o.Budget, envCost)
-	ck.unit, ck.levels = st.Unit, true
+	label := ""
+	switch mode {
+	case modeArray:
+		label = string(ptr)
+		if ptr == "" {
+			label = "the root array"
+		}
+	case modeMembers:
+		label = "the root object"
+		if ptr != "" {
+			label = string(ptr)
+		}
+	}
+	// A chunk is fetched as its items alone, in the format.
+	var mems []tree.Member
+	if mode == modeMembers {
+		obj, _ := tree.Lookup(root, ptr)
+		mems = obj.Members()
+	}
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, &chunker{
+		counter: o.Counter,
+		where: func(a, b int) string {
+			if mode == modeSingle {
+				return "the document"
+			}
+			return fmt.Sprintf("%s of %d at %s", posRange(st.Unit, a, b), n, label)
+		},
+		body: func(a, b int) string {
+			switch mode {
+			case modeArray:
+				return string(draft(nil, tree.Array(items[a:b]...)))
+			case modeMembers:
+				return string(draft(nil, tree.Object(mems[a:b]...)))
+			}
+			return string(draft(nil, root))
+		},
+	})
+	ck.unit, ck.levels, ck.label = st.Unit, true, label
 	ck.span = func(a, b int) string { return posRange(st.Unit, a, b) }
 	switch mode {
 	case modeArray:
-		ck.label = string(ptr)
-		if ptr == "" {
-			ck.label = "the root array"
-		}
 		ck.summary = func(a, b int) string { return summarizeItems(items[a:b]) }
 	case modeMembers:
-		ck.label = "the root object"
-		if ptr != "" {
-			ck.label = string(ptr)
-		}
 		ck.summary = func(a, b int) string { return "keys " + keyList(keys[a:b], 6) }
 	default:
-		ck.label = ""
 		ck.span = func(a, b int) string { return "item 1 (the whole document)" }
 		ck.summary = func(a, b int) string { return "" }
 	}
@@ -1054,6 +951,18 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			return keyList(ks, 8)
 		}
 		return posList(st.Unit, idx)
+	}
+	// Whether an item's minimal level cuts a string, once known: its
+	// level is then declared with the cut marker.
+	minCut := make([]int8, n)
+	minimalCuts := func(i int) bool {
+		if minCut[i] == 0 {
+			minCut[i] = 1
+			if r.cutsAtMinimal(items[i]) {
+				minCut[i] = 2
+			}
+		}
+		return minCut[i] == 2
 	}
 	// The document of a selection is built once, so that the returned
 	// text is rendered from the very value its draft was made from (a
@@ -1093,7 +1002,14 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			sb.Write(app(nil, d))
 			sb.WriteByte('\n')
 		}
-		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, name0, tier == tierIndex)
+		minNote := "identity fields only"
+		for i, l := range sel {
+			if l == Minimal && minimalCuts(i) {
+				minNote += `, long strings cut at "…[+N chars]"`
+				break
+			}
+		}
+		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, minNote, name0, tier == tierIndex)
 		writeHintAndIndex(&sb, o, sel, ck, tier)
 		return strings.TrimSuffix(sb.String(), "\n")
 	}
@@ -1173,11 +1089,11 @@ func detailNote(strategy string) string {
 // notes only define the levels. Items are numbered from 1. The wording is
 // part of the API (models parse it):
 //
-//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only; missing or blank fields of a shortened item were left out]
+//	> [levels: full = as in the source; standard = dropped urls, …; long strings cut at "…[+N chars]"; minimal = identity fields only, long strings cut at "…[+N chars]"; missing or blank fields of a shortened item were left out]
 //	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
 //	> [detail /items: items 11–14 standard (dropped …); item 15 minimal (identity fields only); the rest full]
 //	> [left out of the root object: history, info (2 of 5 members)]
-func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string, names func([]int) string, indexed bool) {
+func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minimal string, names func([]int) string, indexed bool) {
 	if indexed && unit == "items" {
 		hasStd, hasMin := slices.Contains(sel, Standard), slices.Contains(sel, Minimal)
 		if hasStd || hasMin {
@@ -1186,7 +1102,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 				fmt.Fprintf(sb, " standard = %s;", detail)
 			}
 			if hasMin {
-				sb.WriteString(" minimal = identity fields only;")
+				fmt.Fprintf(sb, " minimal = %s;", minimal)
 			}
 			sb.WriteString(" missing or blank fields of a shortened item were left out]\n")
 		}
@@ -1214,7 +1130,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 			sep = "; "
 		}
 		if len(min) > 0 {
-			fmt.Fprintf(sb, "%s%s minimal (identity fields only)", sep, names(min))
+			fmt.Fprintf(sb, "%s%s minimal (%s)", sep, names(min), minimal)
 		}
 		if len(std)+len(min)+len(skipped) < len(sel) {
 			sb.WriteString("; the rest full")
@@ -1226,7 +1142,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail string
 // writeHintAndIndex writes the overflow hint and the chunk index.
 //
 //	> [92 of 118 lines left out: not stored; re-run with a larger budget to see them]
-//	> [all 2 items left out: get chunk N of 2 whole with: terse chunk c_0123456789abcdef N]
+//	> [all 2 items left out, too large for this budget: get chunk N of 2 whole with: terse chunk c_0123456789012345 N; chunk 1: item 1, chunk 2: item 2 (over budget); a fetch returns up to 20,000 tokens]
 //	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
 	skipped, short := 0, 0
@@ -1263,7 +1179,9 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		idx.write(sb, o, sel)
 		return
 	case idx.handle != "":
-		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s]\n", what, len(idx.ranges), fetch(o, idx.handle, "N"))
+		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s; ", what, len(idx.ranges), fetch(o, idx.handle, "N"))
+		idx.list(sb)
+		fmt.Fprintf(sb, "; a fetch returns up to %s tokens]\n", thousands(idx.fetch))
 	case idx.failed:
 		fmt.Fprintf(sb, "> [%s: not retrievable right now (the chunk store is unavailable); %s]\n", what, o.RawHint)
 	default:

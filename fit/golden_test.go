@@ -124,45 +124,60 @@ func TestFetchGolden(t *testing.T) {
 	}
 	h := res.Stats.Handle
 	small := *o
-	small.Budget = 300
 	var files []txtar.File
 	add := func(name, text string) {
-		if n := c.Count(text); strings.HasPrefix(name, "fetch") && n > max(small.Budget, MinBudget) && !strings.Contains(name, "whole") {
-			t.Errorf("%s: %d tokens", name, n)
-		}
 		files = append(files, txtar.File{Name: name, Data: []byte(strings.TrimSuffix(text, "\n") + "\n")})
 	}
+	// fetched adds a fetch's text, checked against its budget; a chunk
+	// that came back whole is shown by its first line.
+	fetched := func(name string, r ChunkResult, err error, budget int) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.Count(r.Text); n > budget {
+			t.Errorf("%s: %d tokens, budget %d", name, n, budget)
+		}
+		text := r.Text
+		if r.Whole {
+			head, body, _ := strings.Cut(text, "\n")
+			text = fmt.Sprintf("%s\n(%d bytes of the chunk in full follow)", head, len(body))
+		}
+		add(name, text)
+	}
 	add("fit at 1000", res.Text)
-	whole, err := Chunk(ctx, h, 1, o)
+	// The call the index names: no budget of its own.
+	named := *o
+	named.Budget = 0
+	whole, err := FetchChunk(ctx, h, 1, &named)
+	fetched("fetch chunk 1 as the index names it (whole)", whole, err, DefaultFetchBudget)
+	small.Budget = 1000
+	split, err := FetchChunk(ctx, h, 1, &small)
+	fetched("fetch chunk 1 with a budget of 1000 (split)", split, err, 1000)
+	// The smaller chunk that holds item 17, at 1000: item 17 alone is
+	// over that budget, and comes back in parts.
+	sh, sn := subChunkOf(t, split.Text, 17)
+	parts, err := FetchChunk(ctx, sh, sn, &small)
+	fetched(fmt.Sprintf("fetch %s chunk %d at 1000 (item 17: parts)", sh, sn), parts, err, 1000)
+	ph, _ := subChunkOf(t, parts.Text, 0)
+	part, err := FetchChunk(ctx, ph, 2, &small)
+	fetched(fmt.Sprintf("fetch %s chunk 2 at 1000 (one part)", ph), part, err, 1000)
+	// A fetch budget smaller than item 17: its chunk is over budget,
+	// and the call the index names gives its parts.
+	lim := *o
+	lim.FetchBudget = 2000
+	lr, err := FitJSON(ctx, v, &lim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	add("fetch chunk 1 at 1000 (whole)", whole)
-	split, err := Chunk(ctx, h, 1, &small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add("fetch chunk 1 at 300 (split)", split)
-	// The chunk that holds item 17, at 300: item 17 alone is over budget.
-	r, _ := readtestParse(res.Text)
-	n17 := r.ChunkOf(17)
-	sub, err := Chunk(ctx, h, n17, &small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add(fmt.Sprintf("fetch chunk %d at 300 (holds item 17)", n17), sub)
-	sh, sn := subChunkOf(t, sub, 17)
-	parts, err := Chunk(ctx, sh, sn, &small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add(fmt.Sprintf("fetch %s chunk %d at 300 (item 17: parts)", sh, sn), parts)
-	ph, _ := subChunkOf(t, parts, 0)
-	part, err := Chunk(ctx, ph, 2, &small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add(fmt.Sprintf("fetch %s chunk 2 at 300 (one part)", ph), part)
+	add("fit at 1000, fetches of up to 2000", lr.Text)
+	lrr, _ := readtestParse(lr.Text)
+	lim.Budget = 0
+	over, err := FetchChunk(ctx, lr.Stats.Handle, lrr.ChunkOf(17), &lim)
+	fetched(fmt.Sprintf("fetch chunk %d as the index names it, up to 2000 (holds item 17)", lrr.ChunkOf(17)), over, err, 2000)
+	oh, on := subChunkOf(t, over.Text, 17)
+	over17, err := FetchChunk(ctx, oh, on, &lim)
+	fetched(fmt.Sprintf("fetch %s chunk %d, up to 2000 (item 17: parts)", oh, on), over17, err, 2000)
 	other := *o
 	other.Scope = "session-2"
 	_, err = Chunk(ctx, h, 1, &other)
@@ -180,7 +195,7 @@ func TestFetchGolden(t *testing.T) {
 	tr, _ := FitJSON(ctx, v, &tiny)
 	add("fit at 10 (nothing fits: the hint alone, with its handle)", tr.Text)
 	checkGolden(t, "fetch-list30", &txtar.Archive{
-		Comment: []byte("The chunk path on a synthetic 30-item list whose item 17 is far larger than the others:\nfit at 1000 tokens, then chunk fetches at 1000 and 300 (store.Mem, scope session-1, public key).\n"),
+		Comment: []byte("The chunk path on a synthetic 30-item list whose item 17 is far larger than the others:\nfit at 1000 tokens, then chunk fetches as the index names them and with a budget of 1000,\nand with fetches limited to 2000 tokens (store.Mem, scope session-1, public key).\n"),
 		Files:   files,
 	})
 }
@@ -245,7 +260,7 @@ func subChunkOf(t *testing.T, text string, k int) (string, int) {
 	return h, n
 }
 
-var reHandleT = regexp.MustCompile(`c_[0-9a-f]{16}`)
+var reHandleT = regexp.MustCompile(`c_[0-9]{16}`)
 
 // checkGolden compares an archive with testdata/NAME.txtar (-update
 // rewrites it).

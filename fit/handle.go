@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -83,7 +84,11 @@ func scopeTag(scope string) string {
 
 // mint returns the handle of a view: a MAC of its scope and content under
 // Options.Key, so that it is unguessable without the key and the same
-// view in another scope gets another handle.
+// view in another scope gets another handle. The MAC is written as 16
+// decimal digits ("c_" and 16 of the hex digits handles are checked
+// for): a tokenizer reads 1–3 digits as one token, so every handle costs
+// the same number of tokens wherever it is quoted, and what fits a
+// budget never depends on which handle a key or a scope gave.
 func mint(o Options, blob ...[]byte) string {
 	key := o.Key
 	if len(key) == 0 {
@@ -95,8 +100,12 @@ func mint(o Options, blob ...[]byte) string {
 	for _, b := range blob {
 		m.Write(b)
 	}
-	return "c_" + hex.EncodeToString(m.Sum(nil)[:8])
+	return "c_" + fmt.Sprintf("%016d", binary.BigEndian.Uint64(m.Sum(nil)[:8])%1e16)
 }
+
+// sampleHandle stands for a handle wherever a text is measured before
+// its handle is known: it costs what every handle costs (see mint).
+const sampleHandle = "c_0123456789012345"
 
 // StoreError reports a chunk store that failed or did not answer in time.
 // A fit whose chunks cannot be stored still fits its budget (see

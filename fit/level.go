@@ -63,6 +63,7 @@ type rules struct {
 	ids      bool            // Minimal also keeps *_id fields (isIDKey)
 	stdCap   int             // Standard: strings longer than this many runes are cut
 	minCap   int             // Minimal: same
+	minCuts  int             // strings Minimal has cut so far (see cutsAtMinimal)
 	threads  bool            // Standard keeps only the first and last note of a thread
 }
 
@@ -257,7 +258,10 @@ func (r *rules) standard(v tree.Value) (tree.Value, bool) {
 func (r *rules) minimal(v tree.Value) tree.Value {
 	switch v.Kind() {
 	case tree.KindString:
-		s, _ := cutString(v.Str(), r.minCap)
+		s, cut := cutString(v.Str(), r.minCap)
+		if cut {
+			r.minCuts++
+		}
 		return tree.String(s)
 	case tree.KindArray:
 		return tree.Array()
@@ -312,6 +316,14 @@ func (r *rules) minimal(v tree.Value) tree.Value {
 		return tree.Object(out...)
 	}
 	return v
+}
+
+// cutsAtMinimal reports whether Minimal cuts a string of v (its level
+// line must then say so).
+func (r *rules) cutsAtMinimal(v tree.Value) bool {
+	before := r.minCuts
+	r.minimal(v)
+	return r.minCuts > before
 }
 
 // isIDKey reports whether a key names an identifier of the item

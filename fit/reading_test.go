@@ -58,11 +58,17 @@ func TestReading(t *testing.T) {
 				continue
 			}
 			name := fmt.Sprintf("%s as %s at %d", corpus.Name(f), o.Format.Name, budget)
-			fetch := func(h string, n int) (string, error) { return Chunk(ctx, h, n, o) }
 			r, err := readtest.Parse(res.Text)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
+			}
+			fetch := fetchAsSaid(ctx, t, name, r, o)
+			asked++
+			if r.FetchBudget == DefaultFetchBudget {
+				right++
+			} else {
+				t.Errorf("%s: what a fetch without a budget gets: read %d, want %d", name, r.FetchBudget, DefaultFetchBudget)
 			}
 			if cs.format.Name == "toon" {
 				r.Decode = func(s string) (tree.Value, error) { return toon.UnmarshalString(s, nil) }
@@ -117,11 +123,17 @@ func TestReading(t *testing.T) {
 			}
 			texts++
 			name := fmt.Sprintf("%s at %d", corpus.Name(f), budget)
-			fetch := func(h string, n int) (string, error) { return Chunk(ctx, h, n, o) }
 			r, err := readtest.Parse(res.Text)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
+			}
+			fetch := fetchAsSaid(ctx, t, name, r, o)
+			asked++
+			if r.FetchBudget == DefaultFetchBudget {
+				right++
+			} else {
+				t.Errorf("%s: what a fetch without a budget gets: read %d, want %d", name, r.FetchBudget, DefaultFetchBudget)
 			}
 			asked++
 			if got := r.TotalItems(); got == len(src) {
@@ -159,6 +171,21 @@ func TestReading(t *testing.T) {
 	t.Logf("%d lists and %d texts, %d questions, %d right (%.1f %%), %d chunk calls (at most %d for one item)", lists, texts, asked, right, 100*float64(right)/float64(asked), calls, maxCalls)
 }
 
+// fetchAsSaid fetches chunks with exactly the call the text names: no
+// budget of its own, so the budget the text says a fetch gets; every
+// answer must keep it.
+func fetchAsSaid(ctx context.Context, t *testing.T, name string, r *readtest.Response, o *Options) readtest.Fetch {
+	fo := *o
+	fo.Budget = r.FetchBudget
+	return func(h string, n int) (string, error) {
+		res, err := FetchChunk(ctx, h, n, &fo)
+		if err == nil && res.Tokens > r.FetchBudget {
+			t.Errorf("%s: chunk %d of %s: %d tokens, over the %d the text says a fetch returns", name, n, h, res.Tokens, r.FetchBudget)
+		}
+		return res.Text, err
+	}
+}
+
 // readingCases are the budgets and formats lists are trimmed at.
 var readingCases = []struct {
 	budget int
@@ -180,4 +207,75 @@ func questionItems(n int) []int {
 		}
 	}
 	return out
+}
+
+// TestReadingShortNote asks the reader's questions of results whose
+// budget leaves room for the hint alone (no chunk index): how many
+// items, what a fetch gets, and which call returns item K whole — from
+// the chunk ranges the hint lists — answered by following only the text,
+// in one call for every item whose chunk is not marked over budget.
+func TestReadingShortNote(t *testing.T) {
+	ctx := context.Background()
+	c := tokens.O200kBase()
+	asked, right, notes := 0, 0, 0
+	var docs []tree.Value
+	docs = append(docs, list30(t))
+	for _, f := range corpus.Files(t, ".json") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := tree.Parse(data); err == nil {
+			if p, ok := FindItems(v); ok {
+				if arr, _ := tree.Lookup(v, p); arr.Len() >= 5 {
+					docs = append(docs, v)
+				}
+			}
+		}
+	}
+	for _, v := range docs {
+		for _, budget := range []int{40, 80, 120} {
+			o := &Options{Budget: budget, Counter: c, Store: &store.Mem{}, Scope: "reader"}
+			res, err := FitJSON(ctx, v, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Stats.Truncated || res.Stats.Unit != "items" || strings.Contains(res.Text, "[chunks]") {
+				continue
+			}
+			notes++
+			r, err := readtest.Parse(res.Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := tree.Pointer(res.Stats.Pointer)
+			arr, _ := tree.Lookup(v, p)
+			items := arr.Items()
+			asked += 2
+			if r.TotalItems() == len(items) {
+				right++
+			} else {
+				t.Errorf("at %d: total %d, want %d:\n%s", budget, r.TotalItems(), len(items), res.Text)
+			}
+			if r.FetchBudget == DefaultFetchBudget {
+				right++
+			} else {
+				t.Errorf("at %d: a fetch gets %d, want %d:\n%s", budget, r.FetchBudget, DefaultFetchBudget, res.Text)
+			}
+			fetch := fetchAsSaid(ctx, t, fmt.Sprint(budget), r, o)
+			for _, k := range questionItems(len(items)) {
+				asked++
+				got, nc, err := r.Retrieve(fetch, k)
+				if want := string(tree.AppendJSON(nil, items[k-1])); err == nil && got == want && (r.Over(k) || nc == 1) {
+					right++
+				} else {
+					t.Errorf("at %d: item %d via %q: %d calls, %v\n%s", budget, k, r.CallFor(k), nc, err, res.Text)
+				}
+			}
+		}
+	}
+	if notes == 0 {
+		t.Skip("no result with the hint alone")
+	}
+	t.Logf("%d results with the hint alone, %d questions, %d right", notes, asked, right)
 }

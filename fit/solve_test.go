@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -31,56 +32,6 @@ func randomProblem(r *rand.Rand, maxItems int) *problem {
 	return p
 }
 
-// TestSolversAgainstExact compares every solver with the exact DP on 10,000
-// random instances and reports the achieved share of the optimum.
-func TestSolversAgainstExact(t *testing.T) {
-	const runs = 10000
-	solvers := []struct {
-		name       string
-		fn         func(*problem) solution
-		avg, worst float64 // required minimum
-	}{
-		{SolverGreedy, solveGreedy, 0.9, 0.7},
-		{SolverWFQ, solveWFQ, 0.6, 0},
-		{SolverHeadTail, solveHeadTail, 0.3, 0},
-	}
-	sum := make([]float64, len(solvers))
-	worst := make([]float64, len(solvers))
-	for k := range worst {
-		worst[k] = 1
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range runs {
-		p := randomProblem(r, 30)
-		ow, ov := p.eval(solveExact(p))
-		if ow > p.capacity {
-			t.Fatalf("exact exceeds capacity: %d > %d", ow, p.capacity)
-		}
-		for k, sv := range solvers {
-			w, v := p.eval(sv.fn(p))
-			if w > p.capacity {
-				t.Fatalf("%s exceeds capacity: %d > %d", sv.name, w, p.capacity)
-			}
-			if v > ov+1e-9 {
-				t.Fatalf("%s beats the exact solver: %g > %g", sv.name, v, ov)
-			}
-			ratio := 1.0
-			if ov > 0 {
-				ratio = v / ov
-			}
-			sum[k] += ratio
-			worst[k] = min(worst[k], ratio)
-		}
-	}
-	for k, sv := range solvers {
-		avg := sum[k] / runs
-		t.Logf("%s vs exact on %d instances: average %.4f, worst %.4f", sv.name, runs, avg, worst[k])
-		if avg < sv.avg || worst[k] < sv.worst {
-			t.Errorf("%s: average %.4f worst %.4f, want ≥ %.2f and ≥ %.2f", sv.name, avg, worst[k], sv.avg, sv.worst)
-		}
-	}
-}
-
 func TestHull(t *testing.T) {
 	opts := []option{{100, 1}, {50, 0.9}, {10, 0.1}, {60, 0.5}}
 	got := hull(opts)
@@ -92,68 +43,41 @@ func TestHull(t *testing.T) {
 	}
 }
 
-func TestExactSmall(t *testing.T) {
-	// items (50,0.5),(10,0.8),(10,0.9), capacity 25 → items 1 and 2.
-	p := &problem{items: [][]option{{{50, 0.5}}, {{10, 0.8}}, {{10, 0.9}}}, capacity: 25}
-	s := solveExact(p)
-	if s[0] != -1 || s[1] != 0 || s[2] != 0 {
-		t.Errorf("solveExact = %v, want [-1 0 0]", s)
-	}
-	p.capacity = 5
-	if s := solveExact(p); s[0] != -1 || s[1] != -1 || s[2] != -1 {
-		t.Errorf("solveExact(nothing fits) = %v, want all skipped", s)
-	}
-}
-
-// textbookExact is the plain DP, one table per capacity: the reference
-// for exactTable.
-func textbookExact(p *problem) solution {
-	n, c := len(p.items), max(p.capacity, 0)
-	best := make([]float64, c+1)
-	next := make([]float64, c+1)
-	pick := make([]int8, n*(c+1))
-	for i, opts := range p.items {
-		row := pick[i*(c+1) : (i+1)*(c+1)]
-		for x := 0; x <= c; x++ {
-			b, ch := best[x], int8(0)
-			for o, op := range opts {
-				if op.w <= x {
-					if v := best[x-op.w] + op.v; v > b+1e-12 {
-						b, ch = v, int8(o+1)
-					}
-				}
-			}
-			next[x], row[x] = b, ch
-		}
-		best, next = next, best
-	}
-	s := skipAll(n)
-	x := c
-	for i := n - 1; i >= 0; i-- {
-		if ch := pick[i*(c+1)+x]; ch > 0 {
-			s[i] = ch - 1
-			x -= p.items[i][s[i]].w
-		}
-	}
-	return s
-}
-
-// TestExactTableReuse checks that one table read at any capacity it covers
-// gives exactly the solution of a fresh DP at that capacity (the fitter
-// reuses the table as it moves the capacity).
-func TestExactTableReuse(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
+// TestShowFirst checks the upgrade order on random instances: every item
+// is shown (at its cheapest option) before any item gains detail, each
+// item's steps follow one another from where the last one left it, and
+// every step adds value.
+func TestShowFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		p := randomProblem(r, 30)
-		tab := newExactTable(p, p.capacity)
-		for _, c := range []int{0, 1, p.capacity / 3, p.capacity / 2, p.capacity - 1, p.capacity} {
-			q := &problem{items: p.items, capacity: c}
-			got, want := tab.solution(q, c), textbookExact(q)
-			if !slices.Equal(got, want) {
-				t.Fatalf("table(%d) read at %d = %v, want %v", p.capacity, c, got, want)
+		p := randomProblem(r, 40)
+		steps := showFirst(p)
+		at := make([]int, len(p.items))
+		for i := range at {
+			at[i] = -1
+		}
+		shown := 0
+		for j, st := range steps {
+			if st.from != at[st.item] {
+				t.Fatalf("step %d of item %d from option %d, the item is at %d", j, st.item, st.from, at[st.item])
 			}
-			if got := solveExact(q); !slices.Equal(got, want) {
-				t.Fatalf("solveExact at %d = %v, want %v", c, got, want)
+			if st.from < 0 {
+				if shown != j {
+					t.Fatalf("item %d shown at step %d, after an item gained detail", st.item, j)
+				}
+				shown++
+			} else if p.items[st.item][st.to].v <= p.items[st.item][st.from].v {
+				t.Fatalf("step %d of item %d adds no value", j, st.item)
+			}
+			at[st.item] = st.to
+		}
+		if shown != len(p.items) {
+			t.Fatalf("%d of %d items shown", shown, len(p.items))
+		}
+		for i, opts := range p.items {
+			best := slices.MaxFunc(opts, func(a, b option) int { return cmp.Compare(a.v, b.v) })
+			if p.items[i][at[i]].v != best.v {
+				t.Fatalf("item %d ends at value %v, its best is %v", i, p.items[i][at[i]].v, best.v)
 			}
 		}
 	}

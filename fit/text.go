@@ -78,6 +78,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	base := 0
 	st := Stats{Kind: kind, Strategy: name, StrategySource: src}
 	var units []textUnit
+	var promote func(i int, l Level) Level
 	if kind == "diff" {
 		units = diffUnits(lines, base)
 		st.Unit = "files"
@@ -88,29 +89,39 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		// its start kept and the rest declared ("…[+N chars]"): the
 		// chunk that holds it has it whole.
 		// Two cuts: about half the budget, and an eighth of it.
-		hi, lo := max(200, o.Budget*2), max(100, o.Budget/2)
+		// Every line longer than twice the short cut has both, whatever
+		// the budget (the order lines gain detail in must not depend on
+		// it, see upgrades): the short cut is the same at every budget,
+		// the long one grows with it; a cut as long as the line shows it
+		// whole, and declares it so.
+		hi, lo := max(2*minLineCut, o.Budget*2), minLineCut
 		for i, l := range lines {
 			units[i] = textUnit{a: i, b: i + 1, levels: full}
-			if len(l) <= 2*lo {
+			if len(l) <= 2*minLineCut {
 				continue
 			}
 			u := &units[i]
-			u.levels, u.out = []Level{Full}, [][]string{{l}}
+			u.levels, u.out = []Level{Full, Standard, Minimal}, [][]string{{l}, {l}, {l}}
 			if cut, ok := cutString(l, hi); ok && len(l) > 2*hi {
-				u.levels, u.out = append(u.levels, Standard), append(u.out, []string{cut})
+				u.out[1] = []string{cut}
 			}
-			if cut, ok := cutString(l, lo); ok {
-				u.levels, u.out = append(u.levels, Minimal), append(u.out, []string{cut})
+			if cut, ok := cutString(l, lo); ok && len(l) > 2*lo {
+				u.out[2] = []string{cut}
 			}
-			if len(u.levels) == 1 {
-				u.levels, u.out = full, nil
+		}
+		e0 := &units
+		promote = func(i int, l Level) Level {
+			u := &(*e0)[i]
+			if u.out != nil && l != Full && u.out[levelIndex(u.levels, l)][0] == u.out[0][0] {
+				return Full
 			}
+			return l
 		}
 		st.Unit = "lines"
 	}
 	n := len(units)
 	st.Total = n
-	e := &engine{o: o, kind: kind, unit: st.Unit, n: n, vals: make([]float64, n), linear: kind == "text"}
+	e := &engine{o: o, kind: kind, unit: st.Unit, n: n, vals: make([]float64, n), linear: kind == "text", promote: promote}
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
 	// out returns unit i's lines at level l; a line unit is its line.
 	out := func(i int, l Level) []string {
@@ -182,13 +193,27 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
 	}
-	ck := partition(fullCosts, o.Budget, 0)
-	ck.unit = st.Unit
+	label := ""
 	if kind == "diff" {
-		ck.label, ck.levels = "the diff", true
+		label = "the diff"
 		if len(units) > 0 && units[0].path == "" {
-			ck.label = "the diff (file 1 is its preamble)"
+			label = "the diff (file 1 is its preamble)"
 		}
+	}
+	// A chunk is fetched as its source lines.
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, &chunker{
+		counter: o.Counter,
+		where: func(a, b int) string {
+			if kind == "diff" {
+				return fmt.Sprintf("%s (lines %d–%d) of %d in %s", posRange("files", a, b), units[a].a+1, units[b-1].b, n, label)
+			}
+			return fmt.Sprintf("%s of %d", posRange("lines", a, b), n)
+		},
+		body: func(a, b int) string { return strings.Join(lines[units[a].a:units[b-1].b], "\n") },
+	})
+	ck.unit, ck.label = st.Unit, label
+	if kind == "diff" {
+		ck.levels = true
 		ck.span = func(a, b int) string {
 			return fmt.Sprintf("%s (lines %d–%d)", posRange("files", a, b), units[a].a+1, units[b-1].b)
 		}
@@ -284,6 +309,73 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	st.Chunks = len(ck.ranges)
 	text := e.run(&st)
 	return Result{Text: text, Stats: st, StoreErr: storeErr, sel: e.sel}, nil
+}
+
+// minLineCut is the runes a long line is cut to at minimal detail (at
+// standard, a larger budget cuts it longer).
+const minLineCut = 100
+
+// lineOrder is the order in which the lines of a text gain detail, the
+// same at every budget: error lines and their neighbours (boosted) take
+// every other place while they last, latest first; the others come from
+// the head and the tail, the head taking its share of them (1: a prefix,
+// 0: a suffix); every line comes first at its cheapest level, and long
+// lines gain their richer levels after every line is shown.
+func lineOrder(levels [][]Level, vals []float64, head float64) []step {
+	n := len(levels)
+	var boosted []int
+	for i := n - 1; i >= 0; i-- {
+		if vals[i] >= boostValue {
+			boosted = append(boosted, i)
+		}
+	}
+	isBoosted := make([]bool, n)
+	for _, i := range boosted {
+		isBoosted[i] = true
+	}
+	var order []int
+	h, t, fromHead, taken := 0, n-1, 0, 0
+	next := func() int { // the next head or tail line, -1 when none is left
+		for h <= t && isBoosted[h] {
+			h++
+		}
+		for t >= h && isBoosted[t] {
+			t--
+		}
+		if h > t {
+			return -1
+		}
+		taken++
+		if float64(fromHead) < head*float64(taken) {
+			fromHead++
+			h++
+			return h - 1
+		}
+		t--
+		return t + 1
+	}
+	for b := 0; ; b++ {
+		if b < len(boosted) {
+			order = append(order, boosted[b])
+		}
+		i := next()
+		if i >= 0 {
+			order = append(order, i)
+		}
+		if i < 0 && b >= len(boosted) {
+			break
+		}
+	}
+	steps := make([]step, 0, n)
+	for _, i := range order {
+		steps = append(steps, step{item: i, from: -1, to: len(levels[i]) - 1})
+	}
+	for _, i := range order {
+		for k := len(levels[i]) - 2; k >= 0; k-- {
+			steps = append(steps, step{item: i, from: k + 1, to: k})
+		}
+	}
+	return steps
 }
 
 // writeDiffLevels defines the detail levels a diff selection uses:

@@ -233,7 +233,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 	}
 	handle := ref[:i]
 	pl := e.pipeline(c)
-	req := &terse.Request{Tool: c.tool, Budget: effectiveBudget(c.budget, pol.Budget, pl.Budget()), Scope: c.scope}
+	req := &terse.Request{Tool: c.tool, Budget: chunkBudget(c.budget, pol.Budget), Scope: c.scope}
 	start := time.Now()
 	ch, err := pl.Chunk(ctx, handle, n, req)
 	rec.Pipeline = time.Since(start)
@@ -403,6 +403,23 @@ func effectiveBudget(callBudget, clientBudget, pipelineBudget int) int {
 		}
 	}
 	return b
+}
+
+// chunkBudget is the budget of a chunk fetch: what the chunk index
+// promises a fetch without _budget (fit.DefaultFetchBudget), or the
+// call's _budget, up to the client's own limit (its policy's budget,
+// else fit.DefaultBudget). The pipeline's budget for results does not
+// apply: a chunk comes back as the index said it would.
+func chunkBudget(callBudget, clientBudget int) int {
+	limit := clientBudget
+	if limit <= 0 {
+		limit = fit.DefaultBudget
+	}
+	b := fit.DefaultFetchBudget
+	if callBudget > 0 {
+		b = callBudget
+	}
+	return min(b, limit)
 }
 
 // split shares budget between blocks of the given sizes (bytes) after

@@ -88,7 +88,7 @@ func hintCounts(texts ...string) map[string]int {
 	for _, s := range texts {
 		n["ref"] += strings.Count(s, "> [ref: ")
 		n["id"] += strings.Count(s, "> [id: ")
-		n["more"] += strings.Count(s, " whole with: ") // an elision's chunk index
+		n["more"] += strings.Count(s, " whole with: ") + strings.Count(s, "[/chunks] Get chunk N whole: ") // an elision's hint or chunk index
 	}
 	return n
 }

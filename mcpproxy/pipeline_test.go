@@ -50,9 +50,9 @@ func TestPipelineInProxy(t *testing.T) {
 	if m == nil {
 		t.Fatalf("over-budget result has no chunk fetch instruction:\n%s", text)
 	}
-	chunk := h.call(t, "rows", map[string]any{ParamChunk: m[1] + ".2"})
+	chunk := h.call(t, "rows", map[string]any{ParamChunk: m[1] + ".1"})
 	if chunk.IsError || !strings.Contains(textOf(t, chunk), "user") {
-		t.Errorf("chunk 2 = %v %.200q", chunk.IsError, textOf(t, chunk))
+		t.Errorf("chunk 1 = %v %.200q", chunk.IsError, textOf(t, chunk))
 	}
 	bad := h.call(t, "rows", map[string]any{ParamChunk: "c_0000000000000000.1"})
 	if !bad.IsError {

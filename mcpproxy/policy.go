@@ -10,6 +10,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
@@ -50,9 +51,9 @@ type ClientRule struct {
 }
 
 // ClaudeCodeBudget is the default per-result budget for Claude Code, which
-// fails MCP results above 25,000 tokens. The margin covers the difference
-// between our tokenizer and Claude's (about 13% more tokens on JSON).
-const ClaudeCodeBudget = 20000
+// fails MCP results above 25,000 tokens: its entry in the table of client
+// limits, fit.Clients.
+const ClaudeCodeBudget = fit.ClaudeCodeBudget
 
 // builtinClients are tried after Options.Clients.
 var builtinClients = []ClientRule{

@@ -1,9 +1,12 @@
 // Package readtest reads fitted results the way a model must: only from
 // their text. It parses the in-band notes, the overflow hint and the
 // chunk index of a result, answers questions about it (how many items in
-// total, is item K shown whole, which exact call returns item K whole),
-// and follows chunk handles through a fetch function until an item comes
-// back whole. Tests use it to check that the in-band text is enough.
+// total, is item K shown whole, what a fetch without a budget of its own
+// returns, which exact call returns item K whole, from the index or from
+// the chunk ranges the hint lists), reads a chunk that came back split
+// ([ParseSplit]), and follows chunk handles through a fetch function
+// until an item comes back whole. Tests use it to check that the in-band
+// text is enough.
 //
 // It understands results rendered as compact JSON and text (lines).
 package readtest
@@ -12,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +36,12 @@ type Response struct {
 	Call    string  // the call template, with N for the chunk number
 	Chunks  []Chunk // the chunk index (nil when the response has none)
 	NChunks int     // chunks the hint names when there is no index
+	// Ranges are the chunks' ranges as the hint lists them when there is
+	// no index (no levels: Runs is nil).
+	Ranges []Chunk
+	// FetchBudget is what a fetch without a budget of its own returns at
+	// most, as the index (or the hint) says (0: not said).
+	FetchBudget int
 	// Notes: the levels the notes give, by unit (1-based), when there is
 	// no index; Rest is the level of the units they do not name.
 	Notes map[int]string
@@ -52,6 +62,7 @@ func (r *Response) decode(s string) (tree.Value, error) {
 // what this response holds of each.
 type Chunk struct {
 	N, A, B int
+	Size    int // tokens of its fetch, as the index lists them (0: not listed)
 	Runs    []Run
 	Over    bool // marked over budget: it comes back split
 }
@@ -65,10 +76,11 @@ type Run struct {
 
 var (
 	reIndex   = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
-	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈[\d,]+ tokens.*; in this response: (.*)$`)
+	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈([\d,]+) tokens.*; in this response: (.*)$`)
 	reRun     = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
-	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed\)`)
-	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*)\]$`)
+	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed(?:: a fetch returns up to ([\d,]+) tokens)?\)`)
+	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*?)(?:; (chunk 1: .*); a fetch returns up to ([\d,]+) tokens)?\]$`)
+	reRange   = regexp.MustCompile(`^chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \((?:lines [^)]*|the whole document)\))?( \(over budget\))?$`)
 	reHandle  = regexp.MustCompile(`c_[0-9a-f]{16}`)
 	reHead    = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
 	reWhole   = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?, in full$`)
@@ -100,12 +112,12 @@ func Parse(text string) (*Response, error) {
 			continue
 		}
 		if m := reLine.FindStringSubmatch(l); m != nil {
-			c := Chunk{N: atoi(m[1]), A: atoi(m[3]), Over: strings.Contains(l, " tokens, over budget")}
+			c := Chunk{N: atoi(m[1]), A: atoi(m[3]), Size: atoi(m[5]), Over: strings.Contains(l, " tokens, over budget")}
 			c.B = c.A
 			if m[4] != "" {
 				c.B = atoi(m[4])
 			}
-			runs, err := parseRuns(m[5], c.A, c.B)
+			runs, err := parseRuns(m[6], c.A, c.B)
 			if err != nil {
 				return nil, fmt.Errorf("chunk %d: %w", c.N, err)
 			}
@@ -115,6 +127,7 @@ func Parse(text string) (*Response, error) {
 		}
 		if m := reFoot.FindStringSubmatch(l); m != nil {
 			r.Call, r.Handle = m[1], reHandle.FindString(m[1])
+			r.FetchBudget = atoi(m[2])
 			continue
 		}
 		if m := reLeft.FindStringSubmatch(l); m != nil {
@@ -141,6 +154,21 @@ func Parse(text string) (*Response, error) {
 				r.NChunks = atoi(m[6])
 			}
 			r.Call, r.Handle = m[7], reHandle.FindString(m[7])
+			r.FetchBudget = atoi(m[9])
+			if m[8] != "" {
+				for _, p := range strings.Split(m[8], ", chunk ") {
+					x := reRange.FindStringSubmatch("chunk " + strings.TrimPrefix(p, "chunk "))
+					if x == nil {
+						return nil, fmt.Errorf("cannot read the chunk range %q", p)
+					}
+					c := Chunk{N: atoi(x[1]), A: atoi(x[3]), Over: x[5] != ""}
+					c.B = c.A
+					if x[4] != "" {
+						c.B = atoi(x[4])
+					}
+					r.Ranges = append(r.Ranges, c)
+				}
+			}
 		}
 	}
 	if r.Chunks == nil && r.Notes == nil && r.Total >= 0 && r.Unit == "lines" {
@@ -271,9 +299,9 @@ func (r *Response) ShownWhole(k int) (bool, error) {
 }
 
 // ChunkOf returns the number of the chunk that holds unit k, from the
-// index, or 0 when the response has no index.
+// index or the hint's ranges, or 0 when the response names no ranges.
 func (r *Response) ChunkOf(k int) int {
-	for _, c := range r.Chunks {
+	for _, c := range slices.Concat(r.Chunks, r.Ranges) {
 		if k >= c.A && k <= c.B {
 			return c.N
 		}
@@ -283,7 +311,7 @@ func (r *Response) ChunkOf(k int) int {
 
 // Over reports whether the chunk holding unit k is marked over budget.
 func (r *Response) Over(k int) bool {
-	for _, c := range r.Chunks {
+	for _, c := range slices.Concat(r.Chunks, r.Ranges) {
 		if k >= c.A && k <= c.B {
 			return c.Over
 		}
@@ -442,4 +470,53 @@ func (r *Response) itemOf(body, label string, i int) (string, error) {
 		return string(tree.AppendJSON(nil, tree.Object(v.Members()[i]))), nil
 	}
 	return "", fmt.Errorf("no item %d in the chunk body", i+1)
+}
+
+// Split is what the reader understood of a chunk that came back split
+// into smaller chunks: its size in full, the budget it was over, and the
+// smaller chunks with the sizes the text lists.
+type Split struct {
+	Need, Budget int
+	Parts        bool // byte ranges of one unit, to be joined
+	Handle       string
+	Subs         []Chunk // A–B: units, or bytes when Parts
+}
+
+var (
+	reSplitHead = regexp.MustCompile(`^> \[chunk \d+ of \d+ of c_[0-9a-f]+: .*?([\d,]+) tokens in full(?::|,) over the budget of ([\d,]+), so `)
+	reSubSize   = regexp.MustCompile(`, ≈([\d,]+) tokens`)
+)
+
+// ParseSplit reads the text of a chunk that came back split.
+func ParseSplit(text string) (*Split, error) {
+	head, body, _ := strings.Cut(text, "\n")
+	m := reSplitHead.FindStringSubmatch(head)
+	if m == nil {
+		return nil, fmt.Errorf("not a split chunk: %q", head)
+	}
+	sp := &Split{Need: atoi(m[1]), Budget: atoi(m[2]), Parts: strings.Contains(head, "parts to join in order")}
+	for _, l := range strings.Split(body, "\n") {
+		if s := reSub.FindStringSubmatch(l); s != nil {
+			c := Chunk{N: atoi(s[1]), Over: strings.HasSuffix(l, ", over budget")}
+			if z := reSubSize.FindStringSubmatch(l); z != nil {
+				c.Size = atoi(z[1])
+			}
+			if s[2] != "" {
+				c.A, c.B = atoi(s[2]), atoi(s[3])
+			} else {
+				c.A, c.B = atoi(s[5]), atoi(s[5])
+				if s[6] != "" {
+					c.B = atoi(s[6])
+				}
+			}
+			sp.Subs = append(sp.Subs, c)
+		}
+		if s := reSubFt.FindStringSubmatch(l); s != nil {
+			sp.Handle = reHandle.FindString(s[1])
+		}
+	}
+	if sp.Handle == "" || len(sp.Subs) == 0 {
+		return nil, fmt.Errorf("split chunk without its index: %q", text)
+	}
+	return sp, nil
 }
