@@ -32,11 +32,11 @@ func Example() {
 	r := res.Report
 	fmt.Printf("%d → %d tokens (%s), kept %d of %d by %s\n", r.RawTokens, r.OutputTokens, r.Tokenizer, r.Items.Kept, r.Items.Total, r.Strategy)
 	// Output:
-	// [{"number":5,"title":"Crash on start","state":"open","html_url":"https://example.com/5","body":"Steps: run it, see it crash."},{"number":4,"title":"Typo in README","state":"closed"}]
-	// > [left out of the root array: items 3–5 (3 of 5 items)]
-	// > [detail the root array: item 2 minimal (identity fields only); the rest full]
-	// > [3 of 5 items left out, 1 shortened: get chunk N of 2 whole with: terse chunk c_4136ef2c098baebf N]
-	// 170 → 133 tokens (o200k_base), kept 2 of 5 by element_count
+	// [{"number":5,"title":"Crash on start","state":"open"},{"number":4,"title":"Typo in README","state":"closed"},{"number":3,"title":"Add a logo","state":"open"}]
+	// > [left out of the root array: items 4–5 (2 of 5 items)]
+	// > [detail the root array: items 1–3 minimal (identity fields only)]
+	// > [2 of 5 items left out, 3 shortened: get chunk N of 1 whole with: terse chunk c_8506753776990064 N; chunk 1: items 1–5; a fetch returns up to 20,000 tokens]
+	// 170 → 141 tokens (o200k_base), kept 3 of 5 by element_count
 }
 
 // A Pipeline with the dedup stage, built once and used for every call:
