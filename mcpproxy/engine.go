@@ -57,6 +57,10 @@ type engine struct {
 	convs map[string][]string
 	// resetHook, when set (tests), sees every partition reset.
 	resetHook func(partition string)
+	// stageHook, when set (tests), runs as each stage starts: "begin"
+	// (the reserved parameters of a call), "finish" (a result), "list"
+	// (a tool catalogue); a panic in it stands for a bug there.
+	stageHook func(stage string)
 	// tokens numbers the progress tokens minted for upstreams.
 	tokens atomic.Int64
 	// shapes remembers, per chunk handle, the shape of the
@@ -174,6 +178,7 @@ type call struct {
 // the result to answer with.
 func (e *engine) begin(ctx context.Context, server, tool, exposed, client, session, conv string, args tree.Value, info toolInfo, known bool) (c *call, argsChanged bool, answer *tree.Value, rec CallRecord) {
 	rec = CallRecord{Server: server, Tool: tool}
+	e.stage("begin")
 	if tool == CompactTool && !known {
 		e.compact(session, conv)
 		res := tree.Object(tree.Member{Key: "content", Value: tree.Array(tree.Object(
@@ -428,8 +433,17 @@ func split(budget, fixed int, sizes []int) []int {
 // upstream's "result" member. It returns the result to send, or nil when
 // the upstream's bytes go out unchanged (raw mode, nothing to do, or a
 // transform that would not make what the model reads smaller).
-func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) ([]byte, error) {
+func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) (out []byte, err error) {
 	rec.Outcome = "passed"
+	defer func() {
+		// Fail open: the client gets the upstream's result as sent.
+		if r := recover(); r != nil {
+			e.opts.recovered("call", r, "tool", c.tool)
+			rec.Outcome = "skipped_error"
+			out, err = nil, nil
+		}
+	}()
+	e.stage("finish")
 	if c.raw || !e.opts.selected(c.tool) {
 		// Relayed as sent: the front end checked the envelope's
 		// structure, and the bytes are the upstream's.
@@ -454,7 +468,7 @@ func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, re
 		return nil, ctx.Err()
 	}
 	start := time.Now()
-	out, changed, err := e.transform(ctx, c, pol, res, rec)
+	v, changed, err := e.transform(ctx, c, pol, res, rec)
 	rec.Pipeline = time.Since(start)
 	if err != nil {
 		if e.opts.FailOnError {
@@ -469,7 +483,7 @@ func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, re
 		return nil, nil
 	}
 	rec.Outcome = "transformed"
-	return tree.AppendJSON(nil, out), nil
+	return tree.AppendJSON(nil, v), nil
 }
 
 // transform rewrites what the model reads of a result. A client that shows
@@ -742,6 +756,13 @@ func isText(b tree.Value) bool {
 	t, _ := b.Get("type")
 	s, ok := b.Get("text")
 	return t.Str() == "text" && ok && s.Kind() == tree.KindString
+}
+
+// stage runs the test hook of a stage, if any.
+func (e *engine) stage(name string) {
+	if e.stageHook != nil {
+		e.stageHook(name)
+	}
 }
 
 // record counts a finished call once: stats, metrics, the DEBUG log.

@@ -1,0 +1,325 @@
+package mcpproxy
+
+// Requests with every optional field absent, panics at the request
+// boundaries, and state that must not outlive what it describes.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/store/redisstore"
+	"github.com/terse-dev/terse/tree"
+)
+
+// rawClient speaks Streamable HTTP to a gateway with the exact bytes a
+// client sends, one POST per message.
+type rawClient struct {
+	t       testing.TB
+	url     string
+	version string // MCP-Protocol-Version after initialize
+	session string
+}
+
+// post sends one message and returns the HTTP status and the JSON-RPC
+// messages of the answer (JSON or SSE).
+func (c *rawClient) post(body string) (int, []tree.Value) {
+	c.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, c.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.version != "" {
+		req.Header.Set("Mcp-Protocol-Version", c.version)
+	}
+	if c.version >= protocolStateless {
+		// Headers of the stateless protocol, from the message.
+		v, _ := tree.ParseString(body)
+		m, _ := v.Get("method")
+		req.Header.Set("Mcp-Method", m.Str())
+		params, _ := v.Get("params")
+		if name, ok := params.Get("name"); ok {
+			req.Header.Set("Mcp-Name", name.Str())
+		}
+	}
+	if c.session != "" {
+		req.Header.Set(sessionHeader, c.session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("POST %s: %v", body, err)
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get(sessionHeader); sid != "" {
+		c.session = sid
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("POST %s: reading the answer: %v", body, err)
+	}
+	var msgs []tree.Value
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				if v, err := tree.ParseString(d); err == nil {
+					msgs = append(msgs, v)
+				}
+			}
+		}
+	} else if v, err := tree.Parse(bytes.TrimSpace(data)); err == nil && len(bytes.TrimSpace(data)) > 0 {
+		msgs = append(msgs, v)
+	}
+	return resp.StatusCode, msgs
+}
+
+// answered reports whether msgs hold a response (result or error).
+func answered(msgs []tree.Value) (result, errored bool) {
+	for _, m := range msgs {
+		result = result || m.Has("result")
+		errored = errored || m.Has("error")
+	}
+	return
+}
+
+// Exactly what the official TypeScript SDK sends: the request object,
+// then jsonrpc and id; listTools() with no argument has no params at all.
+const (
+	tsInitialize  = `{"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.0.0"}},"jsonrpc":"2.0","id":0}`
+	tsInitialized = `{"method":"notifications/initialized","jsonrpc":"2.0"}`
+	tsListTools   = `{"method":"tools/list","jsonrpc":"2.0","id":1}`
+)
+
+// absentFields are requests with every optional field absent (or null),
+// each of which must be answered: a result, or an error for the request.
+var absentFields = []string{
+	tsListTools,
+	`{"method":"tools/list","params":null,"jsonrpc":"2.0","id":2}`,
+	`{"method":"tools/list","params":{},"jsonrpc":"2.0","id":3}`,
+	`{"method":"tools/list","params":{"_meta":null},"jsonrpc":"2.0","id":4}`,
+	`{"method":"ping","jsonrpc":"2.0","id":5}`,
+	`{"method":"tools/call","params":{"name":"a__rows"},"jsonrpc":"2.0","id":6}`,
+	`{"method":"tools/call","params":{"name":"a__rows","arguments":null,"_meta":null},"jsonrpc":"2.0","id":7}`,
+	`{"method":"tools/call","params":{"name":"terse_compact"},"jsonrpc":"2.0","id":8}`,
+	`{"method":"tools/call","jsonrpc":"2.0","id":9}`,
+	`{"method":"tools/call","params":null,"jsonrpc":"2.0","id":10}`,
+	`{"method":"tools/call","params":{},"jsonrpc":"2.0","id":11}`,
+	`{"method":"tools/call","params":{"name":"a__rows","arguments":{"_chunk":null,"_budget":null,"_output_mode":null}},"jsonrpc":"2.0","id":12}`,
+	`{"method":"resources/list","jsonrpc":"2.0","id":13}`,
+	`{"method":"prompts/list","jsonrpc":"2.0","id":14}`,
+	`{"method":"resources/templates/list","jsonrpc":"2.0","id":15}`,
+	`{"method":"completion/complete","jsonrpc":"2.0","id":16}`,
+	`{"method":"logging/setLevel","jsonrpc":"2.0","id":17}`,
+	`{"method":"notifications/cancelled","jsonrpc":"2.0"}`,
+	`{"method":"notifications/progress","jsonrpc":"2.0"}`,
+	`{"method":"notifications/roots/list_changed","jsonrpc":"2.0"}`,
+	`{"method":"` + CompactNotification + `","jsonrpc":"2.0"}`,
+	tsListTools,
+}
+
+// TestN1ToolsListWithoutParams: a tools/list without params, exactly as
+// the TypeScript SDK's listTools() sends it, and every other request with
+// its optional fields absent, is answered by a gateway with shared state
+// (Redis when TERSE_REDIS_URL names one, and in memory), with sessions
+// held in the process, and statelessly; the gateway serves on afterwards
+// and no request reached a recovered panic.
+func TestN1ToolsListWithoutParams(t *testing.T) {
+	type setup struct {
+		name    string
+		state   func(t *testing.T) (store.Store, dedup.Shared, GatewayState)
+		version string // of a stateless client; "" for a session
+	}
+	setups := []setup{
+		{name: "session", state: func(*testing.T) (store.Store, dedup.Shared, GatewayState) { return &store.Mem{}, nil, nil }},
+		{name: "stateless", version: protocolStateless, state: func(*testing.T) (store.Store, dedup.Shared, GatewayState) {
+			return &store.Mem{}, nil, nil
+		}},
+		{name: "shared-memory", state: func(*testing.T) (store.Store, dedup.Shared, GatewayState) {
+			return &store.Mem{}, &dedup.MemShared{}, &memState{}
+		}},
+	}
+	if u := os.Getenv("TERSE_REDIS_URL"); u != "" {
+		setups = append(setups, setup{name: "redis", state: func(t *testing.T) (store.Store, dedup.Shared, GatewayState) {
+			st, err := redisstore.New(u, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, err := redisstore.NewState(u, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close(); gs.Close() })
+			return st, gs, gs
+		}})
+	} else {
+		t.Log("TERSE_REDIS_URL is not set: the Redis case is skipped")
+	}
+	for _, s := range setups {
+		t.Run(s.name, func(t *testing.T) {
+			st, dd, gs := s.state(t)
+			opts := testOptions(func(o *terse.Options) { o.Store = st })
+			if dd != nil {
+				opts.Dedup.SetShared(SharedDedup(dd), nil)
+			}
+			g, err := NewGateway(fakeSpecs(t), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gs != nil {
+				g.SetState(gs)
+			}
+			c := &rawClient{t: t, url: serveStarted(t, g)}
+			if s.version == "" {
+				if code, msgs := c.post(tsInitialize); code != http.StatusOK || len(msgs) != 1 {
+					t.Fatalf("initialize: HTTP %d, %d messages", code, len(msgs))
+				}
+				c.version = "2025-11-25"
+				c.post(tsInitialized)
+			} else {
+				c.version = s.version
+			}
+			for _, body := range absentFields {
+				code, msgs := c.post(body)
+				v, _ := tree.ParseString(body)
+				id, hasID := v.Get("id")
+				res, errd := answered(msgs)
+				switch {
+				case !hasID && code >= 500:
+					t.Errorf("%s: HTTP %d", body, code)
+				case hasID && !res && !errd && code < 400:
+					t.Errorf("%s: HTTP %d without an answer for id %s", body, code, tree.AppendJSON(nil, id))
+				}
+			}
+			last := tsListTools
+			if s.version != "" {
+				last = `{"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + s.version + `","io.modelcontextprotocol/clientCapabilities":{}}},"jsonrpc":"2.0","id":99}`
+			}
+			code, msgs := c.post(last)
+			if res, _ := answered(msgs); code != http.StatusOK || !res {
+				t.Fatalf("the gateway stopped serving: HTTP %d, %v", code, msgs)
+			}
+			if n := g.Stats().Totals().Panics; n != 0 {
+				t.Fatalf("%d request(s) reached a recovered panic", n)
+			}
+		})
+	}
+}
+
+// boom is a one-shot panic for engine.stageHook: the next time stage
+// where starts, it panics.
+type boom struct{ where atomic.Value }
+
+func (b *boom) arm(stage string) { b.where.Store(stage) }
+
+func (b *boom) hook(stage string) {
+	if w, _ := b.where.Load().(string); w == stage && b.where.CompareAndSwap(w, "") {
+		panic("injected at " + stage)
+	}
+}
+
+// TestPanicRecovered: a panic at a request boundary of the proxy and of
+// the gateway (injected where a call's reserved parameters are read,
+// where its result is transformed, where a catalogue is rewritten) is
+// recovered: the call gets the upstream's original result when there is
+// one, else an error; the process serves the next call; the panic is
+// logged with its stack and counted in the stats (and the gateway's
+// terse_gateway_panics_total).
+func TestPanicRecovered(t *testing.T) {
+	want := rowsText(40) // the fake upstream's text of rows(40)
+	for _, name := range []string{"proxy", "gateway"} {
+		t.Run(name, func(t *testing.T) {
+			var logs syncBuffer
+			opts := testOptions()
+			opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			var b boom
+			var cs *mcp.ClientSession
+			var stats *Stats
+			tool := "rows"
+			metrics := func() string { return "" }
+			if name == "proxy" {
+				h := connect(t, fakeUpstream(t), opts, "generic-client")
+				h.p.eng.stageHook = b.hook
+				cs, stats = h.cs, h.p.Stats()
+			} else {
+				g, err := NewGateway(fakeSpecs(t), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.eng.stageHook = b.hook
+				url := serveStarted(t, g)
+				cs, stats, tool = mustConnect(t, url, "2025-11-25", ""), g.Stats(), "a__rows"
+				metrics = func() string {
+					resp, err := http.Get(url + "/metrics")
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer resp.Body.Close()
+					data, _ := io.ReadAll(resp.Body)
+					return string(data)
+				}
+			}
+			ctx := context.Background()
+			call := func() (*mcp.CallToolResult, error) {
+				return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"n": 40}})
+			}
+			// Transforming the result: the original result.
+			b.arm("finish")
+			res, err := call()
+			if err != nil || res.IsError || textOf(t, res) != want || res.StructuredContent == nil {
+				t.Fatalf("panic in the transform: err %v, result %.200q; want the upstream's result", err, textOf(t, res))
+			}
+			// Reading the reserved parameters: an error for the call.
+			b.arm("begin")
+			if res, err := call(); err == nil && !res.IsError {
+				t.Fatalf("panic before forwarding: got a result %.100q, want an error", textOf(t, res))
+			}
+			// Rewriting the catalogue: the proxy relays the upstream's,
+			// the gateway answers with an error; either way the next
+			// tools/list is whole.
+			b.arm("list")
+			if lt, err := cs.ListTools(ctx, nil); err == nil && len(lt.Tools) == 0 {
+				t.Fatal("panic in tools/list: an empty catalogue")
+			}
+			lt, err := cs.ListTools(ctx, nil)
+			if err != nil || len(lt.Tools) < 5 {
+				t.Fatalf("tools/list after the panics: %v", err)
+			}
+			res, err = call()
+			if err != nil || res.IsError || len(textOf(t, res)) >= len(want) {
+				t.Fatalf("a call after the panics: err %v, %d bytes (want fewer than %d)", err, len(textOf(t, res)), len(want))
+			}
+			if n := stats.Totals().Panics; n != 3 {
+				t.Errorf("Panics = %d, want 3", n)
+			}
+			l := logs.String()
+			for _, s := range []string{"recovered from a panic", "injected at finish", "injected at begin", "injected at list", "goroutine "} {
+				if !strings.Contains(l, s) {
+					t.Errorf("the log lacks %q", s)
+				}
+			}
+			if name == "gateway" {
+				m := metrics()
+				for _, s := range []string{`terse_gateway_panics_total{where="call"} 1`, `terse_gateway_panics_total{where="method"} 2`} {
+					if !strings.Contains(m, s) {
+						t.Errorf("/metrics lacks %s", s)
+					}
+				}
+			}
+		})
+	}
+}
