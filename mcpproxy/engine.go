@@ -281,6 +281,9 @@ type shape struct {
 const maxShapes = 4096
 
 func (e *engine) rememberShape(handle string, s shape) {
+	// Kept past the call: copies, never substrings of the upstream's
+	// response or of a chunk's text, which they would keep alive whole.
+	handle, s.key, s.origin = strings.Clone(handle), strings.Clone(s.key), strings.Clone(s.origin)
 	if e.sharedShapes != nil {
 		e.sharedShapes.putShape(handle, s)
 	}
@@ -847,7 +850,8 @@ func (e *engine) partition(session, conversation string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if conversation != "" && !slices.Contains(e.convs[session], conversation) {
-		e.convs[session] = append(e.convs[session], conversation)
+		// A copy: the name may be a substring of the request it came in.
+		e.convs[session] = append(e.convs[session], strings.Clone(conversation))
 	}
 	return e.partitionLocked(session, conversation)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -318,7 +319,7 @@ func (p *Proxy) request(v, id tree.Value, method string, frame []byte) {
 			if name, ok := ci.Get("name"); ok {
 				p.mu.Lock()
 				if p.client != name.Str() {
-					p.client = name.Str()
+					p.client = strings.Clone(name.Str()) // not the request's bytes
 					p.pol = p.o.policy(p.client)
 				}
 				p.mu.Unlock()
@@ -331,7 +332,7 @@ func (p *Proxy) request(v, id tree.Value, method string, frame []byte) {
 		name, _ := ci.Get("name")
 		p.mu.Lock()
 		p.initParams, p.hasInit = params, true
-		p.client = name.Str()
+		p.client = strings.Clone(name.Str())
 		p.pol = p.o.policy(p.client)
 		p.mu.Unlock()
 	case "tools/list":
