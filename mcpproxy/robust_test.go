@@ -323,3 +323,115 @@ func TestPanicRecovered(t *testing.T) {
 		})
 	}
 }
+
+// switchState is a GatewayState that can be taken down and brought back.
+type switchState struct {
+	GatewayState
+	down atomic.Bool
+}
+
+func (s *switchState) err() error {
+	if s.down.Load() {
+		return errStateDown
+	}
+	return nil
+}
+
+func (s *switchState) Generations(ctx context.Context, scopes ...string) ([]int, error) {
+	if err := s.err(); err != nil {
+		return nil, err
+	}
+	return s.GatewayState.Generations(ctx, scopes...)
+}
+
+func (s *switchState) Advance(ctx context.Context, scope string, seen int) error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	return s.GatewayState.Advance(ctx, scope, seen)
+}
+
+func (s *switchState) Own(ctx context.Context, owner string, handles ...string) error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	return s.GatewayState.Own(ctx, owner, handles...)
+}
+
+func (s *switchState) Owns(ctx context.Context, h, owner string) (bool, bool, error) {
+	if err := s.err(); err != nil {
+		return false, false, err
+	}
+	return s.GatewayState.Owns(ctx, h, owner)
+}
+
+func (s *switchState) PutRecord(ctx context.Context, k, v string) error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	return s.GatewayState.PutRecord(ctx, k, v)
+}
+
+func (s *switchState) Record(ctx context.Context, k string) (string, bool, error) {
+	if err := s.err(); err != nil {
+		return "", false, err
+	}
+	return s.GatewayState.Record(ctx, k)
+}
+
+func (s *switchState) DropRecord(ctx context.Context, k string) error {
+	if err := s.err(); err != nil {
+		return err
+	}
+	return s.GatewayState.DropRecord(ctx, k)
+}
+
+// TestN4SessionPolicyStateDown: with the shared state (Redis) down, a
+// session keeps its client's policy on the replica that serves it: a
+// budgeted client's large read is still fitted to its budget, whether the
+// state went down during the session or was down when it opened; and a
+// session opened while it was down is known to the shared state once it
+// is back.
+func TestN4SessionPolicyStateDown(t *testing.T) {
+	gs := &switchState{GatewayState: &memState{}}
+	opts := testOptions()
+	opts.Clients = []ClientRule{{Match: "budgeted", Budget: 300}}
+	g, err := NewGateway(fakeSpecs(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.SetState(gs)
+	url := serveStarted(t, g)
+	open := func() *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "budgeted-client", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	whole := len(rowsText(400))
+	fitted := func(what string, cs *mcp.ClientSession) {
+		t.Helper()
+		got := textOf(t, callRows(t, cs, "", map[string]any{"n": 400}))
+		if len(got) >= whole/4 || !handleRE.MatchString(got) {
+			t.Fatalf("%s: %d bytes of %d, want the result fitted to the client's budget", what, len(got), whole)
+		}
+	}
+	s1 := open()
+	fitted("state up", s1)
+	gs.down.Store(true)
+	fitted("state down during the session", s1)
+	s2 := open()
+	if s2.ID() == "" {
+		t.Fatal("a session opened with the state down has no id")
+	}
+	fitted("session opened with the state down", s2)
+	gs.down.Store(false)
+	fitted("state back", s2)
+	if _, ok, _ := gs.Record(context.Background(), sessionKey("", s2.ID())); !ok {
+		t.Error("the session opened with the state down is not in the shared state once it is back")
+	}
+}
