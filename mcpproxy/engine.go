@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
@@ -438,6 +439,17 @@ func split(budget, fixed int, sizes []int) []int {
 // transform that would not make what the model reads smaller).
 func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) (out []byte, err error) {
 	rec.Outcome = "passed"
+	if !utf8.Valid(raw) {
+		// Bytes that are not UTF-8 (a server writing Latin-1, a string
+		// cut mid-character): read as a client's JSON decoder reads them,
+		// each one as U+FFFD, and sent so even when nothing else changes.
+		raw = validUTF8(raw)
+		defer func() {
+			if out == nil && err == nil {
+				out = raw
+			}
+		}()
+	}
 	defer func() {
 		// Fail open: the client gets the upstream's result as sent.
 		if r := recover(); r != nil {
@@ -759,6 +771,22 @@ func isText(b tree.Value) bool {
 	t, _ := b.Get("type")
 	s, ok := b.Get("text")
 	return t.Str() == "text" && ok && s.Kind() == tree.KindString
+}
+
+// validUTF8 returns b with each byte that does not start a valid UTF-8
+// sequence replaced by U+FFFD, as encoding/json decodes a string.
+func validUTF8(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 // stage runs the test hook of a stage, if any.

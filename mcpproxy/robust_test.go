@@ -7,13 +7,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -434,4 +438,99 @@ func TestN4SessionPolicyStateDown(t *testing.T) {
 	if _, ok, _ := gs.Record(context.Background(), sessionKey("", s2.ID())); !ok {
 		t.Error("the session opened with the state down is not in the shared state once it is back")
 	}
+}
+
+// scriptServer is an upstream in memory that answers initialize, a
+// tools/list of one tool ("read") and every tools/call with result, the
+// raw JSON of a result as bytes: what a server that does not check its
+// output's encoding sends.
+type scriptServer struct{ result []byte }
+
+func (s *scriptServer) String() string { return "script" }
+func (s *scriptServer) Dial(ctx context.Context) (Conn, error) {
+	return &memConn{s: &memServer{}, out: make(chan []byte, 64), done: make(chan struct{}), answer: s.answer}, nil
+}
+
+func (s *scriptServer) answer(msg []byte) []byte {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.ID == nil {
+		return nil
+	}
+	var res []byte
+	switch m.Method {
+	case "initialize":
+		res = []byte(`{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}`)
+	case "tools/list":
+		res = []byte(`{"tools":[{"name":"read","inputSchema":{"type":"object"}}]}`)
+	case "tools/call":
+		res = s.result
+	default:
+		res = []byte(`{}`)
+	}
+	return slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), m.ID, []byte(`,"result":`), res, []byte(`}`))
+}
+
+// TestN7InvalidUTF8 : a result with one byte that is not UTF-8 (a Latin-1
+// é in a text, and in a string of a JSON text the pipeline compacts)
+// reaches the client through the proxy and the gateway as a direct
+// client reads it, with U+FFFD in its place, instead of failing the call.
+func TestN7InvalidUTF8(t *testing.T) {
+	pretty, _ := json.MarshalIndent(map[string]any{"rows": rows(30)}, "", "  ")
+	bad := bytes.Replace(pretty, []byte("user7@example.com"), []byte("user7@exampl\xe9.com"), 1)
+	for _, tc := range []struct {
+		name string
+		text []byte
+	}{
+		{"short text", []byte("caf\xe9 ok")},
+		{"json", bad},
+	} {
+		raw := slices.Concat([]byte(`{"content":[{"type":"text","text":`), jsonQuoteRaw(tc.text), []byte(`}]}`))
+		want := strings.ToValidUTF8(string(tc.text), "\uFFFD") // one byte: one U+FFFD, as decoders read it
+		up := &scriptServer{result: raw}
+		h := connect(t, up, testOptions(), "generic-client")
+		_, srv := serveGateway(t, []ServerSpec{{Name: "s", upstream: up}}, testOptions())
+		gw, _ := gatewayClient(t, srv.URL, "generic-client")
+		for _, f := range []struct {
+			name string
+			cs   *mcp.ClientSession
+			tool string
+		}{{"proxy", h.cs, "read"}, {"gateway", gw, "s__read"}} {
+			res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: f.tool, Arguments: map[string]any{}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s, %s: the call failed: %v %v", tc.name, f.name, err, res)
+			}
+			got := textOf(t, res)
+			if !strings.Contains(got, "\uFFFD") || !utf8.ValidString(got) {
+				t.Fatalf("%s, %s: %.200q, want U+FFFD where the byte was", tc.name, f.name, got)
+			}
+			if len(tc.text) < 100 && got != want {
+				t.Fatalf("%s, %s: %q, want %q as a direct client reads it", tc.name, f.name, got, want)
+			}
+			if len(tc.text) >= 100 && !strings.Contains(got, "exampl\uFFFD.com") {
+				t.Fatalf("%s, %s: the value with the byte is not there as read directly: %.300q", tc.name, f.name, got)
+			}
+		}
+	}
+}
+
+// jsonQuoteRaw quotes b as a JSON string, leaving bytes that are not
+// UTF-8 as they are (as a careless server writes them).
+func jsonQuoteRaw(b []byte) []byte {
+	out := []byte{'"'}
+	for _, c := range b {
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c == '\n':
+			out = append(out, '\\', 'n')
+		case c < 0x20:
+			out = append(out, fmt.Sprintf("\\u%04x", c)...)
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"')
 }
