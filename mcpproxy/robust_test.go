@@ -534,3 +534,63 @@ func jsonQuoteRaw(b []byte) []byte {
 	}
 	return append(out, '"')
 }
+
+// TestN8ChunksSharedAcrossSessions: a file read in 30 sessions through
+// the gateway is stored once (content-addressed, store.Shared) while each
+// session's handle stays its own: another session's handle is refused.
+// Under a store bound smaller than the file, the handle reads as expired,
+// a terminal answer that says to re-run the call, the same on every try.
+func TestN8ChunksSharedAcrossSessions(t *testing.T) {
+	const size = 512 << 10
+	mem := &store.Mem{}
+	_, url, _ := budgetedGateway(t, &store.Shared{Store: mem}, 2000)
+	open := func() *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "budgeted-client", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	read := func(cs *mcp.ClientSession, args map[string]any) string {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "a__file", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return textOf(t, res)
+	}
+	var handles []string
+	var sessions []*mcp.ClientSession
+	for range 30 {
+		cs := open()
+		h := handleRE.FindString(read(cs, map[string]any{"n": size}))
+		if h == "" {
+			t.Fatal("the file was not fitted")
+		}
+		handles, sessions = append(handles, h), append(sessions, cs)
+	}
+	if n := mem.Bytes(); n > 2*size {
+		t.Fatalf("30 sessions reading one %d KB file: the store holds %d KB", size>>10, n>>10)
+	}
+	t.Logf("30 sessions reading one %d KB file: the store holds %d KB", size>>10, mem.Bytes()>>10)
+	if got := read(sessions[1], map[string]any{ParamChunk: handles[1] + ".1"}); strings.Contains(got, "unknown or expired") || strings.Contains(got, "another session") {
+		t.Fatalf("own chunk: %.200q", got)
+	}
+	if got := read(sessions[1], map[string]any{ParamChunk: handles[0] + ".1"}); !strings.Contains(got, "belongs to another session") {
+		t.Fatalf("another session's handle: %.200q, want a refusal", got)
+	}
+
+	// A bound smaller than the file: the payload is not kept.
+	_, url2, _ := budgetedGateway(t, &store.Shared{Store: &store.Mem{MaxBytes: size / 2}}, 2000)
+	url = url2
+	cs := open()
+	h := handleRE.FindString(read(cs, map[string]any{"n": size}))
+	for try := range 2 {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "a__file", Arguments: map[string]any{ParamChunk: h + ".2"}})
+		if err != nil || !res.IsError || !strings.Contains(textOf(t, res), "re-run the original call") {
+			t.Fatalf("try %d: an evicted handle: %v %.200q, want a terminal error saying to re-run the call", try+1, err, textOf(t, res))
+		}
+	}
+}
