@@ -745,6 +745,23 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		}
 		blocks = append(kept, textBlock(string(tree.AppendJSON(nil, structured)), "json"))
 		rec.TokensBefore, rec.TokensAfter, rec.Saved = limit, limit, nil
+	} else if one && hasStructured {
+		// Directly, the model would have read structuredContent as JSON,
+		// not the content's texts: that is what was saved from. The
+		// difference (the content's pretty printing the model never saw,
+		// or the escaping of texts structuredContent wraps) is the
+		// encoding's.
+		sdirect := limit
+		if sdirect < 0 {
+			sdirect = counter.Count(string(tree.AppendJSON(nil, structured)))
+		}
+		if d := sdirect - rec.TokensBefore; d != 0 {
+			rec.TokensBefore = sdirect
+			if rec.Saved == nil {
+				rec.Saved = map[string]int{}
+			}
+			rec.Saved["encoding"] += d
+		}
 	}
 	if !changed {
 		return result, false, nil

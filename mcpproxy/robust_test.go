@@ -25,6 +25,7 @@ import (
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/store/redisstore"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -591,6 +592,71 @@ func TestN8ChunksSharedAcrossSessions(t *testing.T) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "a__file", Arguments: map[string]any{ParamChunk: h + ".2"}})
 		if err != nil || !res.IsError || !strings.Contains(textOf(t, res), "re-run the original call") {
 			t.Fatalf("try %d: an evicted handle: %v %.200q, want a terminal error saying to re-run the call", try+1, err, textOf(t, res))
+		}
+	}
+}
+
+// codexView is what Codex shows its model of a result: the JSON of
+// structuredContent when it is there and not null, else the texts of the
+// content (codex-rs/protocol/src/models.rs, From<&CallToolResult> for
+// FunctionCallOutputPayload).
+func codexView(t testing.TB, res *mcp.CallToolResult) string {
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	return textOf(t, res)
+}
+
+// TestCodexClientSaves: a Codex-like client (clientInfo
+// "codex-mcp-client", which shows its model structuredContent) through
+// the proxy reads no more tokens than directly (far fewer with a
+// _budget), and the stats report exactly what its model was shown: tokens
+// before as it reads structuredContent directly, after as it reads the
+// result through terse.
+func TestCodexClientSaves(t *testing.T) {
+	dc := direct(t, fakeUpstream(t))
+	recs := make(chan CallRecord, 8)
+	opts := testOptions()
+	opts.Stats = &Stats{OnCall: func(r CallRecord) { recs <- r }}
+	h := connect(t, fakeUpstream(t), opts, "codex-mcp-client")
+	h.tools(t)
+	counter := tokens.Estimate() // testOptions' tokenizer
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"rows", map[string]any{"n": 300}},
+		{"items", map[string]any{"n": 40, "big": 3}},
+		{"rows", map[string]any{"n": 300, ParamBudget: 2000}},
+	} {
+		plain := map[string]any{}
+		for k, v := range c.args {
+			if k != ParamBudget {
+				plain[k] = v
+			}
+		}
+		dres, err := dc.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: plain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := h.call(t, c.tool, c.args)
+		dv, tv := codexView(t, dres), codexView(t, res)
+		dn, tn := counter.Count(dv), counter.Count(tv)
+		rec := <-recs // recorded once the result was written
+		t.Logf("%s %v: the model reads %d tokens directly, %d through terse; stats %d -> %d", c.tool, c.args, dn, tn,
+			rec.TokensBefore, rec.TokensAfter)
+		if tn > dn {
+			t.Errorf("%s %v: %d tokens through terse, %d directly", c.tool, c.args, tn, dn)
+		}
+		if got := rec.TokensBefore; got != dn {
+			t.Errorf("%s %v: stats say %d tokens before, the model would have read %d", c.tool, c.args, got, dn)
+		}
+		if got := rec.TokensAfter; got != tn {
+			t.Errorf("%s %v: stats say %d tokens after, the model read %d", c.tool, c.args, got, tn)
 		}
 	}
 }
