@@ -613,50 +613,63 @@ func codexView(t testing.TB, res *mcp.CallToolResult) string {
 
 // TestCodexClientSaves: a Codex-like client (clientInfo
 // "codex-mcp-client", which shows its model structuredContent) through
-// the proxy reads no more tokens than directly (far fewer with a
+// the proxy and the gateway reads no more tokens than directly (far fewer with a
 // _budget), and the stats report exactly what its model was shown: tokens
 // before as it reads structuredContent directly, after as it reads the
 // result through terse.
 func TestCodexClientSaves(t *testing.T) {
 	dc := direct(t, fakeUpstream(t))
-	recs := make(chan CallRecord, 8)
-	opts := testOptions()
-	opts.Stats = &Stats{OnCall: func(r CallRecord) { recs <- r }}
-	h := connect(t, fakeUpstream(t), opts, "codex-mcp-client")
-	h.tools(t)
 	counter := tokens.Estimate() // testOptions' tokenizer
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"rows", map[string]any{"n": 300}},
-		{"items", map[string]any{"n": 40, "big": 3}},
-		{"rows", map[string]any{"n": 300, ParamBudget: 2000}},
-	} {
-		plain := map[string]any{}
-		for k, v := range c.args {
-			if k != ParamBudget {
-				plain[k] = v
+	recs := make(chan CallRecord, 8)
+	mk := func() *Options {
+		opts := testOptions()
+		opts.Stats = &Stats{OnCall: func(r CallRecord) { recs <- r }}
+		return opts
+	}
+	h := connect(t, fakeUpstream(t), mk(), "codex-mcp-client")
+	h.tools(t)
+	_, srv := serveGateway(t, fakeSpecs(t), mk())
+	gw, _ := gatewayClient(t, srv.URL, "codex-mcp-client")
+	for _, f := range []struct {
+		name, prefix string
+		cs           *mcp.ClientSession
+	}{{"proxy", "", h.cs}, {"gateway", "a__", gw}} {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"rows", map[string]any{"n": 300}},
+			{"items", map[string]any{"n": 40, "big": 3}},
+			{"rows", map[string]any{"n": 300, ParamBudget: 2000}},
+		} {
+			plain := map[string]any{}
+			for k, v := range c.args {
+				if k != ParamBudget {
+					plain[k] = v
+				}
 			}
-		}
-		dres, err := dc.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: plain})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := h.call(t, c.tool, c.args)
-		dv, tv := codexView(t, dres), codexView(t, res)
-		dn, tn := counter.Count(dv), counter.Count(tv)
-		rec := <-recs // recorded once the result was written
-		t.Logf("%s %v: the model reads %d tokens directly, %d through terse; stats %d -> %d", c.tool, c.args, dn, tn,
-			rec.TokensBefore, rec.TokensAfter)
-		if tn > dn {
-			t.Errorf("%s %v: %d tokens through terse, %d directly", c.tool, c.args, tn, dn)
-		}
-		if got := rec.TokensBefore; got != dn {
-			t.Errorf("%s %v: stats say %d tokens before, the model would have read %d", c.tool, c.args, got, dn)
-		}
-		if got := rec.TokensAfter; got != tn {
-			t.Errorf("%s %v: stats say %d tokens after, the model read %d", c.tool, c.args, got, tn)
+			dres, err := dc.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: plain})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: f.prefix + c.tool, Arguments: c.args})
+			if err != nil || res.IsError {
+				t.Fatalf("%s %s: %v %v", f.name, c.tool, err, res)
+			}
+			dv, tv := codexView(t, dres), codexView(t, res)
+			dn, tn := counter.Count(dv), counter.Count(tv)
+			rec := <-recs // recorded once the result was written
+			t.Logf("%s, %s %v: the model reads %d tokens directly, %d through terse; stats %d -> %d", f.name, c.tool, c.args, dn, tn,
+				rec.TokensBefore, rec.TokensAfter)
+			if tn > dn {
+				t.Errorf("%s, %s %v: %d tokens through terse, %d directly", f.name, c.tool, c.args, tn, dn)
+			}
+			if got := rec.TokensBefore; got != dn {
+				t.Errorf("%s, %s %v: stats say %d tokens before, the model would have read %d", f.name, c.tool, c.args, got, dn)
+			}
+			if got := rec.TokensAfter; got != tn {
+				t.Errorf("%s, %s %v: stats say %d tokens after, the model read %d", f.name, c.tool, c.args, got, tn)
+			}
 		}
 	}
 }
