@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"log/slog"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,4 +112,86 @@ func remember(hs []string, out []byte) []string {
 		hs = append([]string(nil), hs[len(hs)-64:]...)
 	}
 	return hs
+}
+
+// FuzzGatewayStateful sends requests to one gateway (shared state in
+// memory, as with Redis; an in-memory upstream) for the whole fuzz run,
+// in one session, in sessions opened by earlier inputs, or statelessly:
+// a request's method and params are the input, any of them absent. No
+// request may reach a panic (the gateway recovers them: a recovered one
+// fails the run, with its stack), and every request is answered.
+func FuzzGatewayStateful(f *testing.F) {
+	for _, s := range []struct {
+		method, params string
+		mode           uint8
+	}{
+		{"tools/list", "", 0},
+		{"tools/list", "null", 1},
+		{"tools/call", `{"name":"s__read"}`, 0},
+		{"tools/call", `{"name":"s__read","arguments":{"_budget":5}}`, 2},
+		{"tools/call", `{"name":"terse_compact","_meta":{"terse/conversation":"c"}}`, 1},
+		{"tools/call", `{"name":"s__read","arguments":{"_chunk":"c_0123456789abcdef.1"}}`, 0},
+		{"ping", "", 0},
+		{"initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}}`, 3},
+		{"notifications/cancelled", `{"requestId":1}`, 0},
+		{CompactNotification, `{"_meta":{"terse/conversation":"c"}}`, 2},
+	} {
+		f.Add(s.method, s.params, s.mode)
+	}
+	var logs syncBuffer
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	opts.Clients = []ClientRule{{Match: "claude", Budget: 300}}
+	up := &scriptServer{result: soakFile(64<<10, 1)}
+	g, err := NewGateway([]ServerSpec{{Name: "s", upstream: up}}, opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	g.SetState(&memState{})
+	if err := g.Start(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	f.Cleanup(func() { srv.Close(); g.Close() })
+	var sessions []string
+	id := 0
+	f.Fuzz(func(t *testing.T, method, params string, mode uint8) {
+		if len(params) > 64<<10 {
+			return
+		}
+		c := &rawClient{t: t, url: srv.URL, version: "2025-11-25"}
+		switch {
+		case mode%4 == 1:
+			c.version = protocolStateless
+		case mode%4 == 3 || len(sessions) == 0:
+			c.version = ""
+			c.post(`{"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}},"jsonrpc":"2.0","id":0}`)
+			c.version = "2025-11-25"
+			if c.session != "" {
+				sessions = append(sessions, c.session)
+				if len(sessions) > 16 {
+					sessions = sessions[1:]
+				}
+			}
+		default:
+			c.session = sessions[int(mode/4)%len(sessions)]
+		}
+		id++
+		msg := []tree.Member{{Key: "method", Value: tree.String(method)}}
+		if p, err := tree.ParseString(params); err == nil && params != "" {
+			msg = append(msg, tree.Member{Key: "params", Value: p})
+		}
+		msg = append(msg, tree.Member{Key: "jsonrpc", Value: tree.String("2.0")})
+		if !strings.HasPrefix(method, "notifications/") {
+			msg = append(msg, tree.Member{Key: "id", Value: tree.Int(int64(id))})
+		}
+		before := g.Stats().Totals().Panics
+		code, msgs := c.post(string(tree.AppendJSON(nil, tree.Object(msg...))))
+		if n := g.Stats().Totals().Panics; n != before {
+			t.Fatalf("%s %s: a request reached a panic (recovered):\n%s", method, params, logs.String())
+		}
+		if code >= 500 {
+			t.Fatalf("%s %s: HTTP %d %v", method, params, code, msgs)
+		}
+	})
 }

@@ -55,10 +55,10 @@ func (c *rawClient) post(body string) (int, []tree.Value) {
 		// Headers of the stateless protocol, from the message.
 		v, _ := tree.ParseString(body)
 		m, _ := v.Get("method")
-		req.Header.Set("Mcp-Method", m.Str())
+		setHeader(req, "Mcp-Method", m.Str())
 		params, _ := v.Get("params")
 		if name, ok := params.Get("name"); ok {
-			req.Header.Set("Mcp-Name", name.Str())
+			setHeader(req, "Mcp-Name", name.Str())
 		}
 	}
 	if c.session != "" {
@@ -91,6 +91,14 @@ func (c *rawClient) post(body string) (int, []tree.Value) {
 		msgs = append(msgs, v)
 	}
 	return resp.StatusCode, msgs
+}
+
+// setHeader sets a header a client would send, unless its value cannot
+// be one (a control character): such a request goes without it.
+func setHeader(req *http.Request, k, v string) {
+	if !strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		req.Header.Set(k, v)
+	}
 }
 
 // answered reports whether msgs hold a response (result or error).
