@@ -91,6 +91,10 @@ type Store struct {
 	Redis string `toml:"redis"`
 	// TTL is the idle time after which stored chunks expire.
 	TTL Duration `toml:"ttl"`
+	// MaxBytes bounds the bytes the directory store keeps (least
+	// recently used out first); 0 means no bound. With Redis, the
+	// server's maxmemory and eviction policy bound it.
+	MaxBytes int64 `toml:"max_bytes"`
 }
 
 // Dedup configures cross-call deduplication (L0).
@@ -260,7 +264,7 @@ func Default() *Config {
 	return &Config{
 		Tokenizer: "o200k_base",
 		Format:    "auto",
-		Store:     Store{TTL: Duration{30 * time.Minute}},
+		Store:     Store{TTL: Duration{30 * time.Minute}, MaxBytes: 1 << 30},
 		Dedup:     Dedup{Enabled: true, MutatingTools: []string{"write_*", "edit_*"}},
 		Proxy:     Proxy{MinSizeBytes: 100, SkipOnError: true},
 		History:   History{Format: "anthropic", Threshold: 0.8, Target: 0.6},
@@ -374,6 +378,9 @@ func (c *Config) Validate() error {
 	v.nonNegative("budget", c.Budget)
 	if c.Store.TTL.Duration <= 0 {
 		v.errorf("store.ttl", "must be positive, got %s", c.Store.TTL)
+	}
+	if c.Store.MaxBytes < 0 {
+		v.errorf("store.max_bytes", "must not be negative, got %d", c.Store.MaxBytes)
 	}
 	if r := c.Store.Redis; r != "" {
 		if err := redisstore.CheckURL(r); err != nil {

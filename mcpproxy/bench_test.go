@@ -164,10 +164,11 @@ func (s *memServer) Dial(ctx context.Context) (Conn, error) {
 }
 
 type memConn struct {
-	s    *memServer
-	out  chan []byte
-	done chan struct{}
-	once sync.Once
+	s      *memServer
+	out    chan []byte
+	done   chan struct{}
+	once   sync.Once
+	answer func([]byte) []byte // instead of s.answer, when set
 }
 
 func (c *memConn) Read() ([]byte, error) {
@@ -180,7 +181,11 @@ func (c *memConn) Read() ([]byte, error) {
 }
 
 func (c *memConn) Write(msg []byte) error {
-	if resp := c.s.answer(msg); resp != nil {
+	answer := c.s.answer
+	if c.answer != nil {
+		answer = c.answer
+	}
+	if resp := answer(msg); resp != nil {
 		select {
 		case c.out <- resp:
 		case <-c.done:

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
@@ -57,6 +58,10 @@ type engine struct {
 	convs map[string][]string
 	// resetHook, when set (tests), sees every partition reset.
 	resetHook func(partition string)
+	// stageHook, when set (tests), runs as each stage starts: "begin"
+	// (the reserved parameters of a call), "finish" (a result), "list"
+	// (a tool catalogue); a panic in it stands for a bug there.
+	stageHook func(stage string)
 	// tokens numbers the progress tokens minted for upstreams.
 	tokens atomic.Int64
 	// shapes remembers, per chunk handle, the shape of the
@@ -174,6 +179,7 @@ type call struct {
 // the result to answer with.
 func (e *engine) begin(ctx context.Context, server, tool, exposed, client, session, conv string, args tree.Value, info toolInfo, known bool) (c *call, argsChanged bool, answer *tree.Value, rec CallRecord) {
 	rec = CallRecord{Server: server, Tool: tool}
+	e.stage("begin")
 	if tool == CompactTool && !known {
 		e.compact(session, conv)
 		res := tree.Object(tree.Member{Key: "content", Value: tree.Array(tree.Object(
@@ -276,6 +282,9 @@ type shape struct {
 const maxShapes = 4096
 
 func (e *engine) rememberShape(handle string, s shape) {
+	// Kept past the call: copies, never substrings of the upstream's
+	// response or of a chunk's text, which they would keep alive whole.
+	handle, s.key, s.origin = strings.Clone(handle), strings.Clone(s.key), strings.Clone(s.origin)
 	if e.sharedShapes != nil {
 		e.sharedShapes.putShape(handle, s)
 	}
@@ -445,8 +454,28 @@ func split(budget, fixed int, sizes []int) []int {
 // upstream's "result" member. It returns the result to send, or nil when
 // the upstream's bytes go out unchanged (raw mode, nothing to do, or a
 // transform that would not make what the model reads smaller).
-func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) ([]byte, error) {
+func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) (out []byte, err error) {
 	rec.Outcome = "passed"
+	if !utf8.Valid(raw) {
+		// Bytes that are not UTF-8 (a server writing Latin-1, a string
+		// cut mid-character): read as a client's JSON decoder reads them,
+		// each one as U+FFFD, and sent so even when nothing else changes.
+		raw = validUTF8(raw)
+		defer func() {
+			if out == nil && err == nil {
+				out = raw
+			}
+		}()
+	}
+	defer func() {
+		// Fail open: the client gets the upstream's result as sent.
+		if r := recover(); r != nil {
+			e.opts.recovered("call", r, "tool", c.tool)
+			rec.Outcome = "skipped_error"
+			out, err = nil, nil
+		}
+	}()
+	e.stage("finish")
 	if c.raw || !e.opts.selected(c.tool) {
 		// Relayed as sent: the front end checked the envelope's
 		// structure, and the bytes are the upstream's.
@@ -471,7 +500,7 @@ func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, re
 		return nil, ctx.Err()
 	}
 	start := time.Now()
-	out, changed, err := e.transform(ctx, c, pol, res, rec)
+	v, changed, err := e.transform(ctx, c, pol, res, rec)
 	rec.Pipeline = time.Since(start)
 	if err != nil {
 		if e.opts.FailOnError {
@@ -486,7 +515,7 @@ func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, re
 		return nil, nil
 	}
 	rec.Outcome = "transformed"
-	return tree.AppendJSON(nil, out), nil
+	return tree.AppendJSON(nil, v), nil
 }
 
 // transform rewrites what the model reads of a result. A client that shows
@@ -733,6 +762,23 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		}
 		blocks = append(kept, textBlock(string(tree.AppendJSON(nil, structured)), "json"))
 		rec.TokensBefore, rec.TokensAfter, rec.Saved = limit, limit, nil
+	} else if one && hasStructured {
+		// Directly, the model would have read structuredContent as JSON,
+		// not the content's texts: that is what was saved from. The
+		// difference (the content's pretty printing the model never saw,
+		// or the escaping of texts structuredContent wraps) is the
+		// encoding's.
+		sdirect := limit
+		if sdirect < 0 {
+			sdirect = counter.Count(string(tree.AppendJSON(nil, structured)))
+		}
+		if d := sdirect - rec.TokensBefore; d != 0 {
+			rec.TokensBefore = sdirect
+			if rec.Saved == nil {
+				rec.Saved = map[string]int{}
+			}
+			rec.Saved["encoding"] += d
+		}
 	}
 	if !changed {
 		return result, false, nil
@@ -759,6 +805,29 @@ func isText(b tree.Value) bool {
 	t, _ := b.Get("type")
 	s, ok := b.Get("text")
 	return t.Str() == "text" && ok && s.Kind() == tree.KindString
+}
+
+// validUTF8 returns b with each byte that does not start a valid UTF-8
+// sequence replaced by U+FFFD, as encoding/json decodes a string.
+func validUTF8(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
+}
+
+// stage runs the test hook of a stage, if any.
+func (e *engine) stage(name string) {
+	if e.stageHook != nil {
+		e.stageHook(name)
+	}
 }
 
 // record counts a finished call once: stats, metrics, the DEBUG log.
@@ -843,7 +912,8 @@ func (e *engine) partition(session, conversation string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if conversation != "" && !slices.Contains(e.convs[session], conversation) {
-		e.convs[session] = append(e.convs[session], conversation)
+		// A copy: the name may be a substring of the request it came in.
+		e.convs[session] = append(e.convs[session], strings.Clone(conversation))
 	}
 	return e.partitionLocked(session, conversation)
 }

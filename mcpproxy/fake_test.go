@@ -108,6 +108,15 @@ func fakeServer() *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "file", Description: "a text file of n bytes (seed s varies it), and structuredContent wrapping it, as a filesystem server sends it",
+		InputSchema: argSchema, OutputSchema: map[string]any{"type": "object", "properties": map[string]any{"content": map[string]any{"type": "string"}}},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ N, S int }
+			json.Unmarshal(req.Params.Arguments, &a)
+			text := fileText(a.N, a.S)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: map[string]any{"content": text}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "line", Description: "one line of n bytes", InputSchema: argSchema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct{ N int }
@@ -181,6 +190,17 @@ func longLine(n int) string {
 	var b strings.Builder
 	for i := 0; b.Len() < n; i++ {
 		fmt.Fprintf(&b, "word%d-%x ", i, i*2654435761%1000003)
+	}
+	return b.String()[:n]
+}
+
+// fileText is the text of the fake "file" tool: numbered log-like lines,
+// n bytes, varied by seed.
+func fileText(n, seed int) string {
+	var b strings.Builder
+	b.Grow(n + 100)
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%06d %s request id=%x took %dms status=%d\n", i, []string{"INFO", "WARN", "DEBUG"}[(i+seed)%3], (i+1)*2654435761^seed, (i*37+seed)%900, 200+(i%7)*50)
 	}
 	return b.String()[:n]
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -85,14 +86,14 @@ func NewGateway(servers []ServerSpec, opts *Options) (*Gateway, error) {
 		HasTools: true,
 		Logger:   sdkLogger(g.eng.opts.Logger),
 	})
-	g.srv.AddReceivingMiddleware(g.watchSessions, g.serveTools)
+	g.srv.AddReceivingMiddleware(g.recoverMethods, g.watchSessions, g.serveTools)
 	g.srv.AddTool(&mcp.Tool{
 		Name:        CompactTool,
 		Description: compactToolDescription,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		conv, _ := req.Params.Meta[MetaConversation].(string)
+		conv, _ := metaOf(req)[MetaConversation].(string)
 		g.compact(ctx, tenantOf(req), sessionOf(req), conv)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok: later results will not refer to earlier ones"}}}, nil
 	})
@@ -168,7 +169,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.Handle("/mcp", dropInternal(g.authenticate(g.compactNotifications(byVersion(sessions, statelessH)))))
 	mux.HandleFunc("/healthz", g.healthz)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.reg, promhttp.HandlerOpts{}))
-	return mux
+	return g.recoverHTTP(mux)
 }
 
 // compactPeek bounds how much of a POST body the gateway reads looking for
@@ -323,16 +324,62 @@ func clientName(req mcp.Request) string {
 			return p.ClientInfo.Name
 		}
 	}
-	if p, ok := req.GetParams().(interface{ GetMeta() map[string]any }); ok {
-		if ci, ok := p.GetMeta()[metaClientInfo].(map[string]any); ok {
-			s, _ := ci["name"].(string)
-			return s
-		}
+	if ci, ok := metaOf(req)[metaClientInfo].(map[string]any); ok {
+		s, _ := ci["name"].(string)
+		return s
 	}
 	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 		return ex.Header.Get(hdrClient) // a session in the shared state
 	}
 	return ""
+}
+
+// metaOf returns the _meta of a request's params: nil when the request
+// has no params at all, as a tools/list, ping or other list request may
+// not (the SDK then holds a nil pointer of the params' type, whose
+// promoted GetMeta would dereference it).
+func metaOf(req mcp.Request) map[string]any {
+	p := req.GetParams()
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
+}
+
+// recoverMethods answers a request whose handler panicked with an
+// internal error, logged and counted (see Options.recovered): the SDK
+// runs handlers on goroutines of their own, where a panic would end the
+// process, every tenant and call in flight with it.
+func (g *Gateway) recoverMethods(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				g.eng.opts.recovered("method", r, "method", method)
+				res, err = nil, &jsonrpc.Error{Code: codeInternalError, Message: "terse: internal error while handling " + method + " (logged); the request was not completed"}
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+// recoverHTTP answers a request whose HTTP handling panicked with a 500
+// when nothing was written yet, logged and counted; the server goes on.
+func (g *Gateway) recoverHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				g.eng.opts.recovered("http", v, "path", r.URL.Path)
+				http.Error(w, "terse: internal error (logged)", http.StatusInternalServerError)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // watchSessions drops a session's dedup partitions when the session ends
@@ -348,9 +395,14 @@ func (g *Gateway) watchSessions(next mcp.MethodHandler) mcp.MethodHandler {
 					scope = t + ":" + id
 				}
 				go func() {
+					defer g.watched.Delete(id)
+					defer func() {
+						if r := recover(); r != nil {
+							g.eng.opts.recovered("session", r)
+						}
+					}()
 					ss.Wait()
 					g.eng.forget(scope)
-					g.watched.Delete(id)
 				}()
 			}
 		}
@@ -368,7 +420,7 @@ func (g *Gateway) serveTools(next mcp.MethodHandler) mcp.MethodHandler {
 			return g.listTools(ctx, req)
 		case "tools/call":
 			cr, ok := req.(*mcp.CallToolRequest)
-			if !ok {
+			if !ok || cr.Params == nil {
 				break
 			}
 			server, tool, ok := strings.Cut(cr.Params.Name, "__")
@@ -402,6 +454,7 @@ func (g *Gateway) listTools(ctx context.Context, req mcp.Request) (mcp.Result, e
 		u.mu.Unlock()
 	}
 	pol := g.eng.opts.policy(clientName(req))
+	g.eng.stage("list")
 	res, before, after := rewriteToolList(tree.Object(tree.Member{Key: "tools", Value: tree.Array(all...)}),
 		pol, &g.eng.opts, true, map[string]toolInfo{}, g.eng.counter())
 	g.eng.opts.Stats.catalog("", before, after)
@@ -636,7 +689,7 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 		up := e.progressToken()
 		fwd.Meta = cloneMeta(params.Meta)
 		fwd.Meta["progressToken"] = up
-		r := newProgressRoute(ctx, req.Session, tok)
+		r := newProgressRoute(ctx, &e.opts, req.Session, tok)
 		u.routes.Store(up, r)
 		defer func() {
 			u.routes.Delete(up)
@@ -794,10 +847,17 @@ type progressRoute struct {
 
 const progressQueue = 64
 
-func newProgressRoute(ctx context.Context, ss *mcp.ServerSession, tok any) *progressRoute {
+func newProgressRoute(ctx context.Context, o *Options, ss *mcp.ServerSession, tok any) *progressRoute {
 	r := &progressRoute{ch: make(chan *mcp.ProgressNotificationParams, progressQueue), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
+		defer func() {
+			if v := recover(); v != nil {
+				o.recovered("progress", v)
+				for range r.ch { // drained, so that close returns
+				}
+			}
+		}()
 		for p := range r.ch {
 			p.ProgressToken = tok
 			ss.NotifyProgress(ctx, p) // the downstream request's ctx: see DEPS.md
@@ -867,6 +927,7 @@ type gwMetrics struct {
 	catalogIn  prometheus.Counter
 	catalogOut prometheus.Counter
 	storeFail  prometheus.Counter
+	panics     *prometheus.CounterVec
 }
 
 // savingSources are the sources of Saved in a CallRecord.
@@ -902,12 +963,17 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 			Help: "Tokens of tools/list answers as the clients got them."}),
 		storeFail: prometheus.NewCounter(prometheus.CounterOpts{Name: "terse_gateway_store_failures_total",
 			Help: "Calls during which the chunk store failed or timed out (the result kept its budget)."}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_panics_total",
+			Help: "Panics recovered at a request boundary, by where (the request got an error or its original result; the stack is logged)."}, []string{"where"}),
 	}
 	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors, m.up, m.restarts,
-		m.rejected, m.unknown, m.catalogIn, m.catalogOut, m.storeFail,
+		m.rejected, m.unknown, m.catalogIn, m.catalogOut, m.storeFail, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, from := range []string{"client", "upstream"} {
 		m.rejected.WithLabelValues(from)
+	}
+	for _, where := range []string{"call", "method", "http", "session", "progress"} {
+		m.panics.WithLabelValues(where)
 	}
 	return m
 }
@@ -969,3 +1035,6 @@ func (m *gwMetrics) Catalog(_ string, before, after int) {
 	m.catalogIn.Add(float64(before))
 	m.catalogOut.Add(float64(after))
 }
+
+// Panicked implements [Metrics].
+func (m *gwMetrics) Panicked(where string) { m.panics.WithLabelValues(where).Inc() }

@@ -76,6 +76,55 @@ type gwScale struct {
 
 	namedMu sync.Mutex
 	named   map[string]namedAt // conversation key -> client name this replica recorded
+
+	// sessions are the records of the sessions this replica opened or
+	// served, kept in the process as well as in the shared state: with
+	// the shared state down, a session keeps its client's policy here.
+	sessMu    sync.Mutex
+	sessions  map[string]keptSession // by sessionKey
+	sessOrder []string               // keys, oldest first
+}
+
+// keptSession is a session's record as this replica keeps it; unsynced
+// says the shared state does not have it yet (it was down when the
+// session was opened).
+type keptSession struct {
+	rec      sessionRecord
+	unsynced bool
+}
+
+// keepSession records a session in the process (bounded: past
+// maxNamed, the oldest go first).
+func (s *gwScale) keepSession(key string, k keptSession) {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	if s.sessions == nil {
+		s.sessions = map[string]keptSession{}
+	}
+	if _, ok := s.sessions[key]; !ok {
+		s.sessOrder = append(s.sessOrder, key)
+	}
+	s.sessions[key] = k
+	for len(s.sessOrder) > maxNamed {
+		delete(s.sessions, s.sessOrder[0])
+		s.sessOrder = s.sessOrder[1:]
+	}
+}
+
+// keptSession returns the in-process record of a session.
+func (s *gwScale) keptSession(key string) (keptSession, bool) {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	k, ok := s.sessions[key]
+	return k, ok
+}
+
+// dropSession forgets the in-process record of a session (its place in
+// the order goes with the bound).
+func (s *gwScale) dropSession(key string) {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	delete(s.sessions, key)
 }
 
 func newScale(reg prometheus.Registerer) *gwScale {
@@ -384,6 +433,13 @@ func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) s
 	if name == "" {
 		v, _, err := st.Record(sctx, key)
 		g.scale.failed("session", err)
+		if err != nil {
+			// The shared state is down: the name this replica
+			// recorded, if any.
+			g.scale.namedMu.Lock()
+			v = g.scale.named[key].name
+			g.scale.namedMu.Unlock()
+		}
 		return v
 	}
 	now := time.Now()
@@ -750,7 +806,11 @@ const initPeek = 64 << 10
 // recorded session of its tenant (404 otherwise, after which the client
 // initializes again, as the specification says), which re-arms its idle
 // timer, and reaches the method handlers with the session and the
-// client's name (hdrSession, hdrClient); DELETE forgets the session. GET
+// client's name (hdrSession, hdrClient); DELETE forgets the session.
+// The replica that serves a session keeps its record in the process too:
+// with the shared state down, the session keeps its client's policy there
+// (a session opened then is recorded in the shared state once it is
+// back). GET
 // (a standalone stream for server-initiated messages) is refused with 405
 // by next, as the specification allows: such a session gets no
 // tools/list_changed and no server-to-client requests.
@@ -783,15 +843,14 @@ func (g *Gateway) sharedSessions(next http.Handler) http.Handler {
 			}
 			sid = rand.Text()
 			val, _ := json.Marshal(rec)
+			// Kept here too: with the shared state down (now or later),
+			// this replica still knows the session and its client.
 			sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
 			err = st.PutRecord(sctx, sessionKey(tenant, sid), string(val))
 			cancel()
 			g.scale.failed("session", err)
-			if err == nil {
-				// Without the record the client is served without a
-				// session (each request on its own), not refused.
-				w.Header().Set(sessionHeader, sid)
-			}
+			g.scale.keepSession(sessionKey(tenant, sid), keptSession{rec, err != nil})
+			w.Header().Set(sessionHeader, sid)
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -803,22 +862,43 @@ func (g *Gateway) sharedSessions(next http.Handler) http.Handler {
 		val, known, err := st.Record(sctx, sessionKey(tenant, sid))
 		cancel()
 		g.scale.failed("session", err)
+		key := sessionKey(tenant, sid)
+		kept, isKept := g.scale.keptSession(key)
 		var rec sessionRecord
 		switch {
 		case err != nil:
 			// The shared state is down: the session cannot be checked,
 			// and nothing it would give is available either (dedup,
-			// chunks). Serve the request as the session's, with the
-			// default client policy, rather than fail it.
+			// chunks). Serve the request as the session's, with its
+			// client's policy when this replica knows the session, else
+			// the default one, rather than fail it.
+			rec = kept.rec
+		case !known && isKept && kept.unsynced:
+			// Opened here while the shared state was down: recorded
+			// there now, for the other replicas.
+			rec = kept.rec
+			val, _ := json.Marshal(rec)
+			sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
+			err := st.PutRecord(sctx, key, string(val))
+			cancel()
+			g.scale.failed("session", err)
+			if err == nil {
+				g.scale.keepSession(key, keptSession{rec: rec})
+			}
 		case !known:
+			g.scale.dropSession(key) // deleted, or expired, in the shared state
 			http.Error(w, "session not found", http.StatusNotFound)
 			return
 		default:
 			json.Unmarshal([]byte(val), &rec)
+			if !isKept || kept != (keptSession{rec: rec}) {
+				g.scale.keepSession(key, keptSession{rec: rec})
+			}
 		}
 		if r.Method == http.MethodDelete {
+			g.scale.dropSession(key)
 			sctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
-			err := st.DropRecord(sctx, sessionKey(tenant, sid))
+			err := st.DropRecord(sctx, key)
 			cancel()
 			g.scale.failed("session", err)
 			w.WriteHeader(http.StatusNoContent)

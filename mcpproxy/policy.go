@@ -24,7 +24,7 @@ const (
 	// is left untouched for programs; the compact text goes into content.
 	ReadsContent Reads = iota
 	// ReadsStructured: the client shows the model structuredContent when a
-	// result carries it (Claude Code, Copilot CLI). The proxy drops
+	// result carries it (Claude Code, Copilot CLI, Codex). The proxy drops
 	// structuredContent from transformed results and outputSchema from the
 	// same tools in tools/list, so the compact content text is what the
 	// model sees.
@@ -55,12 +55,24 @@ type ClientRule struct {
 // limits, fit.Clients.
 const ClaudeCodeBudget = fit.ClaudeCodeBudget
 
-// builtinClients are tried after Options.Clients.
+// builtinClients are tried after Options.Clients: what each client shows
+// its model, from its source.
+//
+//   - Claude Code and Copilot CLI show structuredContent when a result has
+//     it, and fail results above 25,000 tokens.
+//   - Codex (clientInfo "codex-mcp-client") gives the model the JSON of
+//     structuredContent when it is present and not null, else the
+//     content (codex-rs/protocol/src/models.rs, From<&CallToolResult>
+//     for FunctionCallOutputPayload); it sets no limit of its own.
+//   - Gemini CLI gives the model the content blocks only
+//     (transformMcpContentToParts in its mcp-tool.ts): the default,
+//     content, needs no rule.
 var builtinClients = []ClientRule{
 	{Match: "claude-code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "claude code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "copilot-cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "copilot cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
+	{Match: "codex", Reads: ReadsStructured},
 }
 
 // Policy is what the proxy does for one client.

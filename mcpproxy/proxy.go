@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -248,8 +249,24 @@ func validID(id tree.Value) bool {
 	return id.Kind() == tree.KindString || id.Kind() == tree.KindNumber
 }
 
-// fromClient handles one message from the client.
+// fromClient handles one message from the client. A panic while handling
+// it is recovered (see Options.recovered): a request not yet forwarded is
+// answered with an error, and the proxy goes on.
 func (p *Proxy) fromClient(frame []byte) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		p.o.recovered("client", r)
+		id := readableID(frame)
+		p.mu.Lock()
+		_, sent := p.pending[idKey(id)]
+		p.mu.Unlock()
+		if validID(id) && !sent {
+			p.reply(id, nil, codeInternalError, "terse: internal error while handling the request (logged); it was not forwarded")
+		}
+	}()
 	v, err := tree.Parse(frame)
 	if err != nil {
 		p.o.Stats.rejected("client")
@@ -302,7 +319,7 @@ func (p *Proxy) request(v, id tree.Value, method string, frame []byte) {
 			if name, ok := ci.Get("name"); ok {
 				p.mu.Lock()
 				if p.client != name.Str() {
-					p.client = name.Str()
+					p.client = strings.Clone(name.Str()) // not the request's bytes
 					p.pol = p.o.policy(p.client)
 				}
 				p.mu.Unlock()
@@ -315,7 +332,7 @@ func (p *Proxy) request(v, id tree.Value, method string, frame []byte) {
 		name, _ := ci.Get("name")
 		p.mu.Lock()
 		p.initParams, p.hasInit = params, true
-		p.client = name.Str()
+		p.client = strings.Clone(name.Str())
 		p.pol = p.o.policy(p.client)
 		p.mu.Unlock()
 	case "tools/list":
@@ -661,7 +678,11 @@ func (p *Proxy) gone(gen int, cause error) {
 // fromUpstream handles one message from the upstream. Only the envelope
 // is scanned; a result is parsed only when it is rewritten, so relayed
 // messages cost a scan, not a parse.
+//
+// A panic while handling it is recovered (see Options.recovered) and the
+// message goes to the client as the upstream sent it.
 func (p *Proxy) fromUpstream(gen int, frame []byte) {
+	defer p.passOnPanic("upstream", frame)
 	env, ok := scanEnvelope(frame)
 	if !ok {
 		p.o.Stats.rejected("upstream")
@@ -734,6 +755,7 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 	if async {
 		go func() {
 			defer p.wg.Done()
+			defer p.passOnPanic("upstream", frame)
 			p.finishCall(pd, pol, id, env.result, frame)
 		}()
 		return
@@ -745,14 +767,27 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 			p.write(frame)
 			return
 		}
+		p.eng.stage("list")
 		p.mu.Lock()
-		res, before, after := rewriteToolList(res, pol, p.o, pd.firstPage, p.tools, p.eng.counter())
-		p.mu.Unlock()
+		res, before, after := func() (tree.Value, int, int) {
+			defer p.mu.Unlock()
+			return rewriteToolList(res, pol, p.o, pd.firstPage, p.tools, p.eng.counter())
+		}()
 		p.o.Stats.catalog("", before, after)
 		p.reply(id, &res, 0, "")
 	case pd.method == "tools/call":
 		p.finishCall(pd, pol, id, env.result, frame)
 	default:
+		p.write(frame)
+	}
+}
+
+// passOnPanic, deferred, recovers a panic in handling a message from the
+// upstream and sends the message to the client as it came: whatever
+// failed, the client gets the upstream's original answer.
+func (p *Proxy) passOnPanic(where string, frame []byte) {
+	if r := recover(); r != nil {
+		p.o.recovered(where, r)
 		p.write(frame)
 	}
 }

@@ -337,6 +337,10 @@ func TestPolicyFor(t *testing.T) {
 		{"claude-code", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
 		{"Claude Code", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
 		{"github-copilot-cli", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
+		{"Copilot CLI", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
+		{"codex-mcp-client", nil, Policy{Reads: ReadsStructured}},
+		{"gemini-cli-mcp-client", nil, Policy{}},
+		{"Codex", nil, Policy{Reads: ReadsStructured}},
 		{"cursor", nil, Policy{}},
 		{"claude-code", []ClientRule{{Match: "claude", Reads: ReadsContent, Budget: 5000}}, Policy{ReadsContent, 5000}},
 	}

@@ -57,6 +57,10 @@ type StatsTotals struct {
 	UnknownTools int            `json:"unknown_tool_calls"`
 	// StoreFailures counts calls during which the chunk store failed.
 	StoreFailures int `json:"store_failures"`
+	// Panics counts requests whose handling panicked: each was
+	// recovered, logged with its stack, and answered with an error or
+	// with the upstream's original result.
+	Panics int `json:"panics"`
 	// CatalogTokensBefore and CatalogTokensAfter count the tool
 	// catalogues (tools/list) as the upstreams sent them and as the
 	// client got them; Saved["catalog"] is the difference. A catalogue is
@@ -118,6 +122,19 @@ type Metrics interface {
 	// Catalog counts one tools/list answer, in tokens as the upstream
 	// sent it and as the client got it.
 	Catalog(server string, before, after int)
+	// Panicked counts a recovered panic, by where it happened (a
+	// request boundary: "client", "upstream", "call", "method", "http",
+	// "session", "progress").
+	Panicked(where string)
+}
+
+func (s *Stats) panicked(where string) {
+	s.mu.Lock()
+	s.totals.Panics++
+	s.mu.Unlock()
+	if s.Metrics != nil {
+		s.Metrics.Panicked(where)
+	}
 }
 
 func (s *Stats) restarted(server string) {

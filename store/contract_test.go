@@ -34,3 +34,28 @@ func TestContractDefaultTTL(t *testing.T) {
 		})
 	}
 }
+
+func TestContractShared(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		c := storetest.NewClock()
+		return storetest.Harness{S: &store.Shared{Store: &store.Mem{Now: c.Now, TTL: time.Minute}}, TTL: time.Minute, Wait: c.Add}
+	})
+}
+
+func TestContractBounded(t *testing.T) {
+	for name, mk := range map[string]func(*storetest.Clock) store.Store{
+		"mem": func(c *storetest.Clock) store.Store {
+			return &store.Mem{Now: c.Now, TTL: time.Minute, MaxBytes: 64 << 20}
+		},
+		"dir": func(c *storetest.Clock) store.Store {
+			return &store.Dir{Path: t.TempDir(), Now: c.Now, TTL: time.Minute, MaxBytes: 64 << 20}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) storetest.Harness {
+				c := storetest.NewClock()
+				return storetest.Harness{S: mk(c), TTL: time.Minute, Wait: c.Add}
+			})
+		})
+	}
+}

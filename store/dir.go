@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,9 +24,17 @@ type Dir struct {
 	Path string
 	TTL  time.Duration
 	Now  func() time.Time
+	// MaxBytes bounds the bytes of the entries under Path: a Put that
+	// takes them past it removes the least recently used (the oldest
+	// modification times) down to nine tenths of it; they then read as
+	// expired. 0 means no bound. Processes sharing Path each apply it to
+	// the whole directory.
+	MaxBytes int64
 
 	mu        sync.Mutex
 	lastSweep time.Time
+	size      int64 // bytes under Path at the last scan, plus those put since
+	scanned   bool
 }
 
 // DefaultDir returns the default directory for a [Dir] store:
@@ -101,7 +110,59 @@ func (d *Dir) PutParts(ctx context.Context, key string, parts ...[]byte) error {
 	now := d.now()
 	os.Chtimes(name, now, now)
 	d.maybeSweep(now)
+	if d.MaxBytes > 0 {
+		n := int64(0)
+		for _, p := range parts {
+			n += int64(len(p))
+		}
+		d.mu.Lock()
+		d.size += n
+		over := !d.scanned || d.size > d.MaxBytes
+		d.mu.Unlock()
+		if over {
+			d.bound()
+		}
+	}
 	return nil
+}
+
+// bound scans Path and, past MaxBytes, removes the least recently used
+// entries down to nine tenths of it.
+func (d *Dir) bound() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ents, err := os.ReadDir(d.Path)
+	if err != nil {
+		return
+	}
+	type file struct {
+		name string
+		size int64
+		used time.Time
+	}
+	var files []file
+	total := int64(0)
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".chunk") {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			files = append(files, file{e.Name(), info.Size(), info.ModTime()})
+			total += info.Size()
+		}
+	}
+	if total > d.MaxBytes {
+		slices.SortFunc(files, func(a, b file) int { return a.used.Compare(b.used) })
+		for _, f := range files {
+			if total <= d.MaxBytes/10*9 {
+				break
+			}
+			if os.Remove(filepath.Join(d.Path, f.name)) == nil {
+				total -= f.size
+			}
+		}
+	}
+	d.size, d.scanned = total, true
 }
 
 // Get returns the data under key and restarts its idle timer.

@@ -180,7 +180,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		}
 		return nil, err
 	}
-	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
+	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration, cfg.Store.MaxBytes)
 	if err != nil {
 		return fail(err)
 	}

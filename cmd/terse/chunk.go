@@ -59,14 +59,20 @@ func chunkCommand(dir string, ttl time.Duration) string {
 // configStore opens the chunk store a config names: Redis when redisURL is
 // set (what gateway replicas share), else the directory (default: the user
 // cache directory).
-func configStore(dir, redisURL string, ttl time.Duration) (store.Store, error) {
+// Content is stored once however many entries hold it (store.Shared);
+// maxBytes bounds the directory (0: no bound).
+func configStore(dir, redisURL string, ttl time.Duration, maxBytes int64) (*store.Shared, error) {
 	if redisURL != "" {
-		return redisstore.New(redisURL, ttl)
+		r, err := redisstore.New(redisURL, ttl)
+		if err != nil {
+			return nil, err
+		}
+		return &store.Shared{Store: r}, nil
 	}
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
-	return &store.Dir{Path: dir, TTL: ttl}, nil
+	return &store.Shared{Store: &store.Dir{Path: dir, TTL: ttl, MaxBytes: maxBytes}}, nil
 }
 
 func shellQuote(s string) string {
@@ -108,12 +114,12 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			*ttl = cfg.Store.TTL.Duration
 		}
 	}
-	st, err := configStore(dir, redisURL, *ttl)
+	st, err := configStore(dir, redisURL, *ttl, 0)
 	if err != nil {
 		return err
 	}
 	fetch := "terse chunk --config " + shellQuote(*cfgPath) + " {handle} {n}"
-	if r, ok := st.(*redisstore.Redis); ok {
+	if r, ok := st.Store.(*redisstore.Redis); ok {
 		defer r.Close()
 	} else {
 		if dir == "" {

@@ -157,7 +157,7 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 	// keeps, so gateway replicas need not share the key).
 	key := make([]byte, 32)
 	rand.Read(key)
-	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration)
+	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration, cfg.Store.MaxBytes)
 	if err != nil {
 		return nil, "", err
 	}
