@@ -365,7 +365,7 @@ func (h *hookRunner) pipeline(cfg *config.Config, eff *profile.Effective, ev *ho
 	if dir == "" {
 		dir = store.DefaultDir()
 	}
-	st, err := configStore(dir, cfg.Store.Redis, ttl)
+	st, err := configStore(dir, cfg.Store.Redis, ttl, cfg.Store.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
