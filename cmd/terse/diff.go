@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -30,7 +31,7 @@ const maxDiffCost = 1000
 // stretch is one line "… N unchanged lines".
 func lineDiff(a, b string) string {
 	x, y := splitLines(a), splitLines(b)
-	ops := diffLines(x, y)
+	ops := removalsFirst(diffLines(x, y))
 	var out strings.Builder
 	shown, hidden := 0, 0
 	for i, op := range ops {
@@ -106,6 +107,20 @@ func splitLines(s string) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
+}
+
+// removalsFirst orders each stretch of changes as a reader expects:
+// the lines removed, then the lines added.
+func removalsFirst(ops []diffOp) []diffOp {
+	for i := 0; i < len(ops); {
+		j := i
+		for j < len(ops) && ops[j].kind != ' ' {
+			j++
+		}
+		slices.SortStableFunc(ops[i:j], func(p, q diffOp) int { return int(q.kind) - int(p.kind) })
+		i = j + 1
+	}
+	return ops
 }
 
 // diffOp is a run of n lines: unchanged (' ', from a in the old text),
