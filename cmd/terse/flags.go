@@ -69,7 +69,7 @@ func isBool(f *flag.Flag) bool {
 
 // commandLineArgs names the flag sets whose arguments, from the first one
 // on, are another program's command line: their flags come first.
-var commandLineArgs = map[string]bool{"terse proxy": true}
+var commandLineArgs = map[string]bool{"terse proxy": true, "terse wrap": true}
 
 // parseFlags parses args; --help prints usage to stdout and returns
 // errHelp, which callers return as success. Flags may come before, after

@@ -129,8 +129,15 @@ func (e *usageError) Error() string { return e.msg }
 // reported marks an error whose message was already written to stderr.
 var errReported = errors.New("reported")
 
+// Exit statuses besides 0 (ok), 1 (failure) and 2 (usage error). A
+// wrapped agent's own status is passed on as it is.
+const (
+	exitNotFound = 127 // a program terse was asked to run is not installed
+)
+
 // exitCode prints err (unless already printed) and maps it to the exit
-// status: 0 ok, 1 failure, 2 usage error.
+// status: 0 ok, 1 failure, 2 usage error, 127 a program to run is not
+// installed; terse wrap exits with its agent's status.
 func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
@@ -141,6 +148,13 @@ func exitCode(err error, stderr io.Writer) int {
 		return 2
 	case errors.Is(err, errReported):
 		return 1
+	}
+	if ae, ok := errors.AsType[*agentExit](err); ok {
+		return ae.code
+	}
+	if _, ok := errors.AsType[*agentMissing](err); ok {
+		fmt.Fprintf(stderr, "terse: %v\n", err)
+		return exitNotFound
 	}
 	if ue, ok := errors.AsType[*usageError](err); ok {
 		fmt.Fprintf(stderr, "terse: %s\n", ue.msg)

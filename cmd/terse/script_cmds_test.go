@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -78,5 +80,19 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		if kb >= maxKB {
 			ts.Fatalf("peak RSS %d KB, want under %d KB", kb, maxKB)
 		}
+	},
+	// upstream VAR starts an HTTP server for the rest of the script and
+	// sets VAR to its URL. It answers every request with one JSON line
+	// naming the path and the x-api-key it was sent.
+	"upstream": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: upstream VAR")
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, "{\"upstream\":\"reached\",\"path\":%q,\"key\":%q}\n", r.URL.Path, r.Header.Get("X-Api-Key"))
+		}))
+		ts.Defer(srv.Close)
+		ts.Setenv(args[0], srv.URL)
 	},
 }
