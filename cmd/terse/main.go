@@ -99,14 +99,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "-version", "--version":
 		return runVersion(ctx, nil, stdin, stdout, stderr)
 	}
+	var names []string
 	for _, c := range commands {
 		if c.name == args[0] {
 			return c.run(ctx, args[1:], stdin, stdout, stderr)
 		}
+		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "terse: unknown command %q\n", args[0])
-	usage(stderr)
-	return errUsage
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if s := nearest(args[0], names); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return &usageError{msg + "; see terse --help"}
 }
 
 func usage(w io.Writer) {
