@@ -3,18 +3,18 @@
 //
 // Usage:
 //
-//	terse encode  [--to toon|json|auto] [--exact] [--delimiter D] [--indent N] [FILE]
+//	terse encode  [--to auto|toon|json] [--exact] [--delimiter D] [--indent N] [FILE]
 //	terse decode  [--from detect|toon|auto|json] [--strict=true|false] [--indent N] [--pretty] [FILE]
 //	terse count   [--tokenizer o200k_base|cl100k_base|estimate] [--json] [FILE...]
 //	terse compact [--tool NAME] [--budget TOKENS] [--config FILE] [--report FILE] [FILE]
-//	terse chunk   [--budget TOKENS] HANDLE N
+//	terse chunk   [--budget TOKENS] HANDLE N | HANDLE.N
 //	terse report  [--tokenizer T] [--json] PATH...
 //	terse filter  --manifest FILE --action NAME [FILE]
 //	terse history trim [--format anthropic|openai|responses|auto] [--window N] [--state FILE] FILE
 //	terse proxy   [--config FILE] -- COMMAND [ARGS...]
 //	terse gateway --config FILE [--listen ADDR]
 //	terse api     [--config FILE] [--listen ADDR] [--window TOKENS] [--stats-file FILE] [--dry-run]
-//	terse wrap    claude|codex [-- ARGS...]
+//	terse wrap    [flags] claude|codex [AGENT ARGS...]
 //	terse setup   claude-code|cursor|codex [--config-path P] [--dry-run] [--undo]
 //	terse doctor  [--config-path P]
 //	terse stats   [DIR] [--json] [--since DURATION]
@@ -24,9 +24,15 @@
 //
 // FILE absent or "-" means standard input; an output file "-" means
 // standard output. Flags may come before or after file names. Output goes
-// to standard output, diagnostics to standard error. Exit status: 0 ok, 1
-// failure (bad input is reported on one line as NAME:LINE:COL: message),
-// 2 usage error.
+// to standard output, diagnostics to standard error. Exit status:
+//
+//	0    ok
+//	1    failure (bad input is reported on one line as NAME:LINE:COL: message)
+//	2    usage error (an unknown command or flag: one line, with the nearest name)
+//	3    nothing done: the command wants --yes (terse eval's estimate)
+//	127  a program terse was asked to run is not installed (terse wrap's agent)
+//
+// terse wrap exits with its agent's own status.
 //
 // Run "terse help COMMAND" (or "terse COMMAND --help") for a command's
 // flags.
@@ -136,12 +142,18 @@ var errReported = errors.New("reported")
 // Exit statuses besides 0 (ok), 1 (failure) and 2 (usage error). A
 // wrapped agent's own status is passed on as it is.
 const (
+	exitNeedsYes = 3   // nothing done: the command wants --yes (eval's estimate)
 	exitNotFound = 127 // a program terse was asked to run is not installed
 )
 
+// errNeedsYes ends a command that printed what it would do and did
+// nothing, because that costs money and --yes was not given.
+var errNeedsYes = errors.New("needs --yes")
+
 // exitCode prints err (unless already printed) and maps it to the exit
-// status: 0 ok, 1 failure, 2 usage error, 127 a program to run is not
-// installed; terse wrap exits with its agent's status.
+// status: 0 ok, 1 failure, 2 usage error, 3 nothing done without --yes,
+// 127 a program to run is not installed; terse wrap exits with its
+// agent's status.
 func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
@@ -152,6 +164,8 @@ func exitCode(err error, stderr io.Writer) int {
 		return 2
 	case errors.Is(err, errReported):
 		return 1
+	case errors.Is(err, errNeedsYes):
+		return exitNeedsYes
 	}
 	if ae, ok := errors.AsType[*agentExit](err); ok {
 		return ae.code
