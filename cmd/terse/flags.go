@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/terse-dev/terse/config"
 )
 
 // newFlagSet returns a FlagSet for a subcommand whose --help prints synopsis,
@@ -111,7 +113,25 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	if perr := fs.Parse(append([]string{"--"}, positional...)); perr != nil {
 		return perr
 	}
+	useDefaultConfig(fs)
 	return nil
+}
+
+// useDefaultConfig gives a command's --config the default configuration
+// file (config.DefaultPath) when it was not given and that file exists,
+// so that every command reads the same settings without being told.
+// (terse filter uses it only with --tool.)
+func useDefaultConfig(fs *flag.FlagSet) {
+	f := fs.Lookup("config")
+	if f == nil || f.Value.String() != "" {
+		return
+	}
+	if fs.Lookup("manifest") != nil && fs.Lookup("tool").Value.String() == "" {
+		return // terse filter without --tool: a manifest's, or nothing
+	}
+	if path := config.DefaultFile(); path != "" {
+		fs.Set("config", path)
+	}
 }
 
 // flagError turns the flag package's error into one line that names the

@@ -17,6 +17,7 @@
 //	terse wrap    [flags] claude|codex [AGENT ARGS...]
 //	terse setup   claude-code|cursor|codex [--config-path P] [--dry-run] [--undo]
 //	terse doctor  [--config-path P]
+//	terse config  path|show|check [--config FILE]
 //	terse stats   [DIR] [--json] [--since DURATION]
 //	terse tune    analyze [DIR] | from-claude-logs [--input-dir DIR]
 //	terse eval    [--docs DIR|FILE...] [--encodings LIST] [--reader decode|anthropic|openai]
@@ -80,6 +81,7 @@ var commands = []command{
 	{"eval", "measure whether a model still answers correctly from terse's output", runEval},
 	{"setup", "wire terse into an MCP client (claude-code, cursor, codex)", runSetup},
 	{"doctor", "show how terse is wired into MCP clients", runDoctor},
+	{"config", "where the default config file is, what it says, whether it is valid", runConfig},
 	{"version", "print the version, VCS revision and Go version", runVersion},
 	{"api", "proxy in front of the Anthropic and OpenAI APIs", runAPI},
 	{"wrap", "run claude or codex through terse api", runWrap},
