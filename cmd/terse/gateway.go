@@ -83,6 +83,7 @@ Config (TOML):
   [[servers]]
   name = "remote"
   url = "https://mcp.example.com/mcp"
+  headers = { Authorization = "Bearer ${MCP_TOKEN}" }   # ${VAR}: from the environment
 
 Listening off loopback (another machine can connect) needs [gateway]
 tokens or TERSE_GATEWAY_TOKENS: without them anyone who reaches the port
@@ -159,7 +160,11 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	defer stop()
 	var specs []mcpproxy.ServerSpec
 	for _, s := range cfg.Servers {
-		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL})
+		client, err := upstreamClient(s.Headers)
+		if err != nil {
+			return fmt.Errorf("gateway: server %s: %w", s.Name, err)
+		}
+		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Client: client})
 	}
 	g, err := mcpproxy.NewGateway(specs, opts)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -81,14 +82,26 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			ts.Fatalf("peak RSS %d KB, want under %d KB", kb, maxKB)
 		}
 	},
-	// upstream VAR starts an HTTP server for the rest of the script and
-	// sets VAR to its URL. It answers every request with one JSON line
-	// naming the path and the x-api-key it was sent.
+	// upstream VAR [LOG] starts an HTTP server for the rest of the
+	// script and sets VAR to its URL. It answers every request with one
+	// JSON line naming the path and the x-api-key it was sent; with LOG,
+	// it appends "METHOD PATH Authorization=VALUE" for each request to
+	// that file.
 	"upstream": func(ts *testscript.TestScript, neg bool, args []string) {
-		if neg || len(args) != 1 {
-			ts.Fatalf("usage: upstream VAR")
+		if neg || len(args) < 1 || len(args) > 2 {
+			ts.Fatalf("usage: upstream VAR [LOG]")
 		}
+		var mu sync.Mutex
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if len(args) == 2 {
+				mu.Lock()
+				f, err := os.OpenFile(ts.MkAbs(args[1]), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				if err == nil {
+					fmt.Fprintf(f, "%s %s Authorization=%s\n", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+					f.Close()
+				}
+				mu.Unlock()
+			}
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, "{\"upstream\":\"reached\",\"path\":%q,\"key\":%q}\n", r.URL.Path, r.Header.Get("X-Api-Key"))
 		}))
