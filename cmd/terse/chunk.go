@@ -82,7 +82,7 @@ func shellQuote(s string) string {
 func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] [--budget TOKENS] HANDLE N | HANDLE.N", chunkDoc, stdout, stderr)
 	budget := fs.Int("budget", fit.DefaultBudget, "largest chunk `tokens` to print whole; a larger chunk is split into smaller ones")
-	cfgPath := fs.String("config", "", "terse config `file` (TOML) whose [store] table (dir or redis, ttl) names the store")
+	cfgPath := fs.String("config", "", "terse config `FILE` (TOML) whose [store] table (dir or redis, ttl) names the store")
 	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
 	ttl := fs.Duration("ttl", store.DefaultTTL, "idle time-to-live of stored results")
 	if err := parseFlags(fs, args, stdout); err != nil {

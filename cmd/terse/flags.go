@@ -18,7 +18,7 @@ func newFlagSet(name, synopsis, doc string, stdout, stderr io.Writer) *flag.Flag
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "Usage: terse %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(doc))
+		fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("terse "+name+" "+synopsis), strings.TrimSpace(doc))
 		var hasFlags bool
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {

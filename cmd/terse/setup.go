@@ -52,8 +52,10 @@ arguments (the backup's bytes when nothing else changed since).
 The command written is this binary's absolute path, which an MCP client
 started from a desktop finds whatever its PATH. A terse run from a
 temporary place (a "go run" build, npx's cache) is not written: install
-terse first, or name a lasting binary with --terse. Restart the client
-afterwards; "terse doctor" shows the result.
+terse first, or name a lasting binary with --terse. The wrapped servers
+read terse's default config file (see terse config --help), so its
+settings apply to them without --config. Restart the client afterwards;
+"terse doctor" shows the result.
 
 Examples:
   terse setup claude-code --dry-run

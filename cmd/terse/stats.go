@@ -44,7 +44,7 @@ func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	since := fs.String("since", "", "only events newer than this `duration` (\"36h\", \"7d\")")
 	top := fs.Int("top", 10, "rows per breakdown")
-	cfgPath := fs.String("config", "", "terse config `file` whose [telemetry] dir to read")
+	cfgPath := fs.String("config", "", "terse config `FILE` whose [telemetry] dir to read")
 	pos, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
 		return err

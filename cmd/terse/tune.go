@@ -60,7 +60,7 @@ func runTuneAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer
 	out := fs.String("out", "", "write the config to `file` (default: into the default config file)")
 	dry := fs.Bool("dry-run", false, "print the config instead of writing it")
 	names := fs.String("names", "", "`file` of tool names, one a line, to recognise hashed tools by")
-	cfgPath := fs.String("config", "", "terse config `file` whose [telemetry] dir to read")
+	cfgPath := fs.String("config", "", "terse config `FILE` whose [telemetry] dir to read")
 	since := fs.String("since", "", "only events newer than this `duration` (\"720h\", \"30d\")")
 	pos, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
