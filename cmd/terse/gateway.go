@@ -186,6 +186,16 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			logger.Warn("shared state unreachable; serving without dedup until it answers", "err", err)
 		}
 	}
+	// Upstreams start one after another (an npx server may take many
+	// seconds to install): say what is starting, so a quiet wait reads as
+	// what it is.
+	for _, sp := range specs {
+		what := sp.URL
+		if what == "" {
+			what = shellJoin(append([]string{sp.Command}, sp.Args...))
+		}
+		logger.Info("starting upstream", "server", sp.Name, "upstream", what)
+	}
 	if err := g.Start(ctx); err != nil {
 		return err
 	}
