@@ -88,7 +88,7 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		wrapped := 0
 		for _, s := range servers {
-			if s.wrapped() {
+			if s.wrapped() || s.wrappedRemote() {
 				wrapped++
 			}
 		}
@@ -97,6 +97,12 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			switch {
 			case s.url != "":
 				fmt.Fprintf(stdout, "  %s: HTTP (%s), not through terse\n", s.label(), s.url)
+			case s.wrappedRemote():
+				fmt.Fprintf(stdout, "  %s: through terse: HTTP %s\n", s.label(), s.args[indexOf(s.args, "--upstream")+1])
+				if msg, ok := checkTerse(s.command, onPath, found); !ok {
+					problems++
+					fmt.Fprintf(stdout, "    problem: %s\n", msg)
+				}
 			case s.wrapped():
 				cmd, args := s.unwrapped()
 				fmt.Fprintf(stdout, "  %s: through terse: %s\n", s.label(), shellJoin(append([]string{cmd}, args...)))

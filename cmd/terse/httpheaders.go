@@ -29,6 +29,21 @@ func (h headerFlag) Set(s string) error {
 	return nil
 }
 
+// headerEnvFlag collects repeated --header-env "Name=VAR" flags into the
+// same headers, as "${VAR}".
+type headerEnvFlag map[string]string
+
+func (h headerEnvFlag) String() string { return "" }
+
+func (h headerEnvFlag) Set(s string) error {
+	name, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(v) == "" {
+		return fmt.Errorf("want \"Name=VAR\"")
+	}
+	h[strings.TrimSpace(name)] = "${" + strings.TrimSpace(v) + "}"
+	return nil
+}
+
 // upstreamClient returns an HTTP client that sends headers with every
 // request, ${VAR} in each value replaced by the environment variable; nil
 // when there are no headers. An unset variable or a malformed header is

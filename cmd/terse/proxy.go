@@ -82,6 +82,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logFormat := fs.String("log-format", "text", "log `FORMAT` on stderr: text or json")
 	headers := headerFlag{}
 	fs.Var(headers, "header", "with --upstream: send the header \"`NAME: VALUE`\" (repeatable; ${VAR} in VALUE is the environment variable)")
+	fs.Var(headerEnvFlag(headers), "header-env", "with --upstream: send the header NAME with the value of the environment variable VAR, \"`NAME=VAR`\" (repeatable; what terse setup writes)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}

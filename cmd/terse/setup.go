@@ -24,12 +24,18 @@ Setup rewrites an MCP client's configuration so that every stdio server it
 lists runs through terse: "command": "npx", "args": ["-y", "srv"] becomes
 "command": "/path/to/terse", "args": ["proxy", "--", "npx", "-y", "srv"].
 A command written as one string ("npx -y srv", no args) is split into
-its words. Servers reached over HTTP (a url, or type http or sse) are left
-alone, and setup says so: run them through "terse gateway" if you want
-them compacted too.
+its words.
 
-Only the command and args values of the servers it wraps change, in the
-layout they had; every other byte of the file stays (comments in TOML,
+A Claude Code or Cursor server reached over Streamable HTTP (type "http")
+whose credentials are in "headers" is wrapped too, as "terse proxy
+--upstream URL --header-env NAME=TERSE_HEADER_1", the header values moved
+into the server's "env" (they stay off the command line). Other servers
+reached over HTTP are left alone, and setup says so: one without headers
+may sign in by OAuth, which only the client can do (run it through
+"terse proxy --upstream" or "terse gateway" by hand if it needs none).
+
+Only the command and args values of the stdio servers it wraps change, in
+the layout they had (an HTTP server's object is rewritten whole); every other byte of the file stays (comments in TOML,
 escapes and number spellings in JSON). A file that is a symbolic link is
 written through it; the mode and owner are kept; the new file replaces
 the old one atomically. A read-only file is left alone.
@@ -130,8 +136,23 @@ func setupFile(client, path string, undo, dryRun bool, findTerse func() (string,
 	rewrite := func(old []byte) ([]byte, error) {
 		edit := func(s *serverEntry) {
 			switch {
+			case undo && s.wrappedRemote() && !isTOML:
+				s.unwrapRemote()
+			case s.url != "" && s.typ == "http" && len(s.headers) > 0 && !undo && !isTOML:
+				// Credentials in headers terse can carry; a server
+				// without them may sign in by OAuth, which only the
+				// client can do, so it is left alone.
+				terse, err := findTerse()
+				if err != nil {
+					editErr = err
+					s.note = "not wrapped"
+					return
+				}
+				s.wrapRemote(terse)
 			case s.url != "":
-				s.note = "HTTP server (" + s.url + "), left alone; run it through terse gateway to compact it"
+				s.note = "HTTP server (" + s.url + "), left alone (it may sign in by OAuth, which only the client can do); if it needs no sign-in or takes a header, run it through terse proxy --upstream URL [--header 'NAME: VALUE'] or terse gateway"
+			case s.wrappedRemote():
+				s.note = "already runs through terse"
 			case undo && s.wrapped():
 				s.command, s.args = s.unwrapped()
 				s.changed, s.note = true, "unwrapped"
@@ -424,6 +445,79 @@ type serverEntry struct {
 	url     string
 	changed bool
 	note    string
+
+	// JSON clients: the members as written, for HTTP servers that setup
+	// wraps as a whole (the server's object is replaced by replace).
+	typ     string
+	headers []tree.Member
+	env     []tree.Member
+	keys    []string
+	replace *tree.Value
+}
+
+// wrappedRemote reports whether the server is an HTTP server running
+// through "terse proxy --upstream URL".
+func (s *serverEntry) wrappedRemote() bool {
+	base := strings.TrimSuffix(filepath.Base(s.command), ".exe")
+	i := indexOf(s.args, "--upstream")
+	return base == "terse" && len(s.args) > 0 && s.args[0] == "proxy" && i > 0 && i < len(s.args)-1 && indexOf(s.args, "--") < 0
+}
+
+// headerEnvPrefix names the environment variables that carry a wrapped
+// HTTP server's header values (the values stay off the command line).
+const headerEnvPrefix = "TERSE_HEADER_"
+
+// wrapRemote makes the Streamable-HTTP server s run through terse proxy
+// --upstream, its headers passed by --header-env from the server's env.
+// It reports false (with a note) for a server it cannot carry over whole.
+func (s *serverEntry) wrapRemote(terse string) bool {
+	for _, k := range s.keys {
+		if k != "type" && k != "url" && k != "headers" {
+			s.note = "HTTP server (" + s.url + ") with settings besides url and headers (" + k + "), left alone; wrap it by hand: terse proxy --upstream URL --header 'NAME: VALUE'"
+			return false
+		}
+	}
+	args := []tree.Value{tree.String("proxy"), tree.String("--upstream"), tree.String(s.url)}
+	var env []tree.Member
+	for i, h := range s.headers {
+		if h.Value.Kind() != tree.KindString {
+			s.note = "HTTP server (" + s.url + ") with a header that is not a string, left alone"
+			return false
+		}
+		v := fmt.Sprintf("%s%d", headerEnvPrefix, i+1)
+		args = append(args, tree.String("--header-env"), tree.String(h.Key+"="+v))
+		env = append(env, tree.Member{Key: v, Value: h.Value})
+	}
+	ms := []tree.Member{{Key: "command", Value: tree.String(terse)}, {Key: "args", Value: tree.Array(args...)}}
+	if len(env) > 0 {
+		ms = append(ms, tree.Member{Key: "env", Value: tree.Object(env...)})
+	}
+	obj := tree.Object(ms...)
+	s.replace, s.changed, s.note = &obj, true, "wrapped (HTTP, through terse proxy --upstream)"
+	return true
+}
+
+// unwrapRemote gives back the HTTP server a wrapRemote made.
+func (s *serverEntry) unwrapRemote() {
+	url := s.args[indexOf(s.args, "--upstream")+1]
+	ms := []tree.Member{{Key: "type", Value: tree.String("http")}, {Key: "url", Value: tree.String(url)}}
+	var headers []tree.Member
+	for i := 0; i+1 < len(s.args); i++ {
+		if s.args[i] != "--header-env" {
+			continue
+		}
+		name, v, _ := strings.Cut(s.args[i+1], "=")
+		for _, e := range s.env {
+			if e.Key == v {
+				headers = append(headers, tree.Member{Key: name, Value: e.Value})
+			}
+		}
+	}
+	if len(headers) > 0 {
+		ms = append(ms, tree.Member{Key: "headers", Value: tree.Object(headers...)})
+	}
+	obj := tree.Object(ms...)
+	s.replace, s.changed, s.note = &obj, true, "unwrapped"
 }
 
 func (s *serverEntry) label() string {
@@ -506,12 +600,35 @@ func rewriteJSON(data []byte, projects bool, edit func(*serverEntry)) ([]byte, [
 			} else if t, ok := m.Value.Get("type"); ok && (t.Str() == "http" || t.Str() == "sse") {
 				s.url = "type " + t.Str()
 			}
+			if t, ok := m.Value.Get("type"); ok {
+				s.typ = t.Str()
+			}
+			if h, ok := m.Value.Get("headers"); ok && h.Kind() == tree.KindObject {
+				s.headers = h.Members()
+			}
+			if e, ok := m.Value.Get("env"); ok && e.Kind() == tree.KindObject {
+				s.env = e.Members()
+			}
+			for _, mm := range m.Value.Members() {
+				s.keys = append(s.keys, mm.Key)
+			}
 			edit(s)
 			all = append(all, s)
 			if !s.changed {
 				continue
 			}
 			obj := spans[i].value
+			if s.replace != nil {
+				// The whole object, in the file's layout.
+				var text string
+				if bytes.IndexByte(data[obj.start:obj.end], '\n') >= 0 {
+					text = indentLines(string(tree.AppendIndent(nil, *s.replace, "  ")), lineIndent(data, obj.start))
+				} else {
+					text = string(tree.AppendJSON(nil, *s.replace))
+				}
+				edits = append(edits, jsonEdit{obj.start, obj.end, text})
+				continue
+			}
 			cmd, ok, err := jsonGet(data, obj, "command")
 			if err != nil || !ok {
 				return fmt.Errorf("server %q: no command to rewrite", s.name)
