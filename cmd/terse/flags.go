@@ -201,6 +201,21 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// flagGiven reports whether args set the flag name (-name or --name,
+// with or without "=value"), before any "--".
+func flagGiven(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
 // errHelp is returned after --help was printed; run treats it as success.
 var errHelp = errors.New("help printed")
 

@@ -112,6 +112,13 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	ctx, stop := withTerm(ctx)
 	defer stop()
 	cfg, err := loadConfig(*configPath)
+	if err != nil && !flagGiven(args, "config") {
+		// The default config file is broken: an MCP client started this
+		// proxy, and its tools must not vanish over it. Serve with the
+		// defaults and say why in the log.
+		logger.Error("the default config file does not load; serving with the built-in defaults (terse config check shows the problem)", "err", err)
+		cfg, err = config.Default(), nil
+	}
 	if err != nil {
 		return err
 	}
