@@ -108,3 +108,24 @@ func FuzzLineDiff(f *testing.F) {
 		lineDiff(a, b)
 	})
 }
+
+// BenchmarkLineDiff diffs a 5 MB ~/.claude.json-like text against itself
+// with two servers changed far apart (the dry run of setup on a heavy
+// user's file).
+func BenchmarkLineDiff(b *testing.B) {
+	var a strings.Builder
+	a.WriteString("{\n  \"mcpServers\": {\n    \"fs\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"srv\"]\n    }\n  },\n  \"projects\": {\n")
+	for p := 0; a.Len() < 5<<20; p++ {
+		for j := range 100 {
+			a.WriteString("        {\"display\": \"prompt " + strings.Repeat("x", 80) + "\", \"n\": " + string(rune('0'+j%10)) + "},\n")
+		}
+	}
+	a.WriteString("    \"/p/zz\": {\"mcpServers\": {\"pg\": {\n          \"command\": \"uvx\"\n    }}}\n  }\n}\n")
+	old := a.String()
+	updated := strings.Replace(strings.Replace(old, `"command": "npx",`, `"command": "terse",`, 1), `"command": "uvx"`, `"command": "terse", "args": ["proxy", "--", "uvx"]`, 1)
+	b.SetBytes(int64(len(old)))
+	b.ReportAllocs()
+	for b.Loop() {
+		lineDiff(old, updated)
+	}
+}
