@@ -116,9 +116,9 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 	if toks == "" {
 		toks = "none recorded"
 	}
-	fmt.Fprintf(w, "%d results in %d sessions (%d files", s.Events, s.Sessions, s.Files)
+	fmt.Fprintf(w, "%s in %s (%s", plural(s.Events, "result"), plural(s.Sessions, "session"), plural(s.Files, "file"))
 	if s.Skipped > 0 {
-		fmt.Fprintf(w, ", %d lines skipped", s.Skipped)
+		fmt.Fprintf(w, ", %s skipped", plural(s.Skipped, "line"))
 	}
 	fmt.Fprintf(w, ")\ntokens of %s, against %s\n\n", toks, s.Baseline)
 	t := s.Total
