@@ -22,6 +22,12 @@
 //     tokenizer, verified by decoding, never more tokens than compact
 //     JSON; steered by Options.Template). The CLI's config file defaults
 //     to auto.
+//   - shape: a text result of a known shape (a numbered file read, a
+//     path list, search results, test or log output; Options.Shape,
+//     package shape, told by Request.Tool, ToolInput and WorkDir) is
+//     rewritten losslessly, as its terminal view, or with a declared,
+//     counted elision whose chunks the store keeps, when that saves
+//     tokens; "terse expand" restores a lossless one.
 //   - fit: package fit trims under the token budget, every item at the
 //     richest detail that fits, every gap declared in-band, everything
 //     left out retrievable by chunk from a store. When nothing needs

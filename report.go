@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -31,6 +32,17 @@ type Report struct {
 	// NearRef is set when the hint (Dedup) is a near-reference: an
 	// earlier result plus an exact delta.
 	NearRef bool `json:"near_ref,omitempty"`
+	// Shape is the shape of a text result the shaping stage knew
+	// (package shape: read, paths, grep, test, log), ShapeClass the
+	// class of the shaping used (lossless, display or elide; empty when
+	// the text was left as it is), ShapeRules its rules, in order, and,
+	// for an elision, Anchors the anchors of the original it kept and
+	// lost (an elision that would lose one is not used; a lossless or
+	// display shaping keeps them all, verified by expanding it).
+	Shape      string         `json:"shape,omitempty"`
+	ShapeClass string         `json:"shape_class,omitempty"`
+	ShapeRules []string       `json:"shape_rules,omitempty"`
+	Anchors    *shape.Anchors `json:"anchors,omitempty"`
 	// Saved splits RawTokens − OutputTokens by the stage that saved them.
 	Saved Savings `json:"saved"`
 
@@ -66,7 +78,8 @@ type Savings struct {
 	// otherwise minus the cost of the id line shown with it (or 0).
 	Dedup int `json:"dedup"`
 	// Encoding is the filtered result as compact JSON minus its encoding
-	// in the output format (auto, TOON, csv_from_md), before fitting.
+	// in the output format (auto, TOON, csv_from_md, or a text shaping),
+	// before fitting.
 	Encoding int `json:"encoding"`
 	// Fitting is what the budget cut: the whole encoding minus the
 	// fitted text (gap markers, hints and chunk index included).

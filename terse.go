@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -91,6 +92,16 @@ type Options struct {
 	// forgotten again: a reference never points at something the agent
 	// did not see. Pipelines may share one Cache.
 	Dedup *dedup.Cache
+
+	// Shape, when set, shapes text results (package shape): numbered
+	// file reads, path lists, search results and shell output are
+	// rewritten losslessly (or to their terminal view, or with a
+	// declared, recoverable elision, as its ceiling allows) when that
+	// saves tokens by its margin, before fitting. Its Counter is the
+	// pipeline's; its Keep, when nil and Store is set, stores an
+	// elision's original as chunks of the store. Nil leaves text as it
+	// is.
+	Shape *shape.Options
 }
 
 // Request is what changes from one call of a [Pipeline] to the next. A nil
@@ -99,6 +110,11 @@ type Request struct {
 	// Tool is the name of the tool that produced the result; it selects
 	// the trimming strategy (Options.Strategies, fit.Resolve).
 	Tool string
+	// ToolInput is the call's arguments as JSON text, if known (a hook
+	// event's tool_input): stages that shape a result by what was asked
+	// for read it (with Tool, the shape of a text result: a Bash
+	// command, a Grep mode). Empty means unknown.
+	ToolInput string
 	// Budget, when positive, replaces Options.Budget for this call. A
 	// budget too small for even the one-line notice that declares what is
 	// left out (and its chunk handle) is raised to that notice, or to the
@@ -123,10 +139,16 @@ type Request struct {
 	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
 	// Link) are passed through to the Report.
 	Headers http.Header
+	// WorkDir is the agent's working directory, if known: paths under it
+	// may be written relative to it (declared once in-band).
+	WorkDir string
 	// Hints, when set, gates the in-band hints of the call (the
 	// configuration's [hints] policy, resolved by package profile). Nil
 	// emits every hint. See [Hints] for what each family governs.
 	Hints Hints
+
+	// noShape: the text is not shaped (it is being fitted as it is).
+	noShape bool
 }
 
 // Hints decides which in-band hint families a call may emit: "ref" (a
@@ -418,7 +440,22 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// the output encoding, before fitting (-1: not counted yet).
 	t2 := -1
 	textFormat := "text"
-	if !isJSON && (p.o.Template == string(render.CSVFromMD) || p.fmt.Name == "auto") {
+	if !isJSON && p.o.Shape != nil && !req.noShape {
+		// A shaped text over the budget would be fitted as the original
+		// anyway (see below): it is not shaped.
+		if sr := p.shape(ctx, text, req, fo0); sr.Class != shape.None && sr.ShapedTokens <= fo0.Budget {
+			text, t2 = sr.Text, sr.ShapedTokens
+			m.seed(text, t2)
+			rep.Shape, rep.ShapeClass, rep.ShapeRules = sr.Shape, sr.Class.String(), sr.Rules
+			if sr.Class == shape.Elide {
+				a := sr.Anchors
+				rep.Anchors = &a
+			}
+		} else {
+			rep.Shape = sr.Shape
+		}
+	}
+	if !isJSON && rep.ShapeClass == "" && (p.o.Template == string(render.CSVFromMD) || p.fmt.Name == "auto") {
 		if enc, ok := render.EncodeMarkdown(text); ok {
 			if n := m.count(enc); n < m.count(content) || p.o.Template == string(render.CSVFromMD) {
 				text, t2, textFormat = enc, n, string(render.CSVFromMD)
@@ -536,6 +573,15 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 			fo0.Budget, rep.Budget = tn, tn
 		}
 	}
+	if res.Stats.Truncated && rep.ShapeClass != "" {
+		// A shaped text that still needs fitting is fitted as the
+		// original: its gap markers and chunks then count the
+		// original's lines, and no header declares a rule the fitted
+		// text does not follow.
+		plain := *req
+		plain.noShape = true
+		return p.process(ctx, &plain, v0, text0, isJSON0)
+	}
 	if res.Stats.Truncated && req.Hints != nil && !req.Hints.Take("more") {
 		// The elision was refused after all (a cap reached by another
 		// call of the session meanwhile): the whole result.
@@ -635,6 +681,41 @@ func (p *Pipeline) sampledEncoding(v tree.Value, ptr string, compact string, bud
 	return int(math.Ceil(float64(t) * float64(len(compact)) / float64(size))), true
 }
 
+// shape runs the shaping stage on a text result: package shape under the
+// pipeline's counter, an elision's original kept in the store as chunks
+// of the given line ranges.
+//
+// Shaping fails open: a shaper that panics (a bug) leaves the text as it
+// is.
+func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.Options) (res shape.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = shape.Result{Text: text, Why: fmt.Sprintf("internal error: %v", r)}
+		}
+	}()
+	so := *p.o.Shape
+	so.Counter = p.o.Tokenizer
+	if so.Keep == nil && p.o.Store != nil {
+		so.Keep = func(orig string, ranges [][2]int) (string, error) {
+			h, err := fit.StoreLines(ctx, orig, ranges, &fo)
+			if err != nil {
+				return "", err
+			}
+			return fit.FetchCommand(&fo, h), nil
+		}
+	}
+	if req.Hints != nil && !req.Hints.Allow("more") {
+		so.Keep = nil // an elision is a "more" hint: refused, nothing is elided
+	}
+	call := shape.Call{Tool: req.Tool, Input: []byte(req.ToolInput), WorkDir: req.WorkDir}
+	res = shape.Shape(text, call, &so)
+	if res.Class == shape.Elide && req.Hints != nil && !req.Hints.Take("more") {
+		so.Keep = nil // refused after all (a cap reached meanwhile)
+		res = shape.Shape(text, call, &so)
+	}
+	return res
+}
+
 // fitOnce fits v (isJSON) or text under fo.
 func fitOnce(ctx context.Context, v tree.Value, text string, isJSON bool, fo *fit.Options) (fit.Result, error) {
 	if isJSON {
@@ -718,7 +799,11 @@ func (m *memo) seed(s string, n int) {
 // identical for dedup only if shown the same way.
 func (p *Pipeline) variant(isJSON bool) string {
 	if !isJSON {
-		return "text/" + p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name()
+		sh := ""
+		if p.o.Shape != nil {
+			sh = "/shaped"
+		}
+		return "text/" + p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name() + sh
 	}
 	return p.fmt.Name + "/" + p.o.Template + "/" + p.o.Tokenizer.Name()
 }

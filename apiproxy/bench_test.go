@@ -224,3 +224,28 @@ func BenchmarkRewriteWarm200KB(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPrefixChain200KB: fingerprinting every prefix of a 200 KB
+// request (done on every request to match it with its conversation's
+// state), against parsing the body.
+func BenchmarkPrefixChain200KB(b *testing.B) {
+	body := benchRequest(b)
+	req, err := history.Decode(body, history.Anthropic)
+	if err != nil {
+		b.Fatal(err)
+	}
+	norm, _ := history.Normalize(req.Messages, []string{})
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for range b.N {
+			tree.Parse(body)
+		}
+	})
+	b.Run("chain", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for range b.N {
+			prefixChain(norm)
+		}
+	})
+}

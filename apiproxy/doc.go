@@ -8,8 +8,11 @@
 // and conversation state give the same bytes):
 //
 //   - history: old assistant and tool content is trimmed with
-//     [history.Reduce], its state kept per conversation (keyed from the
-//     conversation's first messages). The trim target is chosen from the
+//     [history.Reduce], its state kept per conversation (found by the
+//     conversation's first messages, and applied only to a request that
+//     shares the prefix the state was built from: a rewound, forked or
+//     resumed conversation, or another one with the same first messages,
+//     gets a branch of its own). The trim target is chosen from the
 //     observed growth per turn, so that one boundary move leaves room for
 //     many turns whose request keeps the previous one as a prefix;
 //   - repeats: a tool result identical to an earlier one still visible in
@@ -24,7 +27,13 @@
 // System prompts, user text, tool definitions, cache_control markers,
 // thinking blocks and unknown blocks are never changed, and every tool call
 // keeps its result. Every replaced text says what it stood for and how to
-// get it back (call the named tool again).
+// get it back: call the named tool again when it only reads; a call that
+// may have side effects is never suggested again, and its trimmed result
+// is declared not recoverable. Nothing is replaced by something larger.
+//
+// Rewriting fails open: an internal error, a panic included, forwards the
+// original request ([Result.Err]) and forgets the conversation state the
+// request may have half updated.
 //
 // # Proxying
 //
@@ -32,9 +41,11 @@
 // /v1/responses bodies are rewritten; everything else (paths, methods,
 // headers, authentication) is forwarded byte for byte, and responses are
 // relayed as they arrive: server-sent events are flushed as they are read,
-// never buffered or re-encoded. A request carrying "x-terse-bypass: 1", a
-// body that does not decode, or one larger than the size limit is
-// forwarded untouched. Provider usage (input, output, cache reads and
+// never buffered or re-encoded. A request carrying "x-terse-bypass: 1"
+// (or true, or yes), a body that does not decode, or one larger than the
+// size limit is forwarded untouched; the bypass header never reaches the
+// provider. An upstream that cannot be reached gets the client a 502
+// with an error body in its provider's shape. Provider usage (input, output, cache reads and
 // writes) is read from the response for [Stats] only.
 //
 // # Profiles and telemetry

@@ -29,9 +29,25 @@ func staleText(r call, rid string, w call, wid string) string {
 		" changed the file since; read it again for its current content]"
 }
 
-// trimmedText stands for a result whose content history trimming left out.
+// trimmedText stands for a result whose content history trimming left
+// out, with the way back its call's kind allows: a read-only call can be
+// made again; any other is never suggested again (that would repeat its
+// side effects), and its result is declared not recoverable.
 func trimmedText(c call, id string) string {
-	return "> [trimmed: result of " + describe(c, id) + "; call it again to see it]"
+	args, _ := tree.ParseString(c.args)
+	if readOnlyArgs(c, args, true) {
+		return trimmedPrefix + describeArgs(c, id, args) + "; call it again to see it]"
+	}
+	return trimmedPrefix + describeArgs(c, id, args) + "; not recoverable: the call may have side effects, do not repeat it]"
+}
+
+// trimmedPrefix starts every trimmedText.
+const trimmedPrefix = "> [trimmed: result of "
+
+// isTrimmedText reports whether text is trimmedText(c, id), cheaply when
+// it is not.
+func isTrimmedText(text string, c call, id string) bool {
+	return strings.HasPrefix(text, trimmedPrefix) && text == trimmedText(c, id)
 }
 
 // seed hashes result texts to find repeats (equal texts are then
@@ -39,11 +55,13 @@ func trimmedText(c call, id string) string {
 var seed = maphash.MakeSeed()
 
 // droppedText declares the tool calls trimming removed whole (with their
-// results), counted by tool.
+// results), counted by tool, and how their results can be had again: by
+// calling again when every one of them only read, else only for those
+// that did.
 func droppedText(dropped []history.Message) string {
 	counts := map[string]int{}
 	var names []string
-	n := 0
+	n, writes := 0, 0
 	for i := range dropped {
 		for _, p := range dropped[i].Parts {
 			if p.Kind == history.ToolCall && dropped[i].Role == history.RoleAssistant {
@@ -52,6 +70,9 @@ func droppedText(dropped []history.Message) string {
 				}
 				counts[p.Name]++
 				n++
+				if !readOnly(call{id: p.ID, name: p.Name, args: p.Args}) {
+					writes++
+				}
 			}
 		}
 	}
@@ -71,22 +92,41 @@ func droppedText(dropped []history.Message) string {
 		}
 		fmt.Fprintf(&b, "%s ×%d", name, counts[name])
 	}
-	b.WriteString("); call a tool again to see its result]")
+	if writes == 0 {
+		b.WriteString("); call a tool again to see its result]")
+	} else {
+		b.WriteString("); calls that only read can be made again, the others' results are not recoverable]")
+	}
 	return b.String()
 }
 
 // declareDropped puts the declaration of the calls dropped before the
-// drop boundary at the head of the first tool result still sent (all
-// results before the boundary went with their calls). It depends only on
-// what was dropped, so it stays the same until the boundary moves.
-func declareDropped(out, dropped []history.Message) []history.Message {
+// drop boundary where it changes no result shown in full: at the head of
+// the first result after them that trimming already replaced (whose text
+// names its own call). When every result sent is shown in full, it leads
+// the first one, followed by a line naming that result's call, so that
+// the result is not read as changed. It depends only on what was dropped
+// and trimmed, so it stays the same until the boundary moves.
+func declareDropped(out, dropped []history.Message, calls map[string]call) []history.Message {
 	note := droppedText(dropped)
 	if note == "" {
 		return out
 	}
+	host := ""
+	for i := range out {
+		for j := range out[i].Parts {
+			p := &out[i].Parts[j]
+			if p.Kind != history.ToolResult || host != "" {
+				continue
+			}
+			if text, ok := resultText(p); ok && isTrimmedText(text, calls[p.ID], p.ID) {
+				host = p.ID
+			}
+		}
+	}
 	done := false
 	return mapResults(out, func(_ int, p *history.Part) (history.Part, bool) {
-		if done {
+		if done || host != "" && p.ID != host {
 			return *p, false
 		}
 		text, ok := resultText(p)
@@ -94,8 +134,17 @@ func declareDropped(out, dropped []history.Message) []history.Message {
 			return *p, false
 		}
 		done = true
-		return withText(*p, note+"\n"+text), true
+		if host != "" {
+			return withText(*p, note+"\n"+text), true
+		}
+		return withText(*p, note+"\n"+followsText(calls[p.ID], p.ID)+"\n"+text), true
 	})
+}
+
+// followsText names the call whose result, as sent, follows a note placed
+// at its head.
+func followsText(c call, id string) string {
+	return "> [the result of " + describe(c, id) + " follows, as sent]"
 }
 
 // encCache remembers the re-encoding of JSON results by content hash (the
@@ -377,7 +426,7 @@ func finish(out, edited, base []history.Message, calls map[string]call, edits []
 			p := &out[i].Parts[j]
 			if p.Kind == history.ToolResult {
 				t, _ := resultText(p)
-				shown[p.ID] = t != trimmedText(calls[p.ID], p.ID)
+				shown[p.ID] = !isTrimmedText(t, calls[p.ID], p.ID)
 			}
 		}
 	}

@@ -2,10 +2,13 @@ package apiproxy
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"sync"
 	"testing"
 
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -39,6 +42,9 @@ func FuzzRewrite(f *testing.F) {
 		o := Options{Window: 2_000 + 50_000*int(flags>>2&1)}
 		a := NewRewriter(o).Rewrite(body, format)
 		b := NewRewriter(o).Rewrite(body, format)
+		if a.Err != nil {
+			t.Fatalf("%v\n%s", a.Err, a.Err.(*InternalError).Stack)
+		}
 		if !bytes.Equal(a.Body, b.Body) {
 			t.Fatal("not deterministic")
 		}
@@ -79,4 +85,71 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), c.n)], c.b)
 	c.b = c.b[n:]
 	return n, nil
+}
+
+// FuzzRewriteStateful drives one Rewriter (and its store) for the whole
+// fuzz run with sequences of related requests built from each input:
+// conversations that all start alike grow, rewind, fork, change format,
+// and restart the rewriter from its store. State carried from earlier
+// inputs and requests is what such sequences exercise: never a panic
+// (recovered or not), a rewritten body is JSON, and an Anthropic request
+// keeps its user text and tool pairing.
+func FuzzRewriteStateful(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0})
+	f.Add([]byte{4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 0x82, 1, 3, 0x47, 0, 0})
+	f.Add([]byte{0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x22, 0x33, 0x44, 0x0b, 0x01})
+	var (
+		mu sync.Mutex
+		st = &store.Mem{}
+		o  = Options{Window: 4_000, Store: st}
+		rw = NewRewriter(o)
+	)
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(ops) > 24 {
+			ops = ops[:24]
+		}
+		var c convo
+		c.user("go through the files")
+		fm := formats[0]
+		for i, op := range ops {
+			arg := int(op >> 2)
+			switch op & 3 {
+			case 0, 1: // grow
+				tool := []string{"Read", "Bash", "Edit", "Grep"}[arg&3]
+				file := fmt.Sprintf("/f%d", arg>>2)
+				c.call(tool, fmt.Sprintf(`{"file_path":%q,"command":"cat %s"}`, file, file), fileText(fmt.Sprintf("f%d_", arg>>2), 10+arg))
+			case 2: // rewind
+				c.msgs = c.msgs[:1+arg%len(c.msgs)]
+			case 3:
+				switch arg & 3 {
+				case 0: // restart from the store
+					rw = NewRewriter(o)
+				case 1: // another format
+					fm = formats[(arg>>2)%len(formats)]
+				default: // fork: an earlier message changes
+					k := (arg >> 2) % len(c.msgs)
+					c.msgs[k] = obj("role", get(c.msgs[k], "role").Str(), "content", fmt.Sprintf("edited %d", i))
+				}
+				continue
+			}
+			body := fm.conv(t, c.request())
+			res := rw.Rewrite(body, fm.f)
+			if res.Err != nil {
+				t.Fatalf("request %d: %v\n%s", i, res.Err, res.Err.(*InternalError).Stack)
+			}
+			if res.Body == nil {
+				continue
+			}
+			if _, err := tree.Parse(res.Body); err != nil {
+				t.Fatalf("request %d: rewritten body is not JSON: %v", i, err)
+			}
+			if fm.f == history.Anthropic {
+				for _, v := range checkRequest(body, res.Body, false) {
+					t.Errorf("request %d: %s", i, v)
+				}
+			}
+		}
+	})
 }

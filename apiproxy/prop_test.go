@@ -169,7 +169,7 @@ func checkBlocks(t *rapid.T, i int, in, out []byte) {
 // toResponses turns a generated Anthropic request into the Responses API
 // shape Codex sends: thinking becomes a reasoning item, text a message,
 // tool_use a function_call and tool_result a function_call_output.
-func toResponses(t *rapid.T, body []byte) []byte {
+func toResponses(t fataler, body []byte) []byte {
 	v, err := tree.Parse(body)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func checkResponsesItems(t *rapid.T, i int, in, out []byte) {
 
 // toChat turns a generated Anthropic request into a Chat Completions
 // request (thinking has no place there and is left out).
-func toChat(t *rapid.T, body []byte) []byte {
+func toChat(t fataler, body []byte) []byte {
 	v, err := tree.Parse(body)
 	if err != nil {
 		t.Fatal(err)
@@ -436,3 +436,6 @@ func inContents(blocks []string, text string) bool {
 	}
 	return false
 }
+
+// fataler is what the request converters need of a test.
+type fataler interface{ Fatal(args ...any) }

@@ -2,6 +2,8 @@ package apiproxy
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log"
@@ -25,8 +27,19 @@ const (
 // streamed through untouched, so memory stays bounded.
 const DefaultMaxBody = 16 << 20
 
-// BypassHeader on a request with the value "1" forwards it untouched.
+// BypassHeader on a request with the value "1", "true" or "yes" (in any
+// case) forwards it untouched. The header is terse's own: it is never
+// forwarded, whatever its value.
 const BypassHeader = "X-Terse-Bypass"
+
+// bypassed reports whether a request asks to be forwarded untouched.
+func bypassed(h http.Header) bool {
+	switch strings.ToLower(strings.TrimSpace(h.Get(BypassHeader))) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
+}
 
 // Config configures a [Proxy].
 type Config struct {
@@ -89,8 +102,8 @@ func New(cfg Config) (*Proxy, error) {
 	if p.openai, err = parseUpstream(cfg.OpenAI); err != nil {
 		return nil, err
 	}
-	p.rpAnthropic = p.reverse(p.anthropic)
-	p.rpOpen = p.reverse(p.openai)
+	p.rpAnthropic = p.reverse(p.anthropic, anthropicError)
+	p.rpOpen = p.reverse(p.openai, openaiError)
 	return p, nil
 }
 
@@ -105,15 +118,39 @@ func parseUpstream(s string) (*url.URL, error) {
 	return u, nil
 }
 
-func (p *Proxy) reverse(target *url.URL) *httputil.ReverseProxy {
+func (p *Proxy) reverse(target *url.URL, errBody func(msg string) []byte) *httputil.ReverseProxy {
+	base := target.Scheme + "://" + target.Host + target.Path
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = target.Host
+			pr.Out.Header.Del(BypassHeader)
 		},
 		Transport:     p.cfg.Transport,
 		FlushInterval: -1, // flush every write: events reach the client as they arrive
 		ErrorLog:      p.cfg.ErrorLog,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			// The upstream refused, was unreachable or failed before
+			// answering: the client gets an error in its provider's shape
+			// naming the upstream (the error without the request's URL,
+			// whose query may hold credentials).
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+				w.WriteHeader(499) // the client went away: nobody reads this
+				return
+			}
+			msg := "upstream " + base + " did not answer: " + err.Error()
+			p.cfg.ErrorLog.Print(msg)
+			if ex, _ := r.Context().Value(exchangeKey{}).(*exchange); ex != nil {
+				ex.status = http.StatusBadGateway // what the client got
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			w.Write(errBody("terse api: " + msg))
+		},
 		ModifyResponse: func(resp *http.Response) error {
 			ex, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
 			if ex == nil {
@@ -166,7 +203,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex := &exchange{stats: p.cfg.Stats, rec: p.cfg.Telemetry, path: path, start: time.Now(), dryRun: p.cfg.DryRun}
 	switch {
-	case r.Header.Get(BypassHeader) == "1":
+	case bypassed(r.Header):
 		ex.skipped = "bypass"
 	case r.Header.Get("Content-Encoding") != "":
 		ex.skipped = "encoded body"
@@ -191,6 +228,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			window = 1_000_000 // the 1M-token context beta
 		}
 		res := p.cfg.Rewriter.RewriteWindow(body, f, window)
+		if res.Err != nil {
+			// Fail open: the original goes upstream (res.Body is nil).
+			ex.internal = true
+			p.cfg.ErrorLog.Printf("internal error rewriting a request to %s, forwarded unchanged: %s", path, oneLine(res.Err))
+		}
 		ex.res = res
 		out := body
 		if res.Body != nil && !p.cfg.DryRun {
@@ -226,3 +268,42 @@ func readUpTo(r io.Reader, size, limit int64) ([]byte, bool, error) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// oneLine renders an internal error on one log line, with its stack when
+// it has one.
+func oneLine(err error) string {
+	s := err.Error()
+	if ie, ok := err.(*InternalError); ok {
+		st := strings.TrimSpace(string(ie.Stack))
+		st = strings.ReplaceAll(st, "\n\t", " ")
+		s += " | stack: " + strings.ReplaceAll(st, "\n", " | ")
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// anthropicError is an Anthropic API error body.
+func anthropicError(msg string) []byte {
+	type detail struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct {
+		Type  string `json:"type"`
+		Error detail `json:"error"`
+	}{"error", detail{"api_error", msg}})
+	return b
+}
+
+// openaiError is an OpenAI API error body.
+func openaiError(msg string) []byte {
+	type detail struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	}
+	b, _ := json.Marshal(struct {
+		Error detail `json:"error"`
+	}{detail{Message: msg, Type: "api_error"}})
+	return b
+}

@@ -1,15 +1,13 @@
 package apiproxy
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"math"
+	"fmt"
 	"path"
+	"runtime/debug"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
@@ -152,6 +150,13 @@ type Result struct {
 	// Skipped says why the body was forwarded untouched ("" when it was
 	// rewritten or needed no change).
 	Skipped string
+	// State says how the conversation's state matched the request's
+	// history: StateNew, StateContinued or StateForked ("" when the
+	// request was not considered).
+	State string
+	// Err is an internal error (a recovered panic: an [*InternalError]);
+	// the body is to be forwarded untouched.
+	Err error
 }
 
 // Rewriter rewrites requests, keeping per-conversation state. It is safe
@@ -164,96 +169,17 @@ type Rewriter struct {
 	tick  uint64
 
 	enc encCache
+
+	hook func(body []byte) // called on the request path, for tests
 }
 
-// maxConvs bounds the conversations remembered; the least recently used
-// is forgotten first.
+// maxConvs bounds the conversation keys remembered; the least recently
+// used is forgotten first.
 const maxConvs = 4096
-
-// conv is one conversation's state.
-type conv struct {
-	mu     sync.Mutex
-	used   uint64
-	loaded bool // from the store, when there is one
-	st     history.State
-	stale  int      // stale markers apply to messages before this index
-	sizes  []int    // estimated sizes of the latest requests
-	prof   *Profile // resolved on the conversation's first request
-}
-
-// savedConv is a conversation's state in the store.
-type savedConv struct {
-	State   history.State `json:"state"`
-	Stale   int           `json:"stale"`
-	Sizes   []int         `json:"sizes"`
-	Profile *Profile      `json:"profile,omitempty"`
-}
-
-// storeTimeout bounds each store access on the request path.
-const storeTimeout = 2 * time.Second
-
-// load reads c's state from the store (once; a missing or unreadable
-// entry leaves it fresh).
-func (rw *Rewriter) load(key string, c *conv) {
-	if c.loaded || rw.opt.Store == nil {
-		return
-	}
-	c.loaded = true
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	data, err := rw.opt.Store.Get(ctx, "api-"+key)
-	if err != nil {
-		return
-	}
-	var sc savedConv
-	if json.Unmarshal(data, &sc) == nil {
-		c.st, c.stale, c.sizes = sc.State, sc.Stale, sc.Sizes
-		if sc.Profile != nil {
-			c.prof = sc.Profile
-		}
-	}
-}
-
-// save writes c's state to the store.
-func (rw *Rewriter) save(key string, c *conv) {
-	if rw.opt.Store == nil {
-		return
-	}
-	data, err := json.Marshal(savedConv{State: c.st, Stale: c.stale, Sizes: c.sizes, Profile: c.prof})
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	rw.opt.Store.Put(ctx, "api-"+key, data)
-}
 
 // NewRewriter returns a Rewriter with options o.
 func NewRewriter(o Options) *Rewriter {
 	return &Rewriter{opt: o.withDefaults(), convs: make(map[string]*conv)}
-}
-
-func (rw *Rewriter) conv(key string) *conv {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	rw.tick++
-	c := rw.convs[key]
-	if c == nil {
-		if len(rw.convs) >= maxConvs {
-			var old string
-			var oldest uint64 = math.MaxUint64
-			for k, x := range rw.convs {
-				if x.used < oldest {
-					old, oldest = k, x.used
-				}
-			}
-			delete(rw.convs, old)
-		}
-		c = &conv{}
-		rw.convs[key] = c
-	}
-	c.used = rw.tick
-	return c
 }
 
 // Rewrite rewrites one request body of format f (0: detect).
@@ -263,7 +189,30 @@ func (rw *Rewriter) Rewrite(body []byte, f history.Format) Result {
 
 // RewriteWindow is Rewrite with the window the request asked for (0: the
 // model's), used when Options.Window is not set.
-func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Result {
+//
+// It fails open: an internal error (a panic included) returns a Result
+// with Err set and no Body, so the original is forwarded, and forgets the
+// state of the conversation's branch the request was on (it may be
+// half updated).
+func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{Skipped: "internal error", Err: &InternalError{Value: r, Stack: debug.Stack()}}
+		}
+	}()
+	return rw.rewrite(body, f, window)
+}
+
+// InternalError is a panic recovered while rewriting.
+type InternalError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the goroutine's stack where it was recovered
+}
+
+func (e *InternalError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// rewrite is RewriteWindow without the recovery.
+func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 	req, err := history.Decode(body, f)
 	if err != nil {
 		return Result{Skipped: "does not decode: " + err.Error()}
@@ -277,17 +226,29 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 		return res
 	}
 	res.Conversation = convKey(req.Format, norm)
+	chain := prefixChain(norm)
 	c := rw.conv(res.Conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rw.load(res.Conversation, c)
-	if c.prof == nil && rw.opt.Profile != nil {
+	br, how := c.branch(chain)
+	res.State = how
+	defer func() {
+		if r := recover(); r != nil {
+			c.forget(br)
+			panic(r)
+		}
+	}()
+	if rw.hook != nil {
+		rw.hook(body)
+	}
+	if br.prof == nil && rw.opt.Profile != nil {
 		p := rw.opt.Profile(res.Model)
-		c.prof = &p
+		br.prof = &p
 	}
 	var prof Profile
-	if c.prof != nil {
-		prof = *c.prof
+	if br.prof != nil {
+		prof = *br.prof
 	}
 	res.Tokenizer = prof.Tokenizer
 	counter := tokens.O200kBase()
@@ -320,20 +281,21 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 	calls := indexCalls(norm)
 	base, encEdits := rw.encode(norm, calls, counter)
 
-	edited, edits := rw.declare(base, calls, c.stale, &prof)
+	edited, edits := rw.declare(base, calls, br.stale, &prof)
 	var out []history.Message
 	var next history.State
 	var rep history.Report
 	if rw.opt.NoTrim {
 		out = edited
+		br.seen = at(chain, len(norm))
 	} else {
 		est := history.Estimate(edited) + history.ToolOverhead(nil, req.Tools)
-		target := rw.target(c, norm, est, res.Window)
+		target := rw.target(br.sizes, norm, est, res.Window)
 		res.Target = target
 		ro := &history.Options{Threshold: rw.opt.Threshold, Target: target, Tools: req.Tools, StripTags: []string{},
 			ResultText: func(id string) string { return trimmedText(calls[id], id) }}
-		out, next, rep = history.Reduce(edited, res.Window, c.st, ro)
-		if rep.CachePrefixChanged && c.stale != len(norm) && !rw.opt.NoStale {
+		out, next, rep = history.Reduce(edited, res.Window, br.st, ro)
+		if rep.CachePrefixChanged && br.stale != len(norm) && !rw.opt.NoStale {
 			// The boundary moves: the prefix changes anyway, so stale
 			// reads up to here are declared now, and trimming runs down
 			// to the target even if the declarations alone brought the
@@ -343,22 +305,18 @@ func (rw *Rewriter) RewriteWindow(body []byte, f history.Format, window int) Res
 			edited, edits = rw.declare(base, calls, stale, &prof)
 			force := *ro
 			force.Threshold = target
-			out, next, rep = history.Reduce(edited, res.Window, c.st, &force)
-			c.stale = stale
+			out, next, rep = history.Reduce(edited, res.Window, br.st, &force)
+			br.stale = stale
 			res.PrefixChanged = true
 		}
 		res.PrefixChanged = res.PrefixChanged || rep.CachePrefixChanged
-		c.st = next
-		c.sizes = append(c.sizes, est)
-		if len(c.sizes) > growthSamples {
-			c.sizes = c.sizes[len(c.sizes)-growthSamples:]
-		}
+		br.record(chain, est, next)
 		if res.PrefixChanged {
 			rw.save(res.Conversation, c)
 		}
 		out, edits = finish(out, edited, base, calls, edits)
 		if rep.DropBoundary > 0 {
-			out = declareDropped(out, norm[:rep.DropBoundary])
+			out = declareDropped(out, norm[:rep.DropBoundary], calls)
 		}
 	}
 	res.Report = rep
@@ -382,13 +340,13 @@ const growthSamples = 16
 
 // target chooses the trim target: low enough that the observed growth per
 // turn fits StableTurns turns between the target and the threshold.
-func (rw *Rewriter) target(c *conv, norm []history.Message, est, window int) float64 {
+func (rw *Rewriter) target(sizes []sample, norm []history.Message, est, window int) float64 {
 	if window <= 0 {
 		return rw.opt.Threshold
 	}
 	var g float64
-	if n := len(c.sizes); n >= 4 && est >= c.sizes[0] {
-		g = float64(est-c.sizes[0]) / float64(n)
+	if n := len(sizes); n >= 4 && est >= sizes[0].Size {
+		g = float64(est-sizes[0].Size) / float64(n)
 	} else {
 		turns := 0
 		for i := range norm {
@@ -540,8 +498,13 @@ func mapResults(msgs []history.Message, fn func(i int, p *history.Part) (history
 // argsSummary is a short description of a call's arguments: the first of
 // the usual naming arguments, cut at 80 bytes.
 func argsSummary(args string) string {
-	v, err := tree.ParseString(args)
-	if err != nil || v.Kind() != tree.KindObject {
+	v, _ := tree.ParseString(args)
+	return argsSummaryOf(v)
+}
+
+// argsSummaryOf is argsSummary of the parsed arguments.
+func argsSummaryOf(v tree.Value) string {
+	if v.Kind() != tree.KindObject {
 		return ""
 	}
 	for _, k := range []string{"file_path", "notebook_path", "path", "command", "cmd", "pattern", "url", "query", "description"} {
@@ -577,12 +540,18 @@ func argsSummary(args string) string {
 
 // describe names a call for a marker: `Read call toolu_1 (file_path=a.go)`.
 func describe(c call, id string) string {
+	v, _ := tree.ParseString(c.args)
+	return describeArgs(c, id, v)
+}
+
+// describeArgs is describe with the call's arguments parsed.
+func describeArgs(c call, id string, args tree.Value) string {
 	name := c.name
 	if name == "" {
 		name = "tool"
 	}
 	s := name + " call " + id
-	if a := argsSummary(c.args); a != "" {
+	if a := argsSummaryOf(args); a != "" {
 		s += " (" + a + ")"
 	}
 	return s

@@ -28,11 +28,17 @@ type Totals struct {
 	TokensAfter   int            `json:"tokens_after"`
 	Saved         map[string]int `json:"saved"`
 	PrefixChanges int            `json:"prefix_changes"`
-	Usage         Usage          `json:"usage"`
+	// InternalErrors counts requests forwarded unchanged because
+	// rewriting failed (a recovered panic).
+	InternalErrors int   `json:"internal_errors,omitempty"`
+	Usage          Usage `json:"usage"`
 }
 
 func (t *Totals) add(r *Record) {
 	t.Requests++
+	if r.InternalError {
+		t.InternalErrors++
+	}
 	if r.Rewritten {
 		t.Rewritten++
 	} else {
@@ -66,6 +72,7 @@ type Record struct {
 	Rewritten     bool           `json:"rewritten"`
 	DryRun        bool           `json:"dry_run,omitempty"`
 	Skipped       string         `json:"skipped,omitempty"`
+	InternalError bool           `json:"internal_error,omitempty"`
 	PrefixChanged bool           `json:"prefix_changed"`
 	Boundary      int            `json:"boundary"`
 	Window        int            `json:"window,omitempty"`
@@ -130,9 +137,9 @@ func (s *Stats) run() {
 		enc = json.NewEncoder(s.out)
 	}
 	for d := range s.queue {
-		r := s.measure(d.ex, d.u, s.counter)
-		if d.ex.rec != nil {
-			s.event(d.ex, r)
+		r := s.measureSafe(d)
+		if r == nil {
+			continue
 		}
 		s.mu.Lock()
 		s.total.add(r)
@@ -149,12 +156,31 @@ func (s *Stats) run() {
 	}
 }
 
+// measureSafe measures d and makes its telemetry event; a panic there
+// loses that one request's figures (counted as not measured), not the
+// process.
+func (s *Stats) measureSafe(d *exchangeDone) (r *Record) {
+	defer func() {
+		if recover() != nil {
+			s.mu.Lock()
+			s.dropped++
+			s.mu.Unlock()
+			r = nil
+		}
+	}()
+	r = s.measure(d.ex, d.u, s.counter)
+	if d.ex.rec != nil {
+		s.event(d.ex, r)
+	}
+	return r
+}
+
 // measure counts one exchange's tokens.
 func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 	res := &ex.res
 	r := &Record{
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
-		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped,
+		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped, InternalError: ex.internal,
 		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
 		AddedMicros: ex.added.Microseconds(), Usage: u,
 	}
@@ -243,6 +269,9 @@ func (s *Stats) Summary() string {
 		fmt.Fprintf(&b, " envelope %d", n)
 	}
 	fmt.Fprintf(&b, "\n  prefix changes: %d of %d requests\n", t.PrefixChanges, t.Requests)
+	if t.InternalErrors > 0 {
+		fmt.Fprintf(&b, "  internal errors: %d requests forwarded unchanged (see the log)\n", t.InternalErrors)
+	}
 	fmt.Fprintf(&b, "  provider usage: input %d, cache read %d, cache write %d, output %d\n",
 		t.Usage.Input, t.Usage.CacheRead, t.Usage.CacheCreation, t.Usage.Output)
 	keys := make([]string, 0, len(sess))
@@ -260,7 +289,7 @@ func (s *Stats) Summary() string {
 	}
 	s.mu.Lock()
 	if s.dropped > 0 {
-		fmt.Fprintf(&b, "  (%d requests not measured: the stats queue was full)\n", s.dropped)
+		fmt.Fprintf(&b, "  (%d requests not measured: the stats queue was full, or measuring failed)\n", s.dropped)
 	}
 	s.mu.Unlock()
 	return b.String()
@@ -286,6 +315,7 @@ func (s *Stats) Handler() http.Handler {
 		counter("terse_api_tokens_saved_total", "Request tokens saved, by source.", prometheus.Labels{"tokenizer": s.counter.Name(), "source": name},
 			func(t *Totals) int { return t.Saved[name] })
 	}
+	counter("terse_api_internal_errors_total", "Requests forwarded unchanged because rewriting failed.", nil, func(t *Totals) int { return t.InternalErrors })
 	counter("terse_api_prefix_changes_total", "Requests that changed the cached prefix.", nil, func(t *Totals) int { return t.PrefixChanges })
 	counter("terse_api_provider_input_tokens_total", "Input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.Input })
 	counter("terse_api_provider_cache_read_tokens_total", "Cache-read input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.CacheRead })

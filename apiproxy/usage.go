@@ -150,21 +150,30 @@ func (u *usageReader) event(line []byte) {
 	if !ok {
 		return
 	}
-	v, err := tree.Parse(bytes.TrimSpace(data))
-	if err != nil {
-		return
-	}
-	if x, ok := usageOf(v); ok {
+	if x, ok := parseUsage(bytes.TrimSpace(data)); ok {
 		u.usage.merge(x)
 	}
+}
+
+// parseUsage reads the usage of one event or body; anything going wrong
+// (a panic included) means no usage, never a broken response.
+func parseUsage(b []byte) (x Usage, ok bool) {
+	defer func() {
+		if recover() != nil {
+			x, ok = Usage{}, false
+		}
+	}()
+	v, err := tree.Parse(b)
+	if err != nil {
+		return Usage{}, false
+	}
+	return usageOf(v)
 }
 
 func (u *usageReader) finish() {
 	u.once.Do(func() {
 		if !u.sse && !u.over && bytes.Contains(u.line, usageKey) {
-			if v, err := tree.Parse(u.line); err == nil {
-				u.usage, _ = usageOf(v)
-			}
+			u.usage, _ = parseUsage(u.line)
 		}
 		u.line = nil
 		u.done(u.usage)
@@ -188,6 +197,7 @@ type exchange struct {
 	skipped       string
 	before, after []byte
 	res           Result
+	internal      bool // rewriting failed with an internal error
 	status        int
 	once          sync.Once
 }

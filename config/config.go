@@ -67,6 +67,8 @@ type Config struct {
 	API     API      `toml:"api"`
 	// Tools are per-tool rules, tried by [Config.Tool].
 	Tools []Tool `toml:"tools"`
+	// Shape configures the shaping of text results (shape.go).
+	Shape Shape `toml:"shape"`
 
 	// Telemetry, Hints and Profiles: see profiles.go.
 	Telemetry Telemetry `toml:"telemetry"`
@@ -269,6 +271,7 @@ func Default() *Config {
 		Hints:     defaultHints(),
 		Profiles:  defaultProfiles(),
 		API:       API{Listen: DefaultAPIListen},
+		Shape:     Shape{Enabled: true, Class: "elide"},
 	}
 }
 
@@ -449,6 +452,7 @@ func (c *Config) Validate() error {
 		v.tool(i, &c.Tools[i])
 	}
 	v.validateProfiles()
+	v.shape(&c.Shape)
 	if len(v.errs) == 0 {
 		return nil
 	}

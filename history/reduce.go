@@ -493,7 +493,9 @@ func trimParts(dst []Part, m Message, z sizer, maxArgs int, dropThinking bool, r
 		}
 		switch p.Kind {
 		case Text:
-			p.Text = Placeholder
+			if len(p.Text) > len(Placeholder) {
+				p.Text = Placeholder
+			}
 		case Image:
 			p = Part{Kind: Text, Text: Placeholder, src: p.src}
 		case ToolCall:
@@ -502,7 +504,9 @@ func trimParts(dst []Part, m Message, z sizer, maxArgs int, dropThinking bool, r
 				rep.ArgsTrimmed++
 			}
 		case ToolResult:
-			p.Content = []Part{{Kind: Text, Text: z.resultText(p.ID)}}
+			if t := z.resultText(p.ID); trimResult(&p, t) {
+				p.Content = []Part{{Kind: Text, Text: t}}
+			}
 		case Thinking:
 			if dropThinking {
 				rep.ThinkingDropped++
@@ -517,14 +521,36 @@ func trimParts(dst []Part, m Message, z sizer, maxArgs int, dropThinking bool, r
 	return dst
 }
 
+// trimResult reports whether a tool result's content is replaced by
+// text: never when that is not smaller (an all-text content no longer than
+// text stays as it is).
+func trimResult(p *Part, text string) bool {
+	n := -1
+	for i := range p.Content {
+		if p.Content[i].Kind != Text {
+			return true
+		}
+		n += 1 + len(p.Content[i].Text)
+	}
+	return n > len(text)
+}
+
 // trimmedMessage is the size of m once trimmed by trimParts.
 func (z sizer) trimmedMessage(m *Message, maxArgs int, dropThinking bool) int {
 	ph := z.text(Placeholder)
-	n, parts, lone := messageOverhead, 0, false
+	n, parts, lone, text := messageOverhead, 0, false, ph
 	for i := range m.Parts {
 		p := &m.Parts[i]
 		switch p.Kind {
-		case Text, Image:
+		case Text:
+			text = ph
+			if len(p.Text) <= len(Placeholder) {
+				text = z.text(p.Text) // kept: the placeholder would not be smaller
+			}
+			n += text
+			lone = true
+		case Image:
+			text = ph
 			n += ph
 			lone = true
 		case ToolCall:
@@ -534,7 +560,11 @@ func (z sizer) trimmedMessage(m *Message, maxArgs int, dropThinking bool) int {
 				n += z.part(p)
 			}
 		case ToolResult:
-			n += z.wrapped(0, z.resultText(p.ID))
+			if t := z.resultText(p.ID); trimResult(p, t) {
+				n += z.wrapped(0, t)
+			} else {
+				n += z.part(p)
+			}
 		case Thinking:
 			if dropThinking {
 				continue
@@ -550,7 +580,7 @@ func (z sizer) trimmedMessage(m *Message, maxArgs int, dropThinking bool) int {
 	case parts == 0:
 		return ph + messageOverhead // one placeholder text
 	case parts == 1 && lone:
-		return ph + messageOverhead // a lone text counts as a string
+		return text + messageOverhead // a lone text counts as a string
 	}
 	return n
 }

@@ -153,12 +153,14 @@ func TestSeedBudgetVectors(t *testing.T) {
 			msgs: pairs(5, labelled("user message ", "x", 100), labelled("assistant message ", "y", 100)), window: 500, keep: 2, want: 7, wantAfter: -1,
 		},
 		{
+			// The boundary passes every assistant; "a1" and "a2" stay as
+			// they are, shorter than the placeholder that would replace them.
 			name:   "keep 0 trims every assistant",
 			msgs:   []Message{user(strings.Repeat("x", 200)), assistant("a1"), user(strings.Repeat("x", 200)), assistant("a2")},
 			window: 50, keep: 0, want: 4, wantAfter: -1,
 			check: func(t *testing.T, out []Message) {
-				if !isTrimmed(out[1]) || !isTrimmed(out[3]) || isTrimmed(out[0]) || isTrimmed(out[2]) {
-					t.Errorf("every assistant trimmed, no user: got %s", describe(out))
+				if out[1].Parts[0].Text != "a1" || out[3].Parts[0].Text != "a2" || isTrimmed(out[0]) || isTrimmed(out[2]) {
+					t.Errorf("every assistant past the boundary, no user trimmed: got %s", describe(out))
 				}
 			},
 		},

@@ -160,6 +160,7 @@ const (
 	EntryAPI     = "api"
 	EntryCompact = "compact"
 	EntryReplay  = "replay"
+	EntryHook    = "hook" // an agent's tool-result hook (terse hook)
 )
 
 // Event is one processed result. The zero value of every field means
@@ -282,7 +283,7 @@ var (
 	formats    = []string{"json", "toon", "auto", "text", "csv_from_md", "hint", "mr_diff_fence", "ci_pipeline", "passthrough"}
 	errClasses = []string{"parse", "upstream", "pipeline", "budget", "timeout", "store", "canceled"}
 	untouched  = []string{UntouchedExcluded, UntouchedTooSmall, UntouchedTooLarge, UntouchedError, UntouchedNoSaving}
-	entries    = []string{EntryProxy, EntryGateway, EntryAPI, EntryCompact, EntryReplay}
+	entries    = []string{EntryProxy, EntryGateway, EntryAPI, EntryCompact, EntryReplay, EntryHook}
 )
 
 // vocab returns s if it is in list, "" for "", and "other" otherwise.

@@ -16,9 +16,11 @@ import (
 
 // Result is one tool result of a transcript.
 type Result struct {
-	Tool      string // Claude Code tool name, mcp__SERVER__TOOL, or Codex tool
-	Path      string // file path from the call's arguments, if any
-	Text      string // what the model read
+	Tool      string          // Claude Code tool name, mcp__SERVER__TOOL, or Codex tool
+	Path      string          // file path from the call's arguments, if any
+	Input     json.RawMessage // the call's arguments (JSON), if any
+	WorkDir   string          // the session's working directory at the result, if known
+	Text      string          // what the model read
 	IsError   bool
 	Partition int // compactions before it in its session
 	Sidechain bool
@@ -151,7 +153,10 @@ func (l *Logs) Read(r io.Reader, name string) error {
 	return nil
 }
 
-type call struct{ tool, path string }
+type call struct {
+	tool, path string
+	input      json.RawMessage
+}
 
 type parser struct {
 	l                     *Logs
@@ -160,6 +165,7 @@ type parser struct {
 	order                 []string
 	calls                 map[string]call
 	cur                   *Session // Codex: the rollout's session
+	cwd                   string   // Codex: the rollout's working directory
 	boundaries, summaries int
 }
 
@@ -181,6 +187,7 @@ type claudeLine struct {
 	SessionID        string          `json:"sessionId"`
 	AgentID          string          `json:"agentId"`
 	IsCompactSummary bool            `json:"isCompactSummary"`
+	Cwd              string          `json:"cwd"`
 	Message          json.RawMessage `json:"message"`
 	Payload          json.RawMessage `json:"payload"`
 }
@@ -259,15 +266,15 @@ func (p *parser) line(b []byte) {
 	for _, bl := range blocks {
 		switch bl.Type {
 		case "tool_use":
-			p.calls[bl.ID] = call{bl.Name, argPath(bl.Input)}
+			p.calls[bl.ID] = call{bl.Name, argPath(bl.Input), bl.Input}
 		case "tool_result":
 			c, ok := p.calls[bl.ToolUseID]
 			if !ok {
 				p.l.Unmatched++
 				c.tool = "unknown"
 			}
-			s.Results = append(s.Results, Result{Tool: c.tool, Path: c.path, Text: contentText(bl.Content),
-				IsError: bl.IsError, Partition: s.Compactions, Sidechain: cl.IsSidechain})
+			s.Results = append(s.Results, Result{Tool: c.tool, Path: c.path, Input: c.input, WorkDir: cl.Cwd,
+				Text: contentText(bl.Content), IsError: bl.IsError, Partition: s.Compactions, Sidechain: cl.IsSidechain})
 		}
 	}
 }
@@ -296,6 +303,18 @@ func argPath(in json.RawMessage) string {
 		return a.NotebookPath
 	}
 	return a.Path
+}
+
+// codexArgs is a Codex call's arguments as a JSON object: Codex writes
+// them as a JSON string holding the object.
+func codexArgs(in json.RawMessage) json.RawMessage {
+	if len(in) > 0 && in[0] == '"' {
+		var s string
+		if json.Unmarshal(in, &s) == nil {
+			return json.RawMessage(s)
+		}
+	}
+	return in
 }
 
 // contentText is the text of a tool result's content: a string, or the
@@ -337,6 +356,7 @@ type codexPayload struct {
 	Model      string          `json:"model"`
 	CallID     string          `json:"call_id"`
 	Name       string          `json:"name"`
+	Cwd        string          `json:"cwd"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Input      json.RawMessage `json:"input"`
 	Output     json.RawMessage `json:"output"`
@@ -361,6 +381,9 @@ func (p *parser) codex(typ string, raw json.RawMessage) {
 		}
 	}
 	s := p.cur
+	if pl.Cwd != "" && (typ == "session_meta" || typ == "turn_context") {
+		p.cwd = pl.Cwd
+	}
 	switch typ {
 	case "session_meta", "event_msg", "world_state", "inter_agent_communication_metadata":
 	case "turn_context":
@@ -374,16 +397,17 @@ func (p *parser) codex(typ string, raw json.RawMessage) {
 	case "response_item":
 		switch pl.Type {
 		case "function_call":
-			p.calls[pl.CallID] = call{pl.Name, argPath(pl.Arguments)}
+			p.calls[pl.CallID] = call{pl.Name, argPath(pl.Arguments), codexArgs(pl.Arguments)}
 		case "custom_tool_call":
-			p.calls[pl.CallID] = call{pl.Name, argPath(pl.Input)}
+			p.calls[pl.CallID] = call{pl.Name, argPath(pl.Input), codexArgs(pl.Input)}
 		case "function_call_output", "custom_tool_call_output":
 			c, ok := p.calls[pl.CallID]
 			if !ok {
 				p.l.Unmatched++
 				c.tool = "unknown"
 			}
-			s.Results = append(s.Results, Result{Tool: c.tool, Path: c.path, Text: contentText(pl.Output), Partition: s.Compactions})
+			s.Results = append(s.Results, Result{Tool: c.tool, Path: c.path, Input: c.input, WorkDir: p.cwd,
+				Text: contentText(pl.Output), Partition: s.Compactions})
 		}
 		return
 	default:

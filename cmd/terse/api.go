@@ -37,9 +37,13 @@ when trimming moves), and JSON results re-encoded losslessly when that is
 cheaper. System prompts, user text, tool definitions and thinking blocks
 are never changed. Everything else, responses included, passes through
 untouched and streams as it arrives. A request with the header
-"x-terse-bypass: 1" is forwarded as it is.
+"x-terse-bypass: 1" (or true, or yes) is forwarded as it is, and so is
+one whose rewriting fails (logged with its stack, and counted).
 
 GET /metrics serves Prometheus counters; the summary is printed on exit.
+--stats-file appends one JSON line per request to a file only its owner
+can read; when it would pass 64 MiB it is renamed FILE.1 (replacing the
+previous one) and a new FILE is started, so the two hold at most 128 MiB.
 With [telemetry] enabled in the config, one anonymous event per request is
 written (docs/telemetry.md). A conversation's tokenizer, and its window
 when the config's [profiles] name one, come from the model id of its first
@@ -59,7 +63,7 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 		anthropic: fs.String("anthropic-upstream", "", "Anthropic base `URL` (default "+apiproxy.DefaultAnthropic+")"),
 		openai:    fs.String("openai-upstream", "", "OpenAI base `URL` (default "+apiproxy.DefaultOpenAI+")"),
 		window:    fs.Int("window", 0, "context window in `TOKENS` (default: the model's)"),
-		statsFile: fs.String("stats-file", "", "append one JSON line per request to `FILE`"),
+		statsFile: fs.String("stats-file", "", "append one JSON line per request to `FILE` (mode 0600; at 64 MiB it becomes FILE.1)"),
 		dryRun:    fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
 	}
 }
@@ -152,7 +156,7 @@ type apiServer struct {
 	srv   *http.Server
 	stats *apiproxy.Stats
 	rec   *telemetry.Recorder // nil: telemetry off
-	file  *os.File
+	file  *statsFile
 	errc  chan error
 }
 
@@ -161,7 +165,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 	s := &apiServer{errc: make(chan error, 1)}
 	var out io.Writer
 	if a.StatsFile != "" {
-		f, err := os.OpenFile(a.StatsFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := openStatsFile(a.StatsFile, statsFileMax)
 		if err != nil {
 			return nil, err
 		}
@@ -260,4 +264,73 @@ func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	return nil
+}
+
+// statsFileMax is the size a stats file may reach before it is rotated.
+const statsFileMax = 64 << 20
+
+// statsFile is an append-only file of JSON lines, created 0600, that is
+// renamed to path+".1" (replacing the previous one) before a line would
+// take it past max bytes: the two files hold at most 2×max. Each Write is
+// one whole line, so a rotation never splits one.
+type statsFile struct {
+	mu   sync.Mutex
+	path string
+	max  int64
+	f    *os.File
+	size int64
+}
+
+func openStatsFile(path string, max int64) (*statsFile, error) {
+	s := &statsFile{path: path, max: max}
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *statsFile) open() error {
+	f, err := os.OpenFile(s.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	s.f, s.size = f, fi.Size()
+	return nil
+}
+
+func (s *statsFile) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return 0, os.ErrClosed
+	}
+	if s.size > 0 && s.size+int64(len(p)) > s.max {
+		s.f.Close()
+		s.f = nil
+		if err := os.Rename(s.path, s.path+".1"); err != nil {
+			return 0, err
+		}
+		if err := s.open(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := s.f.Write(p)
+	s.size += int64(n)
+	return n, err
+}
+
+func (s *statsFile) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -8,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/terse-dev/terse/apiproxy"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/telemetry"
+	"github.com/terse-dev/terse/tree"
 )
 
 func apiConfig(t *testing.T, text string) *config.Config {
@@ -97,5 +100,155 @@ func TestAPITelemetry(t *testing.T) {
 		if r.Entry != telemetry.EntryAPI || r.Tokenizer != "o200k_base" || r.TokensIn == 0 {
 			t.Errorf("event %+v", r)
 		}
+	}
+}
+
+// TestN10StatsFile: terse api's stats file is created 0600 and rotated
+// before a line would take it past its bound, whole lines only, so the
+// file and its predecessor hold at most twice the bound.
+func TestN10StatsFile(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"usage":{"input_tokens":3}}`)
+	}))
+	defer up.Close()
+	path := filepath.Join(t.TempDir(), "stats.jsonl")
+	cfg := config.Default()
+	a := cfg.API
+	a.AnthropicUpstream, a.StatsFile = up.URL, path
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := startAPI(cfg, a, ln, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+ln.Addr().String()+"/v1/messages", "application/json",
+		strings.NewReader(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.stop()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
+		t.Fatalf("stats file mode %v, size %d", fi.Mode().Perm(), fi.Size())
+	}
+
+	// The bound, on a small one.
+	small := filepath.Join(t.TempDir(), "small.jsonl")
+	f, err := openStatsFile(small, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for i := range 20 {
+		line := strings.Repeat("x", 20+i%7) + "\n"
+		lines = append(lines, line)
+		if _, err := io.WriteString(f, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	cur, _ := os.ReadFile(small)
+	prev, _ := os.ReadFile(small + ".1")
+	for _, b := range [][]byte{cur, prev} {
+		if len(b) == 0 || len(b) > 100 || b[len(b)-1] != '\n' {
+			t.Fatalf("a file of %d bytes: %q", len(b), b)
+		}
+	}
+	if got, want := string(prev)+string(cur), strings.Join(lines, ""); !strings.HasSuffix(want, got) {
+		t.Fatalf("the files are not the latest lines in order:\n%s", got)
+	}
+	for _, p := range []string{small, small + ".1"} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", p, fi.Mode(), err)
+		}
+	}
+}
+
+// TestN2APIRewindAfterRestart runs terse api with its state in a store
+// directory: a trimmed conversation, then a rewind to an early request,
+// then a restart and the rewind again. Every request is answered by the
+// upstream (none drops the connection) with a body that is JSON.
+func TestN2APIRewindAfterRestart(t *testing.T) {
+	var got [][]byte
+	var mu sync.Mutex
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, b)
+		mu.Unlock()
+		io.WriteString(w, `{"id":"msg_1","usage":{"input_tokens":3}}`)
+	}))
+	defer up.Close()
+	cfg := config.Default()
+	cfg.Store.Dir = t.TempDir()
+	a := cfg.API
+	a.AnthropicUpstream, a.Window = up.URL, 8_000
+	reqs := make([]string, 40)
+	msgs := []string{`{"role":"user","content":"go through the files"}`}
+	for i := range reqs {
+		var lines strings.Builder
+		for j := range 30 {
+			fmt.Fprintf(&lines, "%6d\u2192func f%d_%d() { return compute(%d) }\\n", j, i, j, j*7)
+		}
+		msgs = append(msgs,
+			fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"Looking."},{"type":"tool_use","id":"toolu_%02d","name":"Read","input":{"file_path":"/f%d"}}]}`, i, i),
+			fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%02d","content":"%s"}]}`, i, lines.String()))
+		reqs[i] = `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[` + strings.Join(msgs, ",") + `]}`
+	}
+	serve := func() (*apiServer, string) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := startAPI(cfg, a, ln, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, "http://" + ln.Addr().String()
+	}
+	post := func(base, body string) {
+		t.Helper()
+		resp, err := http.Post(base+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), "msg_1") {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+	}
+	s, base := serve()
+	for _, r := range reqs {
+		post(base, r)
+	}
+	post(base, reqs[3])
+	s.stop()
+	s, base = serve()
+	post(base, reqs[3])
+	post(base, reqs[39])
+	s.stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 43 {
+		t.Fatalf("the upstream got %d requests, want 43", len(got))
+	}
+	trimmed := false
+	for i, b := range got {
+		if _, err := tree.Parse(b); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		trimmed = trimmed || strings.Contains(string(b), "[trimmed")
+	}
+	if !trimmed {
+		t.Fatal("nothing was trimmed: the test shows nothing")
 	}
 }

@@ -80,11 +80,12 @@ func shellQuote(s string) string {
 }
 
 func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] [--budget TOKENS] HANDLE N | HANDLE.N", chunkDoc, stdout, stderr)
+	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] [--session ID] [--budget TOKENS] HANDLE N | HANDLE.N", chunkDoc, stdout, stderr)
 	budget := fs.Int("budget", fit.DefaultBudget, "largest chunk `tokens` to print whole; a larger chunk is split into smaller ones")
 	cfgPath := fs.String("config", "", "terse config `FILE` (TOML) whose [store] table (dir or redis, ttl) names the store")
 	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
 	ttl := fs.Duration("ttl", store.DefaultTTL, "idle time-to-live of stored results")
+	session := fs.String("session", "", "the `session` the handle is bound to (as the elision notice names it)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	ch, err := p.Chunk(ctx, handle, n, nil)
+	ch, err := p.Chunk(ctx, handle, n, &terse.Request{Scope: *session})
 	if _, ok := errors.AsType[*fit.ExpiredError](err); ok {
 		fmt.Fprintf(stderr, "terse: %v\n", err)
 		return errReported

@@ -31,6 +31,16 @@ lines (logs: head and tail, error lines kept with one line of context) and
 diffs by file. The output is at most --budget tokens by the real tokenizer,
 and byte-identical to the plain encoding when it already fits.
 
+Text is shaped first, when that saves tokens (see docs/shapes.md): --tool
+and --tool-input (the call's arguments as JSON) tell its shape, as a proxy
+knows it from the call: a numbered file read (Read, cat -n) is written
+with unpadded line numbers, a path list as a tree, search results grouped
+by file, paths under --workdir relative to it, runs of a repeated line
+folded, terminal output as what the terminal showed; each declared in one
+header line that "terse expand" undoes. Test output and long logs may be
+elided with every failure, error and verdict line kept and the rest
+counted and fetchable as chunks.
+
 Binary input (not UTF-8 text) is written out unchanged, with a note on
 stderr and kind "binary" in the Report.
 
@@ -56,11 +66,15 @@ Examples:
   terse compact --to toon --report report.json --tool github__list_issues page.json
   terse compact --to auto --budget 2000 page.json
   terse compact --config terse.toml --tool get_issues issues.json
+  terse compact --tool Bash --tool-input '{"command":"go test ./..."}' out.txt
+  terse compact --tool Read read.txt | terse expand
 `
 
 func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("compact", "[--tool NAME] [--budget TOKENS] [--to json|toon|auto] [--tokenizer T] [--config FILE] [--report FILE] [FILE]", compactDoc, stdout, stderr)
-	tool := fs.String("tool", "", "tool `name` that produced the result; selects the strategy")
+	fs := newFlagSet("compact", "[--tool NAME] [--tool-input JSON] [--workdir DIR] [--budget TOKENS] [--to json|toon|auto] [--tokenizer T] [--config FILE] [--report FILE] [FILE]", compactDoc, stdout, stderr)
+	tool := fs.String("tool", "", "tool `name` that produced the result; selects the strategy and, for text, its shape")
+	toolInput := fs.String("tool-input", "", "the call's arguments as `JSON` (a Bash command, a Grep mode): with --tool, the shape of a text result")
+	workDir := fs.String("workdir", "", "the agent's working `directory`: paths under it may be written relative to it")
 	budget := fs.Int("budget", fit.DefaultBudget, "largest output in `tokens`")
 	to := fs.String("to", "auto", "output `format` for JSON: auto (the cheapest verified encoding, never more tokens than compact JSON), json or toon; a config file's format applies when this flag is not given")
 	tokenizer := fs.String("tokenizer", "o200k_base", "tokenizer: o200k_base, cl100k_base or estimate")
@@ -75,6 +89,9 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if fs.NArg() > 1 {
 		return &usageError{"compact: at most one FILE"}
 	}
+	if *toolInput != "" && !json.Valid([]byte(*toolInput)) {
+		return &usageError{"compact: --tool-input is not JSON"}
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
@@ -84,6 +101,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	redisURL := ""
 	var rec *telemetry.Recorder // nil: telemetry off
 	var hints terse.Hints       // nil: every hint
+	opts.Shape = config.Default().Shape.Options()
 	if *cfgPath != "" {
 		cfg, err := config.Load(*cfgPath)
 		if err != nil {
@@ -101,6 +119,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			opts.Budget = eff.Budget
 		}
 		opts.Template = eff.Template
+		opts.Shape = cfg.Shape.Options()
 		// The hint policy: one invocation is one session.
 		hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
 		if rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
@@ -178,7 +197,8 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	start := time.Now()
 	// The input is processed without a copy (data is not changed
 	// afterwards).
-	res, err = p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool, Hints: hints})
+	res, err = p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool, Hints: hints,
+		ToolInput: *toolInput, WorkDir: *workDir})
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
 		f := telemetry.Detect(data)
@@ -198,9 +218,11 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return inputError(stderr, name, err)
 	}
 	// End with a newline, unless that one more token would break the
-	// budget: the budget holds for what is printed.
+	// budget (the budget holds for what is printed), or the text is a
+	// lossless shaping (terse expand gives back its original exactly).
 	text := res.Text
-	if len(text) > 0 && text[len(text)-1] != '\n' && (res.Report.Budget == 0 || c.Count(text+"\n") <= res.Report.Budget) {
+	shaped := res.Report.ShapeClass == "lossless" || res.Report.ShapeClass == "display"
+	if len(text) > 0 && text[len(text)-1] != '\n' && !shaped && (res.Report.Budget == 0 || c.Count(text+"\n") <= res.Report.Budget) {
 		text += "\n"
 	}
 	if _, err := io.WriteString(stdout, text); err != nil {

@@ -125,6 +125,9 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			}
 		}
 	}
+	if *cfgPath == "" {
+		problems += doctorHook(ctx, stdout)
+	}
 	if problems > 0 {
 		fmt.Fprintf(stdout, "\n%s\n", plural(problems, "problem"))
 		return errReported

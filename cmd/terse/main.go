@@ -8,6 +8,7 @@
 //	terse count   [--tokenizer o200k_base|cl100k_base|estimate] [--json] [FILE...]
 //	terse compact [--tool NAME] [--budget TOKENS] [--config FILE] [--report FILE] [FILE]
 //	terse chunk   [--budget TOKENS] HANDLE N | HANDLE.N
+//	terse expand  [FILE]
 //	terse report  [--tokenizer T] [--json] PATH...
 //	terse filter  --manifest FILE --action NAME [FILE]
 //	terse history trim [--format anthropic|openai|responses|auto] [--window N] [--state FILE] FILE
@@ -15,6 +16,7 @@
 //	terse gateway --config FILE [--listen ADDR]
 //	terse api     [--config FILE] [--listen ADDR] [--window TOKENS] [--stats-file FILE] [--dry-run]
 //	terse wrap    [flags] claude|codex [AGENT ARGS...]
+//	terse hook    claude-code [--config FILE]
 //	terse setup   claude-code|cursor|codex [--config-path P] [--dry-run] [--undo]
 //	terse doctor  [--config-path P]
 //	terse config  path|show|check [--config FILE]
@@ -71,6 +73,7 @@ var commands = []command{
 	{"count", "count tokens with a real tokenizer", runCount},
 	{"compact", "fit a tool result under a token budget", runCompact},
 	{"chunk", "print a chunk of an earlier compacted result", runChunk},
+	{"expand", "print the original of a lossless text shaping", runExpand},
 	{"report", "savings table over files", runReport},
 	{"filter", "apply a declarative output filter", runFilter},
 	{"history", "trim a conversation history (history trim)", runHistory},
@@ -85,6 +88,7 @@ var commands = []command{
 	{"version", "print the version, VCS revision and Go version", runVersion},
 	{"api", "proxy in front of the Anthropic and OpenAI APIs", runAPI},
 	{"wrap", "run claude or codex through terse api", runWrap},
+	{"hook", "an agent's tool-result hook (hook claude-code)", runHook},
 }
 
 // run is the whole program; main only turns its error into an exit status.

@@ -183,7 +183,8 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		cache = dedup.New(dedup.Options{NearRef: cfg.Dedup.NearRef, MaxEntries: cfg.Dedup.MaxEntries,
 			MaxBytes: cfg.Dedup.MaxBytes, MutatingTools: cfg.Dedup.MutatingTools})
 	}
-	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: mcpproxy.FetchTemplate, RawHint: mcpproxy.RawHint, Key: key, Dedup: cache})
+	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: mcpproxy.FetchTemplate, RawHint: mcpproxy.RawHint, Key: key, Dedup: cache,
+		Shape: cfg.Shape.Options()})
 	def, err := ps.pipeline(nil, &eff)
 	if err != nil {
 		return nil, "", err

@@ -74,11 +74,12 @@ Examples:
 var mcpClients = []string{"claude-code", "cursor", "codex"}
 
 func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("setup", "claude-code|cursor|codex [--config-path FILE] [--dry-run] [--undo] [--terse PATH]", setupDoc, stdout, stderr)
+	fs := newFlagSet("setup", "claude-code|cursor|codex [--config-path FILE] [--dry-run] [--undo] [--terse PATH] [--scope user|project|local]", setupDoc+setupHookDoc, stdout, stderr)
 	cfgPath := fs.String("config-path", "", "the client's configuration `FILE` (default: the client's own, see above)")
 	dryRun := fs.Bool("dry-run", false, "print the diff and change nothing")
 	undo := fs.Bool("undo", false, "unwrap the servers terse wraps")
 	tersePath := fs.String("terse", "", "the terse `PATH` written into the configuration (default: this binary's absolute path)")
+	hook := addHookSetupFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	paths := []string{*cfgPath}
 	if *cfgPath == "" {
 		var err error
-		if paths, err = defaultConfigPaths(client); err != nil {
+		if paths, err = defaultConfigPaths(client); err != nil && client != "claude-code" {
 			return err
 		}
 	}
@@ -105,10 +106,28 @@ func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if !terseFound {
 			terseFound = true
 			if terseCmd = *tersePath; terseCmd == "" {
-				terseCmd, terseErr = defaultTerseCommand(stderr)
+				terseCmd, terseErr = lastingTerseCommand(stderr)
 			}
 		}
 		return terseCmd, terseErr
+	}
+	if client == "claude-code" {
+		var cmd string
+		if *hook.on && !*undo {
+			var err error
+			if cmd, err = findTerse(); err != nil {
+				return err
+			}
+		}
+		if err := hook.run(cmd, *dryRun, *undo, stdout); err != nil {
+			return err
+		}
+		if len(paths) == 0 {
+			// No MCP servers to wrap: the hook may be all there is to do.
+			all, _ := clientConfigPaths(client)
+			fmt.Fprintf(stdout, "%s: no MCP servers configured\n", all[len(all)-1])
+			return nil
+		}
 	}
 	var failed error
 	for _, path := range paths {
@@ -413,11 +432,11 @@ func clientConfigPaths(client string) ([]string, error) {
 	return nil, fmt.Errorf("unknown client %q", client)
 }
 
-// defaultTerseCommand is the absolute path of this terse binary, which
+// lastingTerseCommand is the absolute path of this terse binary, which
 // an MCP client finds whatever its PATH. A binary that will not last (a
 // go run build, npx's cache) is refused, unless the terse on PATH is a
 // lasting one: then that is written, and said.
-func defaultTerseCommand(stderr io.Writer) (string, error) {
+func lastingTerseCommand(stderr io.Writer) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("cannot tell where this terse is (%v); name it with --terse PATH", err)
@@ -433,6 +452,20 @@ func defaultTerseCommand(stderr io.Writer) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("this terse runs from %s (%s): a configuration calling it would break; install terse (go install github.com/terse-dev/terse/cmd/terse@latest, or npm install -g @terse-dev/terse) and run setup with it, or name a lasting binary with --terse PATH", why, self)
+}
+
+// defaultTerseCommand is how a shell finds this terse: "terse" when the
+// terse on PATH is this binary, else this binary's absolute path. (It is
+// for commands shown to a model; configurations get lastingTerseCommand.)
+func defaultTerseCommand() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "terse"
+	}
+	if onPath, ok := lookTerse("terse"); ok && sameFile(onPath, self) {
+		return "terse"
+	}
+	return self
 }
 
 // serverEntry is one MCP server of a client configuration, as setup sees
@@ -852,4 +885,33 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// setMembers replaces the members of obj named in set, in place, and
+// appends those it does not have.
+func setMembers(obj tree.Value, set ...tree.Member) tree.Value {
+	ms := append([]tree.Member(nil), obj.Members()...)
+	for _, s := range set {
+		found := false
+		for i := range ms {
+			if ms[i].Key == s.Key {
+				ms[i].Value, found = s.Value, true
+			}
+		}
+		if !found {
+			ms = append(ms, s)
+		}
+	}
+	return tree.Object(ms...)
+}
+
+// withoutMember returns object v without its members named key.
+func withoutMember(v tree.Value, key string) tree.Value {
+	ms := make([]tree.Member, 0, v.Len())
+	for _, m := range v.Members() {
+		if m.Key != key {
+			ms = append(ms, m)
+		}
+	}
+	return tree.Object(ms...)
 }

@@ -37,14 +37,16 @@ foreign) are skipped and counted.
 Examples:
   terse stats
   terse stats --since 7d --json ~/.config/terse/telemetry
+  terse stats --entry hook
 `
 
 func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stats", "[--json] [--since DURATION] [--top N] [--config FILE] [DIR]", statsDoc, stdout, stderr)
+	fs := newFlagSet("stats", "[--json] [--since DURATION] [--top N] [--entry NAME] [--config FILE] [DIR]", statsDoc, stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	since := fs.String("since", "", "only events newer than this `duration` (\"36h\", \"7d\")")
 	top := fs.Int("top", 10, "rows per breakdown")
 	cfgPath := fs.String("config", "", "terse config `FILE` whose [telemetry] dir to read")
+	entry := fs.String("entry", "", "only events of this entry `point` (proxy, gateway, api, compact, hook)")
 	pos, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
 		return err
@@ -67,6 +69,9 @@ func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	l, err := telemetry.ReadDir(dir, from)
 	if err != nil {
 		return err
+	}
+	if *entry != "" {
+		l.Records = slices.DeleteFunc(l.Records, func(r telemetry.Record) bool { return r.Entry != *entry })
 	}
 	s := telemetry.Summarize(l)
 	if *asJSON {

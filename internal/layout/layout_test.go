@@ -34,8 +34,8 @@ var allowed = map[string][]string{
 	"internal/scale":   {}, // tests only: the gateway at scale (TERSE_SCALE)
 	"fit":              {"tree", "tokens", "toon", "render", "store"},
 	"history":          {"tree", "tokens"},
-	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit"},
-	"config":           {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "store/redisstore", "fit", "history"},
+	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "shape"},
+	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "store/redisstore", "fit", "history"},
 	"telemetry":        {"", "tokens"},
 	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile"},
 	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store"},
@@ -47,6 +47,8 @@ var allowed = map[string][]string{
 	"internal/corpus":  {},
 	"internal/layout":  {},
 	"internal/memtest": {},
+	"shape":            {"tokens"},
+	"hook":             {"tree", "dedup"},
 }
 
 func moduleRoot(t *testing.T) string {

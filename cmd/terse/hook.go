@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/profile"
+	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/telemetry"
+)
+
+const hookDoc = `
+Hook is an agent's tool-result hook: Claude Code runs it after every tool
+call (PostToolUse) with the event JSON on standard input, and shows the
+model what it prints instead of the tool's output. "terse setup
+claude-code" installs it.
+
+Each text field of the tool's output (Bash stdout and stderr, Grep content
+and file names, Glob file names, WebFetch result, the text blocks of an
+MCP tool) goes through the same pipeline as the proxies: text shaping,
+the lossless encoding of JSON, the config's filters and templates by tool
+name, and fitting to the budget (25,000 tokens, Claude Code's limit for a
+tool result, unless the config says otherwise). What an elision leaves out
+is stored (under the user cache directory) and named by the command that
+prints it, "terse chunk --session ID HANDLE N", bound to the session. A
+result byte-identical to an earlier one the model still has in context
+(read from the session's transcript: after the last compaction, not
+cleared, not replaced, not a path written since) becomes a reference to
+that call, "> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]".
+File reads (Read) are never changed: Claude Code numbers their lines after
+the hook. Bash output over BASH_MAX_OUTPUT_LENGTH (30,000 characters by
+default), which Claude Code keeps in a file and previews, is left alone.
+
+The output keeps the tool's own output shape, with only text fields
+replaced, and is printed only when the replacement is smaller, in tokens,
+than the original. Otherwise, and on any error, an unknown event, an
+unparseable payload or the --timeout, it prints nothing and exits 0: the
+original output stands. Failures are logged, one line each, to the user
+cache directory's terse/hook.log ($TERSE_HOOK_LOG names another file),
+never to the agent's screen.
+
+TERSE_DISABLE=1 turns the hook off. The config ($XDG_CONFIG_HOME/terse/
+config.toml when it exists, or --config) selects tools with [proxy]
+include_tools and exclude_tools (globs) and sets min_size_bytes; with
+[telemetry] enabled, each call records one event (entry "hook"; numbers,
+never content): "terse stats --entry hook" shows the savings by tool.
+
+Examples:
+  terse hook claude-code < event.json
+  terse hook claude-code --config ~/.config/terse/config.toml
+`
+
+// hookTimeout is the hook's own time limit: well under Claude Code's
+// (60 seconds by default), so that the original output stands when terse
+// is slow.
+const hookTimeout = 5 * time.Second
+
+// maxHookEvent is the largest event read; a larger one is left alone.
+const maxHookEvent = 256 << 20
+
+// maxTranscript is how much of a transcript, from its end, is read to
+// find earlier results still in context.
+const maxTranscript = 64 << 20
+
+func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("hook", "claude-code [--config FILE] [--timeout D]", hookDoc, stdout, stderr)
+	cfgPath := fs.String("config", "", "terse config `file` (default: the user config directory's terse/config.toml, if any)")
+	timeout := fs.Duration("timeout", hookTimeout, "give up after this `duration` and leave the output alone")
+	lg := hookLog{path: hookLogPath()}
+	if err := parseFlags(fs, args, stdout); err != nil {
+		if errors.Is(err, errHelp) {
+			return err
+		}
+		// A bad hook command line must not get in the agent's way.
+		lg.printf("", "", "usage", err.Error())
+		return nil
+	}
+	if os.Getenv("TERSE_DISABLE") == "1" {
+		return nil
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "claude-code" {
+		lg.printf("", "", "usage", "want: terse hook claude-code")
+		return nil
+	}
+	type done struct {
+		out  []byte
+		tool string
+		err  error
+	}
+	ch := make(chan done, 1)
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	go func() {
+		// A transcript cut short while it is mapped faults: a panic, not
+		// a crash (Claude Code shows the model a hook's exit status 2).
+		debug.SetPanicOnFault(true)
+		var d done
+		defer func() {
+			if r := recover(); r != nil {
+				d.out, d.err = nil, fmt.Errorf("panic: %v", r)
+			}
+			ch <- d
+		}()
+		h := &hookRunner{cfgPath: *cfgPath}
+		d.out, d.err = h.run(ctx, stdin)
+		d.tool = h.tool
+	}()
+	select {
+	case d := <-ch:
+		if d.err != nil {
+			lg.printf("claude-code", d.tool, "error", d.err.Error())
+			return nil
+		}
+		if d.out != nil {
+			if _, err := stdout.Write(d.out); err != nil {
+				lg.printf("claude-code", d.tool, "error", err.Error())
+			}
+		}
+	case <-ctx.Done():
+		lg.printf("claude-code", "", "timeout", "no output after "+timeout.String())
+	}
+	return nil
+}
+
+// hookRunner handles one hook event.
+type hookRunner struct {
+	cfgPath string
+	tool    string // the event's tool, once known (for the log)
+	// storeDir and transcript, when set, replace the store directory and
+	// the transcript the event names (a replay of recorded sessions).
+	storeDir   string
+	transcript *hook.Transcript
+}
+
+// run reads the event and returns the hook's output, or nil for none.
+func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(stdin, maxHookEvent+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxHookEvent {
+		return nil, fmt.Errorf("event over %d bytes, left alone", maxHookEvent)
+	}
+	limitMemory(len(data))
+	cfg, err := h.config()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry))
+	if err != nil {
+		rec = nil // telemetry must not stop the hook
+	}
+	defer rec.Close()
+	ev, err := hook.ParseEvent(data)
+	if err != nil {
+		if _, ok := errors.AsType[*hook.UnknownEventError](err); ok {
+			return nil, nil // not a tool result: nothing to say
+		}
+		rec.Record(&telemetry.Event{Entry: telemetry.EntryHook, Err: "parse", Untouched: telemetry.UntouchedError, BytesIn: len(data)})
+		return nil, err
+	}
+	h.tool = ev.ToolName
+	out, tev, err := h.handle(ctx, cfg, ev)
+	tev.Entry, tev.Session, tev.Tool, tev.Sidechain = telemetry.EntryHook, ev.SessionID, ev.ToolName, ev.AgentID != ""
+	if err != nil {
+		tev.Err, tev.Untouched = "pipeline", telemetry.UntouchedError
+	}
+	rec.Record(&tev)
+	return out, err
+}
+
+// config is the --config file, else the default file when it exists,
+// else the built-in defaults.
+func (h *hookRunner) config() (*config.Config, error) {
+	p := h.cfgPath
+	if p == "" {
+		if d, err := os.UserConfigDir(); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "terse", "config.toml")); err == nil {
+				p = filepath.Join(d, "terse", "config.toml")
+			}
+		}
+	}
+	if p == "" {
+		return config.Default(), nil
+	}
+	h.cfgPath = p // the file a Redis store's fetch command names
+	return config.Load(p)
+}
+
+// hookSelected reports whether the config lets the hook change tool's
+// output ([proxy] include_tools and exclude_tools).
+func hookSelected(cfg *config.Config, tool string) bool {
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, tool); ok || g == tool {
+				return true
+			}
+		}
+		return false
+	}
+	if len(cfg.Proxy.IncludeTools) > 0 {
+		return match(cfg.Proxy.IncludeTools)
+	}
+	return !match(cfg.Proxy.ExcludeTools)
+}
+
+// handle computes the hook output for ev (nil: none) and its telemetry
+// event. Token figures are in tokens of the pipeline's counter, against
+// the original text of the fields as the model would have read them.
+func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Event) ([]byte, telemetry.Event, error) {
+	start := time.Now()
+	var tev telemetry.Event
+	defer func() { tev.Latency = time.Since(start) }()
+	if !hookSelected(cfg, ev.ToolName) {
+		tev.Untouched = telemetry.UntouchedExcluded
+		return nil, tev, nil
+	}
+	slots := hook.Slots(ev.ToolName, ev.ToolResponse)
+	if len(slots) == 0 {
+		tev.Untouched = telemetry.UntouchedExcluded
+		return nil, tev, nil
+	}
+	size := 0
+	for _, s := range slots {
+		size += len(s.Text)
+	}
+	eff := profile.Resolve(cfg, profile.Context{ClientName: "claude-code", Tool: ev.ToolName})
+	p, err := h.pipeline(cfg, &eff, ev)
+	if err != nil {
+		return nil, tev, err
+	}
+	c := p.Counter()
+	tev.Tokenizer = c.Name()
+	before := 0
+	orig := make([]string, len(slots))
+	for i, s := range slots {
+		orig[i] = s.Text
+		before += c.Count(s.Text)
+		tev.BytesIn += len(s.Text)
+	}
+	tev.TokensIn, tev.TokensOut, tev.BytesOut = before, before, tev.BytesIn
+	if size < cfg.Proxy.MinSizeBytes {
+		tev.Untouched = telemetry.UntouchedTooSmall
+		return nil, tev, nil
+	}
+	if (ev.ToolName == "Bash" || ev.ToolName == "BashOutput") && size > bashMaxOutput() {
+		// Claude Code saves such an output to a file and shows the model a
+		// preview and the file's path: a shaped text would replace the
+		// saved original and be cut to the same preview.
+		tev.Untouched = telemetry.UntouchedTooLarge
+		return nil, tev, nil
+	}
+	texts := append([]string(nil), orig...)
+	var saved [telemetry.NumSources]int
+	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
+		texts[0] = hook.RefHint(ev.ToolName, ref)
+		for i := 1; i < len(texts); i++ {
+			texts[i] = ""
+		}
+		tev.Dedup, tev.Format = telemetry.DedupHit, "hint"
+		tev.Hints[telemetry.HintRef]++
+	} else {
+		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID,
+			Hints: profile.Gate{E: &eff, C: new(profile.HintCounter)}}
+		for i, s := range slots {
+			res, err := p.ProcessString(ctx, s.Text, req)
+			if err != nil {
+				// JSON-looking text that is not JSON: text.
+				if res, err = p.ProcessText(ctx, s.Text, req); err != nil {
+					return nil, tev, err
+				}
+			}
+			n0, n1 := c.Count(s.Text), res.Report.OutputTokens
+			if res.Text == s.Text || n1 >= n0 {
+				continue // this field is kept as it is
+			}
+			texts[i] = res.Text
+			r := &res.Report
+			saved[telemetry.SrcFilter] += r.Saved.Filter
+			saved[telemetry.SrcDedup] += r.Saved.Dedup
+			saved[telemetry.SrcFit] += r.Saved.Fitting
+			// The pipeline's baseline is compact JSON: what the model would
+			// have read beyond it (indentation) is the encoding's saving.
+			saved[telemetry.SrcEncoding] += r.Saved.Encoding + n0 - r.RawTokens
+			if r.Truncated {
+				tev.Hints[telemetry.HintMore]++
+			}
+			tev.Format = r.Format
+		}
+	}
+	after, bytesOut := 0, 0
+	for _, t := range texts {
+		after += c.Count(t)
+		bytesOut += len(t)
+	}
+	if after >= before {
+		tev.Untouched, tev.Hints, tev.Dedup = telemetry.UntouchedNoSaving, [telemetry.NumHints]uint16{}, telemetry.DedupOff
+		return nil, tev, nil
+	}
+	tev.TokensOut, tev.BytesOut = after, bytesOut
+	if tev.Dedup == telemetry.DedupHit {
+		saved = [telemetry.NumSources]int{}
+		saved[telemetry.SrcDedup] = before - after
+	} else {
+		// Counted apart, the fields may tokenize a little differently
+		// than the pipeline counted them: the rest is the encoding's.
+		sum := 0
+		for _, n := range saved {
+			sum += n
+		}
+		saved[telemetry.SrcEncoding] += before - after - sum
+	}
+	tev.Saved = saved
+	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
+}
+
+// inContext returns the earlier call whose result is identical to
+// this one that the model still has in context, read from the transcript.
+// A missing or unreadable transcript means none.
+func (h *hookRunner) inContext(ev *hook.Event, texts []string, size int, tev *telemetry.Event) (hook.Ref, bool) {
+	if size < dedup.DefaultMinBytes {
+		return hook.Ref{}, false
+	}
+	tr := h.transcript
+	if tr == nil {
+		if ev.TranscriptPath == "" {
+			return hook.Ref{}, false
+		}
+		var err error
+		if tr, err = hook.ReadTranscript(ev.TranscriptPath, maxTranscript); err != nil {
+			return hook.Ref{}, false
+		}
+		defer tr.Close()
+	}
+	tev.Compactions = tr.Compactions
+	return tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, texts)
+}
+
+// pipeline builds the pipeline of one hook call: the config's options
+// for the tool (as the proxies resolve them), chunks stored in the
+// config's store (default: the user cache directory) and bound to the
+// session.
+func (h *hookRunner) pipeline(cfg *config.Config, eff *profile.Effective, ev *hook.Event) (*terse.Pipeline, error) {
+	ttl := store.DefaultTTL
+	if cfg.Store.TTL.Duration > 0 {
+		ttl = cfg.Store.TTL.Duration
+	}
+	dir := h.storeDir
+	if dir == "" {
+		dir = cfg.Store.Dir
+	}
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	st, err := configStore(dir, cfg.Store.Redis, ttl)
+	if err != nil {
+		return nil, err
+	}
+	fetch := chunkCommand(dir, ttl)
+	if cfg.Store.Redis != "" {
+		fetch = "terse chunk --config " + shellQuote(h.cfgPath) + " {handle} {n}"
+	}
+	// The command the model runs from its shell: this binary when the
+	// terse on PATH is another one, and the session the handles are
+	// bound to.
+	cmd := "terse chunk"
+	if ev.SessionID != "" {
+		cmd += " --session " + shellQuote(ev.SessionID)
+	}
+	fetch = strings.Replace(fetch, "terse chunk", cmd, 1)
+	if self := defaultTerseCommand(); self != "terse" {
+		fetch = shellQuote(self) + strings.TrimPrefix(fetch, "terse")
+	}
+	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: fetch})
+	return ps.pipeline(cfg.Tool(ev.ToolName), eff)
+}
+
+// bashMaxOutput is the Bash output length above which Claude Code keeps
+// the output in a file and shows a preview: BASH_MAX_OUTPUT_LENGTH (the
+// hook runs in Claude Code's environment), else its default, 30,000.
+func bashMaxOutput() int {
+	if n, err := strconv.Atoi(os.Getenv("BASH_MAX_OUTPUT_LENGTH")); err == nil && n > 0 {
+		return n
+	}
+	return 30000
+}
+
+// hookLog appends one line per failure to the hook's log file; it never
+// writes to the agent's screen, and a log it cannot write is skipped.
+type hookLog struct{ path string }
+
+// maxHookLog is the log size past which it is moved to hook.log.1.
+const maxHookLog = 1 << 20
+
+func (l hookLog) printf(agent, tool, class, msg string) {
+	if l.path == "" {
+		return
+	}
+	if st, err := os.Stat(l.path); err == nil && st.Size() > maxHookLog {
+		os.Rename(l.path, l.path+".1")
+	}
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(l.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	fmt.Fprintf(f, "%s hook %s tool=%q %s: %s\n", time.Now().UTC().Format(time.RFC3339), agent, tool, class, msg)
+}
+
+// hookLogPath is $TERSE_HOOK_LOG, else the user cache directory's
+// terse/hook.log.
+func hookLogPath() string {
+	if p := os.Getenv("TERSE_HOOK_LOG"); p != "" {
+		return p
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "terse", "hook.log")
+}

@@ -1,0 +1,367 @@
+package shape
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// elideHead opens an elided text. Its wording is part of the API:
+//
+//	> [elided: passing tests folded into counts, 3 runs (41 of 58 lines); get chunk N whole: terse chunk c_0123456789abcdef N]
+//
+// and each folded run is one line where its lines were:
+//
+//	[… 24 lines left out: lines 3–26 (12 tests passed); chunk 2 …]
+const elideHead = "> [elided: "
+
+// fetchPlaceholder stands for the fetch command in an elision until
+// Options.Keep has stored the original.
+const fetchPlaceholder = "\x00fetch\x00"
+
+// ElideHeader is the opening of an elided text's header line.
+const ElideHeader = elideHead
+
+// passLine classifies a line of test output that reports only success:
+// the unit it counts ("tests passed", "packages ok") and how many, or ok
+// false for any other line (kept). Failures, errors, panics, stack traces,
+// logs and summaries are never pass lines.
+func passLine(l string) (unit string, n int, ok bool) {
+	s := l
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = ansiCode.ReplaceAllString(s, "")
+	}
+	switch {
+	case goRun.MatchString(s), s == "PASS", s == "testing: warning: no tests to run":
+		return "", 0, true
+	case goPass.MatchString(s), cargoOK.MatchString(s), pytestPass.MatchString(s):
+		return "tests passed", 1, true
+	case jsPass.MatchString(s):
+		if m := jsFile.FindStringSubmatch(s); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return "tests passed", n, true
+		}
+		return "tests passed", 1, true
+	case jestFile.MatchString(s):
+		return "test files passed", 1, true
+	case goOK.MatchString(s):
+		return "packages ok", 1, true
+	case goNoTests.MatchString(s):
+		return "packages without tests", 1, true
+	}
+	return "", 0, false
+}
+
+// builtinUnits are the units pass lines count, in the order a marker
+// names them.
+var builtinUnits = []string{"tests passed", "test files passed", "packages ok", "packages without tests"}
+
+// PassLine is a pattern of lines that report only success (a runner the
+// built-in patterns do not know), and the unit each such line counts one
+// of ("specs passed"). A line that says something failed is never a pass
+// line, whatever the pattern.
+type PassLine struct {
+	Pattern *regexp.Regexp
+	Unit    string
+}
+
+var (
+	ansiCode   = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+	goRun      = regexp.MustCompile(`^=== (RUN|PAUSE|CONT|NAME) +\S+$`)
+	goPass     = regexp.MustCompile(`^ *--- PASS: \S+ \([\d.]+s\)$`)
+	goOK       = regexp.MustCompile(`^ok  \t\S+\t(\(cached\)|[\d.]+s)( \[no tests to run\])?$`)
+	goNoTests  = regexp.MustCompile(`^\?   \t\S+\t\[no test files\]$`)
+	cargoOK    = regexp.MustCompile(`^test \S.* \.\.\. ok$`)
+	pytestPass = regexp.MustCompile(`^\S+::\S+ PASSED +\[ *\d+%\]$`)
+	// jsPass is a passed test (or, with "(N tests)", a test file whose N
+	// tests passed) in vitest, jest or mocha output.
+	jsPass   = regexp.MustCompile(`^ *(✓|√|✔) \S`)
+	jsFile   = regexp.MustCompile(`^ *(?:✓|√|✔) \S+ \((\d+) tests?\)`)
+	jestFile = regexp.MustCompile(`^PASS \S+\.(test|spec)\.[jt]sx?( \([\d.]+ m?s\))?$`)
+	// failLine is a line that says something failed.
+	failLine = regexp.MustCompile(`(?i)(\bfail(ed|ures?)?\b|\berror\b|\bpanic\b|\bexception\b|traceback)`)
+)
+
+// elideTest folds runs of at least three pass lines of test output into a
+// counted marker each, keeping every other line (failures, errors,
+// panics, stack traces, logs, summaries) and the last two lines whole. A
+// marker is never longer than a quarter of the lines it replaces.
+func elideTest(text string, extra []PassLine) (candidate, bool) {
+	passLine := func(l string) (string, int, bool) {
+		if u, n, ok := passLine(l); ok {
+			return u, n, ok
+		}
+		for _, p := range extra {
+			if p.Pattern != nil && p.Pattern.MatchString(l) && !failLine.MatchString(l) {
+				return p.Unit, 1, true
+			}
+		}
+		return "", 0, false
+	}
+	units := builtinUnits
+	for _, p := range extra {
+		if !slices.Contains(units, p.Unit) {
+			units = append(slices.Clip(units), p.Unit)
+		}
+	}
+	body := strings.TrimSuffix(text, "\n")
+	lines := strings.Split(body, "\n")
+	n := len(lines)
+	last := n - 2 // the last two lines are never folded
+	type run struct {
+		a, b   int // 0-based, [a, b)
+		counts map[string]int
+	}
+	var runs []run
+	for i := 0; i < n; {
+		if i >= last {
+			break
+		}
+		if _, _, ok := passLine(lines[i]); !ok {
+			i++
+			continue
+		}
+		j := i
+		counts := map[string]int{}
+		for j < last {
+			unit, k, ok := passLine(lines[j])
+			if !ok {
+				break
+			}
+			if unit != "" {
+				counts[unit] += k
+			}
+			j++
+		}
+		end := j
+		// A run ends on a line that counts something: the "=== RUN"
+		// line of the test that follows stays with it.
+		for end > i {
+			if unit, _, _ := passLine(lines[end-1]); unit != "" {
+				break
+			}
+			end--
+		}
+		if end-i >= 3 {
+			runs = append(runs, run{i, end, counts})
+		}
+		i = j
+	}
+	if len(runs) == 0 {
+		return candidate{}, false
+	}
+	// Runs too short for their marker are kept as they are.
+	kept := runs[:0]
+	for _, r := range runs {
+		size := 0
+		for _, l := range lines[r.a:r.b] {
+			size += len(l) + 1
+		}
+		if len(foldedMarker(r.a, r.b, r.counts, 1000, units))*4 <= size {
+			kept = append(kept, r)
+		}
+	}
+	runs = kept
+	if len(runs) == 0 {
+		return candidate{}, false
+	}
+	// Chunks: the kept stretches and the folded runs, in order.
+	var ranges [][2]int
+	var out []string
+	prev, folded := 0, 0
+	for _, r := range runs {
+		if r.a > prev {
+			ranges = append(ranges, [2]int{prev + 1, r.a})
+			out = append(out, lines[prev:r.a]...)
+		}
+		ranges = append(ranges, [2]int{r.a + 1, r.b})
+		out = append(out, foldedMarker(r.a, r.b, r.counts, len(ranges), units))
+		folded += r.b - r.a
+		prev = r.b
+	}
+	ranges = append(ranges, [2]int{prev + 1, n})
+	out = append(out, lines[prev:]...)
+	used := len(runs)
+	head := fmt.Sprintf("%spassing tests folded into counts, %d %s (%d of %d lines kept); get chunk N whole: %s]",
+		elideHead, used, plural(used, "run"), n-folded, n, fetchPlaceholder)
+	shaped := head + "\n" + strings.Join(out, "\n")
+	if strings.HasSuffix(text, "\n") {
+		shaped += "\n"
+	}
+	// A failed run never reads as passing: every line that says
+	// something failed is still there, as often as in the original.
+	if countFail(text) != countFail(shaped) {
+		return candidate{}, false
+	}
+	keptLines := make([]bool, n)
+	for i := range keptLines {
+		keptLines[i] = true
+	}
+	for _, r := range runs {
+		for i := r.a; i < r.b; i++ {
+			keptLines[i] = false
+		}
+	}
+	lost := func(anchors []anchor) int {
+		k := 0
+		for _, a := range anchors {
+			if a.line >= n || keptLines[a.line] {
+				continue
+			}
+			// Inside a folded run, named by its range: a pass line only.
+			if _, _, ok := passLine(lines[a.line]); !ok {
+				k++
+			}
+		}
+		return k
+	}
+	return candidate{text: shaped, class: Elide, rules: []string{"tests folded"}, ranges: ranges, lost: lost}, true
+}
+
+// singular writes a unit for one: its first plural word loses its "s"
+// ("test files passed" → "test file passed").
+func singular(u string) string {
+	words := strings.Fields(u)
+	for i, w := range words {
+		if len(w) > 1 && strings.HasSuffix(w, "s") {
+			words[i] = w[:len(w)-1]
+			break
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+// foldedMarker is the line that stands for the folded lines [a, b)
+// (0-based) that chunk k holds.
+func foldedMarker(a, b int, counts map[string]int, k int, units []string) string {
+	var parts []string
+	for _, u := range units {
+		if c := counts[u]; c > 0 {
+			w := u
+			if c == 1 {
+				w = singular(u)
+			}
+			parts = append(parts, strconv.Itoa(c)+" "+w)
+		}
+	}
+	what := ""
+	if len(parts) > 0 {
+		what = " (" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprintf("[… %d lines left out: lines %d–%d%s; chunk %d …]", b-a, a+1, b, what, k)
+}
+
+// countFail counts the lines that say something failed (pass lines
+// aside: a test named after an error passed).
+func countFail(s string) int {
+	n := 0
+	for l := range strings.SplitSeq(s, "\n") {
+		if _, _, pass := passLine(l); !pass && failLine.MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// Long logs: a log of more than longLog lines keeps its first and last
+// logEnds lines and every line that reports a problem with logContext
+// lines either side; the rest is elided in counted runs.
+const (
+	longLog    = 400
+	logEnds    = 30
+	logContext = 2
+)
+
+// problemLine reports a line that says something went wrong (or may
+// have): errors, failures, panics, warnings, stack frames.
+var problemLine = regexp.MustCompile(`(?i)\b(error|errors|fail(ed|ure|ures)?|panic|fatal|exception|traceback|warn(ing)?|denied|refused|timeout|timed out|killed|abort(ed)?)\b|^\s+at |^goroutine \d+|\.go:\d+|\.py", line \d+`)
+
+// elideLog elides the middle of a long log, keeping its head and tail
+// and every problem line with its neighbours whole. A diff is never
+// elided here (its lines are the change itself).
+func elideLog(text string) (candidate, bool) {
+	body := strings.TrimSuffix(text, "\n")
+	if strings.Count(body, "\n") < longLog || strings.Contains(text, "\ndiff --git ") || strings.HasPrefix(text, "diff --git ") || strings.Contains(text, "\n@@ -") {
+		return candidate{}, false
+	}
+	lines := strings.Split(body, "\n")
+	n := len(lines)
+	keep := make([]bool, n)
+	for i := range n {
+		if i < logEnds || i >= n-logEnds {
+			keep[i] = true
+		}
+	}
+	for i, l := range lines {
+		if problemLine.MatchString(l) || anchorError.MatchString(l) {
+			for j := max(0, i-logContext); j <= min(n-1, i+logContext); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	var ranges [][2]int
+	var out []string
+	prev, left, runs := 0, 0, 0
+	for i := 0; i < n; {
+		if keep[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < n && !keep[j] {
+			j++
+		}
+		size := 0
+		for _, l := range lines[i:j] {
+			size += len(l) + 1
+		}
+		if j-i < 3 || len(foldedMarker(i, j, nil, 1000, nil))*4 > size {
+			i = j
+			continue
+		}
+		if i > prev {
+			ranges = append(ranges, [2]int{prev + 1, i})
+			out = append(out, lines[prev:i]...)
+		}
+		ranges = append(ranges, [2]int{i + 1, j})
+		out = append(out, foldedMarker(i, j, nil, len(ranges), nil))
+		left += j - i
+		runs++
+		prev, i = j, j
+	}
+	if runs == 0 {
+		return candidate{}, false
+	}
+	ranges = append(ranges, [2]int{prev + 1, n})
+	out = append(out, lines[prev:]...)
+	head := fmt.Sprintf("%slong log, first and last %d lines and every problem line with %d either side kept, %d %s (%d of %d lines kept); get chunk N whole: %s]",
+		elideHead, logEnds, logContext, runs, plural(runs, "run"), n-left, n, fetchPlaceholder)
+	shaped := head + "\n" + strings.Join(out, "\n")
+	if strings.HasSuffix(text, "\n") {
+		shaped += "\n"
+	}
+	if countFail(text) != countFail(shaped) {
+		return candidate{}, false
+	}
+	lost := func(anchors []anchor) int {
+		k := 0
+		for _, a := range anchors {
+			// An elided anchor is named by its run's range; a problem
+			// line is never elided.
+			if a.line < n && !keep[a.line] && (problemLine.MatchString(lines[a.line]) || anchorError.MatchString(lines[a.line])) {
+				k++
+			}
+		}
+		return k
+	}
+	return candidate{text: shaped, class: Elide, rules: []string{"log middle elided"}, ranges: ranges, lost: lost}, true
+}

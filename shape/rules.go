@@ -1,0 +1,543 @@
+package shape
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The rules' wording in a header line (part of the API: see the package
+// documentation).
+const (
+	ruleDisplay = "terminal view"
+	ruleGroup   = "matches grouped by file"
+	ruleFold    = "repeats folded"
+	treePrefix  = "paths as a tree from line "
+	unpadWord   = " numbers unpadded to width "
+	relPrefix   = "./ = "
+)
+
+// gutter is a line-number prefix: the number right-aligned in width
+// columns, then sep.
+type gutter struct {
+	sep   string
+	width int
+}
+
+// gutters are the numbered-line forms a read shaping knows: Claude
+// Code's Read ("%6d→") and cat -n / nl ("%6d\t").
+var gutters = []gutter{{"→", 6}, {"\t", 6}}
+
+// digits returns the length of the run of ASCII digits at the start of s.
+func digits(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// unpad writes every line numbered with g without its padding. It needs
+// at least three numbered lines.
+func unpad(lines []string, g gutter) (string, []string, bool) {
+	out := make([]string, len(lines))
+	n := 0
+	for i, l := range lines {
+		out[i] = l
+		sp := len(l) - len(strings.TrimLeft(l, " "))
+		d := digits(l[sp:])
+		if sp == 0 || d == 0 || sp+d != g.width || !strings.HasPrefix(l[sp+d:], g.sep) {
+			continue
+		}
+		out[i] = l[sp:]
+		n++
+	}
+	if n < 3 {
+		return "", nil, false
+	}
+	return strconv.Quote(g.sep) + unpadWord + strconv.Itoa(g.width), out, true
+}
+
+func invertUnpad(r string, lines []string) ([]string, error) {
+	q, w, ok := strings.Cut(r, unpadWord)
+	sep, err := strconv.Unquote(q)
+	width, err2 := strconv.Atoi(w)
+	if !ok || err != nil || err2 != nil || sep == "" || width < 1 || width > 32 {
+		return nil, fmt.Errorf("bad rule %q", r)
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l
+		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], sep) {
+			out[i] = strings.Repeat(" ", width-d) + l
+		}
+	}
+	return out, nil
+}
+
+// verifyUnpad reports whether invertUnpad(r, out) equals in, without
+// building it.
+func verifyUnpad(r string, out, in []string) bool {
+	q, w, ok := strings.Cut(r, unpadWord)
+	sep, err := strconv.Unquote(q)
+	width, err2 := strconv.Atoi(w)
+	if !ok || err != nil || err2 != nil || sep == "" || width < 1 || width > 32 || len(out) != len(in) {
+		return false
+	}
+	for i, l := range out {
+		want := in[i]
+		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], sep) {
+			p := width - d
+			if len(want) != p+len(l) || strings.TrimLeft(want[:p], " ") != "" || want[p:] != l {
+				return false
+			}
+		} else if l != want {
+			return false
+		}
+	}
+	return true
+}
+
+// verifyRelative reports whether invertRelative(r, out) equals in,
+// without building it.
+func verifyRelative(r string, out, in []string) bool {
+	base, err := strconv.Unquote(strings.TrimPrefix(r, relPrefix))
+	if err != nil || !strings.HasSuffix(base, "/") || len(out) != len(in) {
+		return false
+	}
+	for i, l := range out {
+		want := in[i]
+		k := indent(l)
+		if strings.HasPrefix(l[k:], "./") {
+			if len(want) != len(l)-2+len(base) || want[:k] != l[:k] || want[k:k+len(base)] != base || want[k+len(base):] != l[k+2:] {
+				return false
+			}
+		} else if l != want {
+			return false
+		}
+	}
+	return true
+}
+
+// verify reports whether undoing rule r on out gives in.
+func verify(r string, out, in []string) bool {
+	switch {
+	case strings.HasPrefix(r, relPrefix):
+		return verifyRelative(r, out, in)
+	case strings.Contains(r, unpadWord) && !strings.HasPrefix(r, treePrefix):
+		return verifyUnpad(r, out, in)
+	}
+	back, err := invert(r, out, 0)
+	return err == nil && equalLines(back, in)
+}
+
+// indent returns the length of the spaces and tabs that open l.
+func indent(l string) int {
+	return len(l) - len(strings.TrimLeft(l, " \t"))
+}
+
+// relative writes a base directory at the start of lines (after their
+// indentation) as "./": the working directory when at least two lines
+// open with it, else the deepest directory that opens every line that
+// opens with an absolute path (at least three of them, two levels deep).
+func relative(lines []string, workDir string) (string, []string, bool) {
+	for _, l := range lines {
+		if strings.HasPrefix(l[indent(l):], "./") {
+			return "", nil, false // "./" already means something here
+		}
+	}
+	count := func(base string) int {
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l[indent(l):], base) {
+				n++
+			}
+		}
+		return n
+	}
+	base := ""
+	if workDir != "" && filepath.IsAbs(workDir) {
+		b := strings.TrimRight(workDir, "/") + "/"
+		if b != "/" && count(b) >= 2 {
+			base = b
+		}
+	}
+	if base == "" {
+		common, n := "", 0
+		for _, l := range lines {
+			s := l[indent(l):]
+			if !strings.HasPrefix(s, "/") {
+				continue
+			}
+			if k := strings.IndexAny(s, " \t:\"'(),"); k >= 0 {
+				s = s[:k]
+			}
+			dir := s[:strings.LastIndexByte(s, '/')+1]
+			if n == 0 {
+				common = dir
+			} else {
+				for !strings.HasPrefix(dir, common) {
+					common = common[:strings.LastIndexByte(common[:len(common)-1], '/')+1]
+				}
+			}
+			n++
+		}
+		if n >= 3 && strings.Count(common, "/") >= 3 {
+			base = common
+		}
+	}
+	if base == "" {
+		return "", nil, false
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		k := indent(l)
+		if strings.HasPrefix(l[k:], base) {
+			out[i] = l[:k] + "./" + l[k+len(base):]
+		} else {
+			out[i] = l
+		}
+	}
+	return relPrefix + strconv.Quote(base), out, true
+}
+
+func invertRelative(r string, lines []string) ([]string, error) {
+	base, err := strconv.Unquote(strings.TrimPrefix(r, relPrefix))
+	if err != nil || !strings.HasSuffix(base, "/") {
+		return nil, fmt.Errorf("bad rule %q", r)
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		k := indent(l)
+		if strings.HasPrefix(l[k:], "./") {
+			out[i] = l[:k] + base + l[k+2:]
+		} else {
+			out[i] = l
+		}
+	}
+	return out, nil
+}
+
+// region is the part of lines [a, b) a tree or grouping applies to: from
+// a to the end, less a final empty line (the text's last newline).
+func region(lines []string, a int) int {
+	b := len(lines)
+	if b > a && lines[b-1] == "" {
+		b--
+	}
+	return b
+}
+
+// tree writes a path list as an order-keeping tree: a first line that is
+// not a path (Grep's "Found 12 files") is kept as it is.
+func tree(lines []string) (string, []string, bool) {
+	a := 0
+	if len(lines) > 0 && !strings.Contains(lines[0], "/") {
+		a = 1
+	}
+	b := region(lines, a)
+	if b-a < 3 {
+		return "", nil, false
+	}
+	for _, l := range lines[a:b] {
+		if l == "" || l[0] == ' ' || l[0] == '\t' {
+			return "", nil, false
+		}
+	}
+	out := make([]string, 0, b-a+b/4+1)
+	out = append(out, lines[:a]...)
+	out = emitTree(out, lines[a:b], 0)
+	out = append(out, lines[b:]...)
+	return treePrefix + strconv.Itoa(a+1), out, true
+}
+
+// emitTree writes paths at depth: consecutive paths that share their
+// first directory are written under one line that opens the directories
+// all of them share (whole components, each path keeping a part after
+// it).
+func emitTree(out []string, paths []string, depth int) []string {
+	pad := strings.Repeat(" ", depth)
+	for i := 0; i < len(paths); {
+		p := paths[i]
+		j := i + 1
+		first := ""
+		if k := strings.IndexByte(p, '/'); k >= 0 {
+			first = p[:k+1]
+			for j < len(paths) && strings.HasPrefix(paths[j], first) {
+				j++
+			}
+		}
+		if j-i == 1 {
+			out = append(out, pad+p)
+			i = j
+			continue
+		}
+		k := len(first)
+		for {
+			n := strings.IndexByte(p[k:], '/')
+			if n < 0 {
+				break
+			}
+			cand := p[:k+n+1]
+			same := true
+			for _, q := range paths[i:j] {
+				if len(q) <= len(cand) || !strings.HasPrefix(q, cand) {
+					same = false
+					break
+				}
+			}
+			if !same {
+				break
+			}
+			k = len(cand)
+		}
+		out = append(out, pad+p[:k])
+		sub := make([]string, j-i)
+		for x, q := range paths[i:j] {
+			sub[x] = q[k:]
+		}
+		out = emitTree(out, sub, depth+1)
+		i = j
+	}
+	return out
+}
+
+func spaces(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+
+func invertTree(r string, lines []string, first int) ([]string, error) {
+	a, err := strconv.Atoi(strings.TrimPrefix(r, treePrefix))
+	if err != nil || a < 1 {
+		return nil, fmt.Errorf("bad rule %q", r)
+	}
+	a--
+	if a > len(lines) {
+		return nil, &ExpandError{Line: first + len(lines), Col: 1, Msg: "the tree starts after the last line"}
+	}
+	b := region(lines, a)
+	out := append([]string(nil), lines[:a]...)
+	// stack holds the length of the open prefix at each depth.
+	var stack []int
+	prefix := ""
+	for i := a; i < b; i++ {
+		l := lines[i]
+		d := spaces(l)
+		if d > len(stack) {
+			return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("indented %d levels under %d open directories", d, len(stack))}
+		}
+		if d < len(stack) {
+			prefix = prefix[:stack[d]]
+			stack = stack[:d]
+		}
+		seg := l[d:]
+		if strings.HasSuffix(seg, "/") && i+1 < b && spaces(lines[i+1]) == d+1 {
+			stack = append(stack, len(prefix))
+			prefix += seg
+			continue
+		}
+		out = append(out, prefix+seg)
+	}
+	return append(out, lines[b:]...), nil
+}
+
+// matchPath returns the path of a search result line "path:12:text" and
+// the length of the path, or -1.
+func matchPath(l string) int {
+	for k := 0; k < len(l); k++ {
+		k2 := strings.IndexByte(l[k:], ':')
+		if k2 < 0 {
+			return -1
+		}
+		k += k2
+		if d := digits(l[k+1:]); d > 0 && k+1+d < len(l) && l[k+1+d] == ':' && k > 0 {
+			// A path: no spaces, a directory or an extension (not a
+			// timestamp's "10:02:").
+			if p := l[:k]; !strings.ContainsAny(p, " \t") && strings.ContainsAny(p, "/.") {
+				return k
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+// group writes runs of search results of one file under a line holding
+// the file's path.
+func group(lines []string) (string, []string, bool) {
+	b := region(lines, 0)
+	paths := make([]string, b) // the path of each result line, or ""
+	for i, l := range lines[:b] {
+		if k := matchPath(l); k > 0 {
+			paths[i] = l[:k]
+		}
+	}
+	// Context lines: "path-13-text" next to a result of path.
+	isCtx := func(l, p string) bool {
+		if p == "" || !strings.HasPrefix(l, p+"-") {
+			return false
+		}
+		d := digits(l[len(p)+1:])
+		return d > 0 && len(l) > len(p)+1+d && l[len(p)+1+d] == '-'
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range paths {
+			if paths[i] != "" {
+				continue
+			}
+			if i > 0 && isCtx(lines[i], paths[i-1]) {
+				paths[i], changed = paths[i-1], true
+			} else if i+1 < b && isCtx(lines[i], paths[i+1]) {
+				paths[i], changed = paths[i+1], true
+			}
+		}
+	}
+	var out []string
+	grouped := 0
+	for i := 0; i < b; {
+		j := i + 1
+		for paths[i] != "" && j < b && paths[j] == paths[i] {
+			j++
+		}
+		if j-i < 2 {
+			out = append(out, lines[i])
+			i = j
+			continue
+		}
+		p := paths[i]
+		out = append(out, p)
+		for _, l := range lines[i:j] {
+			out = append(out, " "+l[len(p)+1:])
+		}
+		grouped += j - i
+		i = j
+	}
+	if grouped < 3 {
+		return "", nil, false
+	}
+	return ruleGroup, append(out, lines[b:]...), true
+}
+
+// isGrouped reports whether l is a grouped result line " 12:text".
+func isGrouped(l string) bool {
+	if len(l) < 3 || l[0] != ' ' {
+		return false
+	}
+	d := digits(l[1:])
+	return d > 0 && 1+d < len(l) && (l[1+d] == ':' || l[1+d] == '-')
+}
+
+func invertGroup(lines []string, first int) ([]string, error) {
+	var out []string
+	head := ""
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if isGrouped(l) {
+			if head == "" {
+				return nil, &ExpandError{Line: first + i, Col: 1, Msg: "a grouped result line with no file line above it"}
+			}
+			d := digits(l[1:])
+			out = append(out, head+l[1+d:2+d]+l[1:])
+			continue
+		}
+		head = ""
+		if i+1 < len(lines) && isGrouped(lines[i+1]) && l != "" {
+			head = l
+			continue
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// foldMarker is the line that follows a line repeated n more times. Its
+// form is part of the API.
+func foldMarker(n int) string {
+	return "[… same line " + strconv.Itoa(n) + " more times …]"
+}
+
+// foldCount parses a fold marker.
+func foldCount(l string) (int, bool) {
+	const pre, post = "[… same line ", " more times …]"
+	if !strings.HasPrefix(l, pre) || !strings.HasSuffix(l, post) || len(l) < len(pre)+len(post)+1 {
+		return 0, false
+	}
+	s := l[len(pre) : len(l)-len(post)]
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || strconv.Itoa(n) != s {
+		return 0, false
+	}
+	return n, true
+}
+
+// fold writes each run of at least three identical lines once, followed
+// by a marker counting the rest, when that is shorter.
+func fold(lines []string) (string, []string, bool) {
+	var out []string
+	folded := false
+	for i := 0; i < len(lines); {
+		j := i + 1
+		for j < len(lines) && lines[j] == lines[i] {
+			j++
+		}
+		k := j - i
+		if k >= 3 && (k-1)*(len(lines[i])+1) > len(foldMarker(k-1))+1 {
+			out = append(out, lines[i], foldMarker(k-1))
+			folded = true
+		} else {
+			out = append(out, lines[i:j]...)
+		}
+		i = j
+	}
+	if !folded {
+		return "", nil, false
+	}
+	return ruleFold, out, true
+}
+
+// maxExpand bounds what one fold marker may expand to.
+const maxExpand = 1 << 28
+
+func invertFold(lines []string, first int) ([]string, error) {
+	var out []string
+	size := 0
+	for i, l := range lines {
+		n, ok := foldCount(l)
+		if !ok {
+			out = append(out, l)
+			size += len(l) + 1
+			continue
+		}
+		if len(out) == 0 {
+			return nil, &ExpandError{Line: first + i, Col: 1, Msg: "a fold marker with no line above it"}
+		}
+		prev := out[len(out)-1]
+		if size += n * (len(prev) + 1); size > maxExpand {
+			return nil, &ExpandError{Line: first + i, Col: 1, Msg: "a fold marker expands to more than 256 MB"}
+		}
+		for range n {
+			out = append(out, prev)
+		}
+	}
+	return out, nil
+}
+
+// invert undoes one rule on the body lines; first is the line number (in
+// the whole text) of lines[0], for errors.
+func invert(r string, lines []string, first int) ([]string, error) {
+	switch {
+	case r == ruleDisplay:
+		return lines, nil
+	case r == ruleGroup:
+		return invertGroup(lines, first)
+	case r == ruleFold:
+		return invertFold(lines, first)
+	case strings.HasPrefix(r, treePrefix):
+		return invertTree(r, lines, first)
+	case strings.HasPrefix(r, relPrefix):
+		return invertRelative(r, lines)
+	case strings.Contains(r, unpadWord):
+		return invertUnpad(r, lines)
+	}
+	return nil, fmt.Errorf("unknown rule %q", r)
+}
