@@ -162,6 +162,9 @@ type Server struct {
 	Args    []string `toml:"args"`
 	Env     []string `toml:"env"` // extra environment, "KEY=VALUE"
 	URL     string   `toml:"url"` // Streamable-HTTP upstream
+	// Headers are sent with every request to URL (Authorization, say);
+	// ${VAR} in a value is the environment variable's value.
+	Headers map[string]string `toml:"headers"`
 }
 
 // History configures conversation trimming.

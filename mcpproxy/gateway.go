@@ -34,6 +34,9 @@ type ServerSpec struct {
 	Args    []string
 	Env     []string // extra "KEY=VALUE" entries
 	URL     string
+	// Client, for a URL, is the HTTP client (one that adds headers, say);
+	// nil means http.DefaultClient.
+	Client *http.Client
 
 	// upstream, when set (tests), replaces Command and URL.
 	upstream Upstream
@@ -542,7 +545,7 @@ func (u *gwUpstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	switch {
 	case up != nil:
 	case u.spec.URL != "":
-		up = &HTTP{URL: u.spec.URL}
+		up = &HTTP{URL: u.spec.URL, Client: u.spec.Client}
 	default:
 		up = &Command{Path: u.spec.Command, Args: u.spec.Args, Env: append(os.Environ(), u.spec.Env...),
 			Stderr: os.Stderr, MaxMessageBytes: o.maxMessage()}

@@ -20,7 +20,9 @@ import (
 const chunkDoc = `
 Chunk prints chunk N (1-based) of a result that "terse compact" trimmed,
 in full, after one line saying which part of the source it is. HANDLE and
-the chunk numbers are the ones the compacted output's chunk index shows.
+the chunk numbers are the ones the compacted output's chunk index shows;
+"HANDLE.N" (the form MCP replies write, c_0123456789abcdef.2) is the same
+as "HANDLE N".
 
 The budget applies to the chunk: a chunk larger than --budget is not cut
 but split into smaller chunks, listed with their ranges and a handle of
@@ -37,6 +39,7 @@ shared Redis server) and for how long; --store and --ttl override it.
 
 Examples:
   terse chunk c_0123456789abcdef 2
+  terse chunk c_0123456789abcdef.2
   terse chunk --budget 2000 c_0123456789abcdef 2
   terse chunk --store /tmp/chunks c_0123456789abcdef 1
   terse chunk --config terse.toml c_0123456789abcdef 3
@@ -83,9 +86,9 @@ func shellQuote(s string) string {
 }
 
 func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] [--session ID] [--budget TOKENS] HANDLE N", chunkDoc, stdout, stderr)
+	fs := newFlagSet("chunk", "[--config FILE] [--store DIR] [--ttl D] [--session ID] [--budget TOKENS] HANDLE N | HANDLE.N", chunkDoc, stdout, stderr)
 	budget := fs.Int("budget", fit.DefaultBudget, "largest chunk `tokens` to print whole; a larger chunk is split into smaller ones")
-	cfgPath := fs.String("config", "", "terse config `file` (TOML) whose [store] table (dir or redis, ttl) names the store")
+	cfgPath := fs.String("config", "", "terse config `FILE` (TOML) whose [store] table (dir or redis, ttl) names the store")
 	storeDir := fs.String("store", "", "chunk store `directory` (default: the user cache directory)")
 	ttl := fs.Duration("ttl", store.DefaultTTL, "idle time-to-live of stored results")
 	session := fs.String("session", "", "the `session` the handle is bound to (as the elision notice names it)")
@@ -94,12 +97,20 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if fs.NArg() != 2 {
-		return &usageError{"chunk: want HANDLE N (see terse chunk --help)"}
+	handle, num := fs.Arg(0), fs.Arg(1)
+	if fs.NArg() == 1 {
+		// "c_….N", as MCP replies write a chunk.
+		i := strings.LastIndexByte(handle, '.')
+		if i < 0 {
+			return &usageError{"chunk: want HANDLE N or HANDLE.N (see terse chunk --help)"}
+		}
+		handle, num = handle[:i], handle[i+1:]
+	} else if fs.NArg() != 2 {
+		return &usageError{"chunk: want HANDLE N or HANDLE.N (see terse chunk --help)"}
 	}
-	n, err := strconv.Atoi(fs.Arg(1))
+	n, err := strconv.Atoi(num)
 	if err != nil || n < 1 {
-		return &usageError{fmt.Sprintf("chunk: N must be a chunk number ≥ 1, not %q", fs.Arg(1))}
+		return &usageError{fmt.Sprintf("chunk: N must be a chunk number ≥ 1, not %q", num)}
 	}
 	dir, redisURL := *storeDir, ""
 	if *cfgPath != "" {
@@ -134,7 +145,7 @@ func runChunk(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	ch, err := p.Chunk(ctx, fs.Arg(0), n, &terse.Request{Scope: *session})
+	ch, err := p.Chunk(ctx, handle, n, &terse.Request{Scope: *session})
 	if _, ok := errors.AsType[*fit.ExpiredError](err); ok {
 		fmt.Fprintf(stderr, "terse: %v\n", err)
 		return errReported

@@ -49,15 +49,14 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	type target struct{ client, path string }
 	var targets []target
 	if *cfgPath != "" {
-		client := "claude-code"
-		if filepath.Ext(*cfgPath) == ".toml" {
-			client = "codex"
-		}
-		targets = append(targets, target{client, *cfgPath})
+		targets = append(targets, target{clientOfPath(*cfgPath), *cfgPath})
 	} else {
 		for _, c := range mcpClients {
-			p, err := defaultConfigPath(c)
-			if err == nil {
+			paths, err := clientConfigPaths(c)
+			if err != nil {
+				continue
+			}
+			for _, p := range paths {
 				targets = append(targets, target{c, p})
 			}
 		}
@@ -89,15 +88,21 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		wrapped := 0
 		for _, s := range servers {
-			if s.wrapped() {
+			if s.wrapped() || s.wrappedRemote() {
 				wrapped++
 			}
 		}
-		fmt.Fprintf(stdout, "\n%s: %s: %d servers, %d through terse\n", t.client, t.path, len(servers), wrapped)
+		fmt.Fprintf(stdout, "\n%s: %s: %s, %d through terse\n", t.client, t.path, plural(len(servers), "server"), wrapped)
 		for _, s := range servers {
 			switch {
 			case s.url != "":
 				fmt.Fprintf(stdout, "  %s: HTTP (%s), not through terse\n", s.label(), s.url)
+			case s.wrappedRemote():
+				fmt.Fprintf(stdout, "  %s: through terse: HTTP %s\n", s.label(), s.args[indexOf(s.args, "--upstream")+1])
+				if msg, ok := checkTerse(s.command, onPath, found); !ok {
+					problems++
+					fmt.Fprintf(stdout, "    problem: %s\n", msg)
+				}
 			case s.wrapped():
 				cmd, args := s.unwrapped()
 				fmt.Fprintf(stdout, "  %s: through terse: %s\n", s.label(), shellJoin(append([]string{cmd}, args...)))
@@ -107,8 +112,16 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 				} else if msg != "" {
 					fmt.Fprintf(stdout, "    %s\n", msg)
 				}
+				if msg := checkServerCommand(cmd, args); msg != "" {
+					problems++
+					fmt.Fprintf(stdout, "    problem: %s\n", msg)
+				}
 			default:
 				fmt.Fprintf(stdout, "  %s: not wrapped: %s (terse setup %s wraps it)\n", s.label(), shellJoin(append([]string{s.command}, s.args...)), t.client)
+				if msg := checkServerCommand(s.command, s.args); msg != "" {
+					problems++
+					fmt.Fprintf(stdout, "    problem: %s\n", msg)
+				}
 			}
 		}
 	}
@@ -116,7 +129,7 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		problems += doctorHook(ctx, stdout)
 	}
 	if problems > 0 {
-		fmt.Fprintf(stdout, "\n%d problems\n", problems)
+		fmt.Fprintf(stdout, "\n%s\n", plural(problems, "problem"))
 		return errReported
 	}
 	return nil
@@ -127,7 +140,10 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 func checkTerse(command, onPath string, found bool) (string, bool) {
 	if filepath.IsAbs(command) {
 		if _, err := os.Stat(command); err != nil {
-			return fmt.Sprintf("%s does not exist", command), false
+			return fmt.Sprintf("%s does not exist (moved or deleted?); run terse setup again with the terse you use now", command), false
+		}
+		if why := ephemeralPath(command); why != "" {
+			return fmt.Sprintf("%s is in %s; install terse and run terse setup again", command, why), false
 		}
 		if found && !sameFile(command, onPath) {
 			return fmt.Sprintf("calls %s, not the terse on PATH (%s)", command, onPath), true
@@ -154,4 +170,38 @@ func shellJoin(args []string) string {
 		}
 	}
 	return out
+}
+
+// clientOfPath names the client a configuration file is for, from its
+// name.
+func clientOfPath(path string) string {
+	slash := filepath.ToSlash(path)
+	switch {
+	case filepath.Ext(path) == ".toml":
+		return "codex"
+	case strings.Contains(slash, ".cursor/"):
+		return "cursor"
+	case filepath.Base(path) == ".mcp.json" || filepath.Base(path) == ".claude.json":
+		return "claude-code"
+	}
+	return "mcp config"
+}
+
+// checkServerCommand says what will stop a server's command from
+// starting: an absolute path that does not exist, or a command line
+// written as one string (no program has that name).
+func checkServerCommand(command string, args []string) string {
+	if command == "" {
+		return ""
+	}
+	if filepath.IsAbs(command) {
+		if _, err := os.Stat(command); err != nil {
+			return fmt.Sprintf("the server's command %s does not exist", command)
+		}
+		return ""
+	}
+	if len(args) == 0 && strings.ContainsAny(command, " \t") {
+		return fmt.Sprintf("the command %q is one string with spaces and no args; terse setup splits it into command and args", command)
+	}
+	return ""
 }

@@ -269,7 +269,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			est.Requests, reader.Name(), est.Cached, est.InputTokens, est.Tokenizer, est.OutputTokens, cost)
 		if est.Requests > 0 && !*yes {
 			fmt.Fprintln(stderr, "eval: nothing sent; run again with --yes to send")
-			return errReported
+			return errNeedsYes
 		}
 	}
 	rep, err := plan.Run(ctx)

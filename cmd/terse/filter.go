@@ -53,9 +53,9 @@ Examples:
 
 func runFilter(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("filter", "(--manifest FILE --action NAME | --config FILE --tool NAME) [--report FILE] [FILE]", filterDoc, stdout, stderr)
-	manifest := fs.String("manifest", "", "kimbap service manifest (YAML)")
+	manifest := fs.String("manifest", "", "kimbap service manifest `FILE` (YAML)")
 	action := fs.String("action", "", "action `NAME` in the manifest")
-	cfgPath := fs.String("config", "", "terse config file (TOML)")
+	cfgPath := fs.String("config", "", "terse config `FILE` (TOML)")
 	tool := fs.String("tool", "", "tool `NAME` to look up in the config")
 	report := fs.String("report", "", "write the filter report as JSON to `FILE` (\"-\": standard output, after the result)")
 	tokenizer := fs.String("tokenizer", "o200k_base", "`TOKENIZER` for the report's token counts: o200k_base, cl100k_base or estimate")

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/terse-dev/terse/config"
 )
 
 // newFlagSet returns a FlagSet for a subcommand whose --help prints synopsis,
@@ -16,7 +18,7 @@ func newFlagSet(name, synopsis, doc string, stdout, stderr io.Writer) *flag.Flag
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "Usage: terse %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(doc))
+		fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("terse "+name+" "+synopsis), strings.TrimSpace(doc))
 		var hasFlags bool
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
@@ -69,7 +71,7 @@ func isBool(f *flag.Flag) bool {
 
 // commandLineArgs names the flag sets whose arguments, from the first one
 // on, are another program's command line: their flags come first.
-var commandLineArgs = map[string]bool{"terse proxy": true}
+var commandLineArgs = map[string]bool{"terse proxy": true, "terse wrap": true}
 
 // parseFlags parses args; --help prints usage to stdout and returns
 // errHelp, which callers return as success. Flags may come before, after
@@ -78,8 +80,10 @@ var commandLineArgs = map[string]bool{"terse proxy": true}
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	// The flag package prints usage itself before returning; silence that
 	// so --help goes to stdout once and a bad flag's usage to stderr once.
-	usage := fs.Usage
+	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
+	fs.SetOutput(io.Discard) // errors are reported by flagError, in one line
+	defer fs.SetOutput(out)
 	var positional []string
 	var err error
 	for {
@@ -98,18 +102,118 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
+		defer fs.SetOutput(out)
 		fs.Usage()
 		return errHelp
 	}
 	if err != nil {
-		fs.Usage() // to stderr, after the flag package's one-line message
-		return errUsage
+		return flagError(fs, err)
 	}
 	// Leave the arguments where fs.Args finds them.
 	if perr := fs.Parse(append([]string{"--"}, positional...)); perr != nil {
 		return perr
 	}
+	useDefaultConfig(fs)
 	return nil
+}
+
+// useDefaultConfig gives a command's --config the default configuration
+// file (config.DefaultPath) when it was not given and that file exists,
+// so that every command reads the same settings without being told.
+// (terse filter uses it only with --tool.)
+func useDefaultConfig(fs *flag.FlagSet) {
+	f := fs.Lookup("config")
+	if f == nil || f.Value.String() != "" {
+		return
+	}
+	if fs.Lookup("manifest") != nil && fs.Lookup("tool").Value.String() == "" {
+		return // terse filter without --tool: a manifest's, or nothing
+	}
+	if path := config.DefaultFile(); path != "" {
+		fs.Set("config", path)
+	}
+}
+
+// flagError turns the flag package's error into one line that names the
+// flag as it is written (--name), suggests the nearest flag for an
+// unknown one, and points at the command's help.
+func flagError(fs *flag.FlagSet, err error) error {
+	cmd := strings.TrimPrefix(fs.Name(), "terse ")
+	see := "; see terse " + cmd + " --help"
+	msg := err.Error()
+	dashes := func(m string) string { // "-name" as "--name"
+		for _, p := range []string{"flag: -", "flag -", "argument: -", "defined: -", "for -"} {
+			m = strings.Replace(m, p, p+"-", 1)
+		}
+		return m
+	}
+	const undefined = "flag provided but not defined: -"
+	if name, ok := strings.CutPrefix(msg, undefined); ok {
+		name = strings.TrimLeft(name, "-")
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		m := "unknown flag --" + name
+		if s := nearest(name, names); s != "" {
+			m += " (did you mean --" + s + "?)"
+		}
+		return &usageError{cmd + ": " + m + see}
+	}
+	return &usageError{cmd + ": " + dashes(msg) + see}
+}
+
+// nearest returns the candidate closest to s in edit distance when it is
+// close enough to be a likely typo, else "".
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 0
+	for _, c := range candidates {
+		d := editDistance(s, c)
+		if strings.HasPrefix(c, s) && len(s) >= 2 {
+			d = min(d, 1)
+		}
+		if best == "" || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || bestD > max(1, min(len(s), len(best))/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// flagGiven reports whether args set the flag name (-name or --name,
+// with or without "=value"), before any "--".
+func flagGiven(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // errHelp is returned after --help was printed; run treats it as success.

@@ -83,9 +83,17 @@ Config (TOML):
   [[servers]]
   name = "remote"
   url = "https://mcp.example.com/mcp"
+  headers = { Authorization = "Bearer ${MCP_TOKEN}" }   # ${VAR}: from the environment
 
-Example:
-  terse gateway --config terse.toml --listen :7801
+Listening off loopback (another machine can connect) needs [gateway]
+tokens or TERSE_GATEWAY_TOKENS: without them anyone who reaches the port
+can call every upstream tool, so the gateway refuses to start unless
+--insecure says that is meant (a network you control, a proxy in front
+that authenticates).
+
+Examples:
+  terse gateway --config terse.toml --listen 127.0.0.1:7801
+  TERSE_GATEWAY_TOKENS=team-a=a-long-random-token-1 terse gateway --config terse.toml --listen 0.0.0.0:7801
 `
 
 // defaultListen is used when neither --listen nor [gateway] listen is set.
@@ -98,6 +106,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	verbose := fs.Bool("verbose", false, "log at DEBUG: one record per tool call")
 	statsFile := fs.String("stats-file", "", "write JSON totals to `F` on exit (SIGINT or SIGTERM)")
 	logFormat := fs.String("log-format", "text", "log `FORMAT` on stderr: text or json")
+	insecure := fs.Bool("insecure", false, "serve off loopback without tokens (see above)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -122,6 +131,24 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	tokens, err := gatewayTokens(cfg.Gateway.Tokens, os.Getenv("TERSE_GATEWAY_TOKENS"))
+	if err != nil {
+		return err
+	}
+	addr := *listen
+	if addr == "" {
+		addr = cfg.Gateway.Listen
+	}
+	if addr == "" {
+		addr = defaultListen
+	}
+	// Before any upstream starts: an open gateway is refused at once.
+	if len(tokens) == 0 && !loopbackAddr(addr) {
+		if !*insecure {
+			return &usageError{fmt.Sprintf("gateway: --listen %s is reachable from other machines and no [gateway] tokens (or TERSE_GATEWAY_TOKENS) are set, so anyone there could call every upstream tool; listen on 127.0.0.1, set tokens, or pass --insecure", addr)}
+		}
+		logger.Warn("serving off loopback without tokens (--insecure): anyone who reaches the port can call every upstream tool", "addr", addr)
+	}
 	opts.Logger = logger
 	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry)) // nil when off
 	if err != nil {
@@ -133,17 +160,17 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	defer stop()
 	var specs []mcpproxy.ServerSpec
 	for _, s := range cfg.Servers {
-		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL})
+		client, err := upstreamClient(s.Headers)
+		if err != nil {
+			return fmt.Errorf("gateway: server %s: %w", s.Name, err)
+		}
+		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Client: client})
 	}
 	g, err := mcpproxy.NewGateway(specs, opts)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
-	tokens, err := gatewayTokens(cfg.Gateway.Tokens, os.Getenv("TERSE_GATEWAY_TOKENS"))
-	if err != nil {
-		return err
-	}
 	g.SetTokens(tokens)
 	if cfg.Store.Redis != "" {
 		st, err := redisstore.NewState(cfg.Store.Redis, cfg.Store.TTL.Duration)
@@ -159,15 +186,18 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			logger.Warn("shared state unreachable; serving without dedup until it answers", "err", err)
 		}
 	}
+	// Upstreams start one after another (an npx server may take many
+	// seconds to install): say what is starting, so a quiet wait reads as
+	// what it is.
+	for _, sp := range specs {
+		what := sp.URL
+		if what == "" {
+			what = shellJoin(append([]string{sp.Command}, sp.Args...))
+		}
+		logger.Info("starting upstream", "server", sp.Name, "upstream", what)
+	}
 	if err := g.Start(ctx); err != nil {
 		return err
-	}
-	addr := *listen
-	if addr == "" {
-		addr = cfg.Gateway.Listen
-	}
-	if addr == "" {
-		addr = defaultListen
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -194,6 +224,20 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 	}
 	return err
+}
+
+// loopbackAddr reports whether a listen address serves this machine only:
+// a loopback IP or localhost (an empty host means every interface).
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // gatewayTokens merges the config's tokens (tenant → token) with env

@@ -29,3 +29,14 @@ func FuzzGatewayTokens(f *testing.F) {
 		}
 	})
 }
+
+func TestLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:7801": true, "localhost:7801": true, "[::1]:7801": true, "127.0.0.2:1": true,
+		":7801": false, "0.0.0.0:7801": false, "[::]:7801": false, "192.168.1.2:7801": false, "nonsense": false,
+	} {
+		if got := loopbackAddr(addr); got != want {
+			t.Errorf("loopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}

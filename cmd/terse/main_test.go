@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -31,6 +32,10 @@ func TestScripts(t *testing.T) {
 			// Scripts read shared corpus files through $SHARED when present.
 			if d := sharedDir(); d != "" {
 				env.Setenv("SHARED", d)
+			}
+			// The npm launcher, for the script that runs it.
+			if p, err := filepath.Abs("../../npm/terse/bin/terse.js"); err == nil {
+				env.Setenv("NPM_LAUNCHER", p)
 			}
 			return nil
 		},

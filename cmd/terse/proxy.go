@@ -66,6 +66,7 @@ Examples:
   terse proxy -- npx -y @modelcontextprotocol/server-filesystem /repo
   terse proxy --verbose --stats-file stats.json -- ./my-server --flag
   terse proxy --upstream https://mcp.example.com/mcp
+  terse proxy --upstream https://mcp.example.com/mcp --header 'Authorization: Bearer ${MCP_TOKEN}'
 
 Claude Code config (.mcp.json):
   {"mcpServers": {"fs": {"command": "terse",
@@ -73,12 +74,15 @@ Claude Code config (.mcp.json):
 `
 
 func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("proxy", "[--config FILE] [--verbose] [--stats-file F] [--upstream URL] -- COMMAND [ARGS...]", proxyDoc, stdout, stderr)
+	fs := newFlagSet("proxy", "[--config FILE] [--verbose] [--stats-file F] [--upstream URL [--header 'NAME: VALUE']...] -- COMMAND [ARGS...]", proxyDoc, stdout, stderr)
 	configPath := fs.String("config", "", "terse config `FILE` ([proxy] section and per-tool rules)")
 	verbose := fs.Bool("verbose", false, "log at DEBUG: one record per tool call")
 	statsFile := fs.String("stats-file", "", "write JSON totals (calls, tokens before/after, saved by source) to `F` on exit")
 	upstreamURL := fs.String("upstream", "", "relay to a Streamable-HTTP MCP server at `URL` instead of running COMMAND")
 	logFormat := fs.String("log-format", "text", "log `FORMAT` on stderr: text or json")
+	headers := headerFlag{}
+	fs.Var(headers, "header", "with --upstream: send the header \"`NAME: VALUE`\" (repeatable; ${VAR} in VALUE is the environment variable)")
+	fs.Var(headerEnvFlag(headers), "header-env", "with --upstream: send the header NAME with the value of the environment variable VAR, \"`NAME=VAR`\" (repeatable; what terse setup writes)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -87,8 +91,14 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	switch {
 	case *upstreamURL != "" && len(rest) > 0:
 		return &usageError{"proxy: give either --upstream URL or -- COMMAND, not both"}
+	case len(headers) > 0 && *upstreamURL == "":
+		return &usageError{"proxy: --header goes with --upstream URL"}
 	case *upstreamURL != "":
-		up = &mcpproxy.HTTP{URL: *upstreamURL}
+		client, err := upstreamClient(headers)
+		if err != nil {
+			return fmt.Errorf("proxy: %w", err)
+		}
+		up = &mcpproxy.HTTP{URL: *upstreamURL, Client: client}
 	case len(rest) == 0:
 		return &usageError{"proxy: missing the server command: terse proxy [flags] -- COMMAND [ARGS...]"}
 	default:
@@ -102,6 +112,13 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	ctx, stop := withTerm(ctx)
 	defer stop()
 	cfg, err := loadConfig(*configPath)
+	if err != nil && !flagGiven(args, "config") {
+		// The default config file is broken: an MCP client started this
+		// proxy, and its tools must not vanish over it. Serve with the
+		// defaults and say why in the log.
+		logger.Error("the default config file does not load; serving with the built-in defaults (terse config check shows the problem)", "err", err)
+		cfg, err = config.Default(), nil
+	}
 	if err != nil {
 		return err
 	}

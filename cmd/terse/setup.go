@@ -22,29 +22,46 @@ import (
 const setupDoc = `
 Setup rewrites an MCP client's configuration so that every stdio server it
 lists runs through terse: "command": "npx", "args": ["-y", "srv"] becomes
-"command": "terse", "args": ["proxy", "--", "npx", "-y", "srv"]. Servers
-reached over HTTP (a url, or type http or sse) are left alone, and setup
-says so: run them through "terse gateway" by hand if you want them
-compacted too. Everything else in the file is kept (JSON is rewritten with
-two-space indentation, TOML only on the lines of the servers it changes).
+"command": "/path/to/terse", "args": ["proxy", "--", "npx", "-y", "srv"].
+A command written as one string ("npx -y srv", no args) is split into
+its words.
 
-Clients and the file each one reads (--config-path names another):
-  claude-code   ./.mcp.json when it exists (project scope), else
-                ~/.claude.json (user scope "mcpServers" and every
-                project's "mcpServers")
+A Claude Code or Cursor server reached over Streamable HTTP (type "http")
+whose credentials are in "headers" is wrapped too, as "terse proxy
+--upstream URL --header-env NAME=TERSE_HEADER_1", the header values moved
+into the server's "env" (they stay off the command line). Other servers
+reached over HTTP are left alone, and setup says so: one without headers
+may sign in by OAuth, which only the client can do (run it through
+"terse proxy --upstream" or "terse gateway" by hand if it needs none).
+
+Only the command and args values of the stdio servers it wraps change, in
+the layout they had (an HTTP server's object is rewritten whole); every other byte of the file stays (comments in TOML,
+escapes and number spellings in JSON). A file that is a symbolic link is
+written through it; the mode and owner are kept; the new file replaces
+the old one atomically. A read-only file is left alone.
+
+Clients and the files each one reads (--config-path names one file):
+  claude-code   ./.mcp.json (project scope) and ~/.claude.json (user
+                scope "mcpServers" and every project's "mcpServers"),
+                both when both exist, as Claude Code reads them
   cursor        ~/.cursor/mcp.json ("mcpServers")
   codex         $CODEX_HOME/config.toml, else ~/.codex/config.toml
-                ([mcp_servers.NAME] command and args)
+                (mcp_servers, in any TOML form: [mcp_servers.NAME]
+                tables, dotted keys, inline tables)
 
-Before the first change setup copies the file to FILE.terse-backup (kept,
-never overwritten). Running it again changes nothing: wrapped servers are
-recognised. --dry-run prints the diff and writes nothing. --undo unwraps
-every server terse wraps, giving back its own command and arguments.
+Before the first change setup copies each file to FILE.terse-backup
+(kept, never overwritten). Running it again changes nothing: wrapped
+servers are recognised. --dry-run prints the diff and writes nothing.
+--undo unwraps every server terse wraps, giving back its own command and
+arguments (the backup's bytes when nothing else changed since).
 
-The command written is "terse" when the terse on PATH is this binary,
-else this binary's absolute path (an MCP client may not search your PATH);
---terse names another. Restart the client afterwards; "terse doctor"
-shows the result.
+The command written is this binary's absolute path, which an MCP client
+started from a desktop finds whatever its PATH. A terse run from a
+temporary place (a "go run" build, npx's cache) is not written: install
+terse first, or name a lasting binary with --terse. The wrapped servers
+read terse's default config file (see terse config --help), so its
+settings apply to them without --config. Restart the client afterwards;
+"terse doctor" shows the result.
 
 Examples:
   terse setup claude-code --dry-run
@@ -61,7 +78,7 @@ func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cfgPath := fs.String("config-path", "", "the client's configuration `FILE` (default: the client's own, see above)")
 	dryRun := fs.Bool("dry-run", false, "print the diff and change nothing")
 	undo := fs.Bool("undo", false, "unwrap the servers terse wraps")
-	tersePath := fs.String("terse", "", "the terse `PATH` written into the configuration (default: terse if on PATH, else this binary)")
+	tersePath := fs.String("terse", "", "the terse `PATH` written into the configuration (default: this binary's absolute path)")
 	hook := addHookSetupFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -73,94 +90,236 @@ func runSetup(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := choice("client", client, mcpClients...); err != nil {
 		return &usageError{fmt.Sprintf("setup: unknown client %q: want %s", client, orList(mcpClients))}
 	}
-	path := *cfgPath
-	if path == "" {
+	paths := []string{*cfgPath}
+	if *cfgPath == "" {
 		var err error
-		if path, err = defaultConfigPath(client); err != nil {
+		if paths, err = defaultConfigPaths(client); err != nil && client != "claude-code" {
 			return err
 		}
 	}
-	terseCmd := *tersePath
-	if terseCmd == "" {
-		terseCmd = defaultTerseCommand()
+	// The terse to write is found when a server needs it: undo and a
+	// second run need none.
+	var terseCmd string
+	var terseErr error
+	terseFound := false
+	findTerse := func() (string, error) {
+		if !terseFound {
+			terseFound = true
+			if terseCmd = *tersePath; terseCmd == "" {
+				terseCmd, terseErr = lastingTerseCommand(stderr)
+			}
+		}
+		return terseCmd, terseErr
 	}
 	if client == "claude-code" {
-		if err := hook.run(terseCmd, *dryRun, *undo, stdout); err != nil {
+		var cmd string
+		if *hook.on && !*undo {
+			var err error
+			if cmd, err = findTerse(); err != nil {
+				return err
+			}
+		}
+		if err := hook.run(cmd, *dryRun, *undo, stdout); err != nil {
 			return err
 		}
+		if len(paths) == 0 {
+			// No MCP servers to wrap: the hook may be all there is to do.
+			all, _ := clientConfigPaths(client)
+			fmt.Fprintf(stdout, "%s: no MCP servers configured\n", all[len(all)-1])
+			return nil
+		}
 	}
-	old, err := os.ReadFile(path)
-	if client == "claude-code" && *cfgPath == "" && errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stdout, "%s: no MCP servers configured\n", path)
+	var failed error
+	for _, path := range paths {
+		if len(paths) > 1 {
+			fmt.Fprintf(stdout, "%s:\n", path)
+		}
+		if err := setupFile(client, path, *undo, *dryRun, findTerse, stdout); err != nil {
+			if len(paths) == 1 {
+				return err
+			}
+			fmt.Fprintf(stderr, "terse: %v\n", err)
+			failed = errReported
+		}
+	}
+	return failed
+}
+
+// setupFile wraps (or with undo unwraps) the servers of one client
+// configuration file.
+func setupFile(client, path string, undo, dryRun bool, findTerse func() (string, error), stdout io.Writer) error {
+	isTOML := client == "codex"
+	backup := path + ".terse-backup"
+	var servers []*serverEntry
+	var editErr error
+	rewrite := func(old []byte) ([]byte, error) {
+		edit := func(s *serverEntry) {
+			switch {
+			case undo && s.wrappedRemote() && !isTOML:
+				s.unwrapRemote()
+			case s.url != "" && s.typ == "http" && len(s.headers) > 0 && !undo && !isTOML:
+				// Credentials in headers terse can carry; a server
+				// without them may sign in by OAuth, which only the
+				// client can do, so it is left alone.
+				terse, err := findTerse()
+				if err != nil {
+					editErr = err
+					s.note = "not wrapped"
+					return
+				}
+				s.wrapRemote(terse)
+			case s.url != "":
+				s.note = "HTTP server (" + s.url + "), left alone (it may sign in by OAuth, which only the client can do); if it needs no sign-in or takes a header, run it through terse proxy --upstream URL [--header 'NAME: VALUE'] or terse gateway"
+			case s.wrappedRemote():
+				s.note = "already runs through terse"
+			case undo && s.wrapped():
+				s.command, s.args = s.unwrapped()
+				s.changed, s.note = true, "unwrapped"
+			case undo:
+				s.note = "not wrapped"
+			case s.wrapped():
+				s.note = "already runs through terse"
+			case s.command == "":
+				s.note = "no command, left alone"
+			default:
+				terse, err := findTerse()
+				if err != nil {
+					editErr = err
+					s.note = "not wrapped"
+					return
+				}
+				command, args := s.command, s.args
+				if len(args) == 0 {
+					// "npx -y srv" in one string: the client would run a
+					// program of that name; terse proxy needs the words.
+					command, args = splitCommand(command)
+				}
+				s.args = append([]string{"proxy", "--", command}, args...)
+				s.command = terse
+				s.changed, s.note = true, "wrapped"
+			}
+		}
+		var updated []byte
+		var err error
+		if isTOML {
+			updated, servers, err = rewriteTOML(old, edit)
+		} else {
+			updated, servers, err = rewriteJSON(old, client == "claude-code", edit)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if editErr != nil {
+			return nil, editErr
+		}
+		if undo {
+			// Unwrapped, the file means what the backup says: give back
+			// the backup's own bytes (layout and all) rather than a rewrite.
+			if b, err := os.ReadFile(backup); err == nil && sameConfig(isTOML, updated, b) {
+				updated = b
+			}
+		}
+		return updated, nil
+	}
+	report := func() {
+		if len(servers) == 0 {
+			fmt.Fprintf(stdout, "%s: no MCP servers configured\n", path)
+		}
+		for _, s := range servers {
+			fmt.Fprintf(stdout, "%s: %s\n", s.label(), s.note)
+		}
+	}
+	if dryRun {
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("setup %s: %w", client, err)
+		}
+		updated, err := rewrite(old)
+		if err != nil {
+			return err
+		}
+		report()
+		if bytes.Equal(old, updated) {
+			fmt.Fprintf(stdout, "%s: unchanged\n", path)
+			return nil
+		}
+		fmt.Fprintf(stdout, "--- %s\n+++ %s (after terse setup%s)\n", path, path, map[bool]string{true: " --undo"}[undo])
+		fmt.Fprint(stdout, lineDiff(string(old), string(updated)))
+		if err := checkWritable(path); err != nil {
+			fmt.Fprintf(stdout, "note: %v\n", err)
+		}
+		fmt.Fprintln(stdout, "dry run: nothing written")
 		return nil
 	}
-	if err != nil {
+	old, updated, made, err := editConfig(path, rewrite)
+	if errors.Is(err, os.ErrNotExist) && old == nil {
 		return fmt.Errorf("setup %s: %w", client, err)
 	}
-	edit := func(s *serverEntry) {
-		switch {
-		case s.url != "":
-			s.note = "HTTP server (" + s.url + "), left alone; run it through terse gateway to compact it"
-		case *undo && s.wrapped():
-			s.command, s.args = s.unwrapped()
-			s.changed, s.note = true, "unwrapped"
-		case *undo:
-			s.note = "not wrapped"
-		case s.wrapped():
-			s.note = "already runs through terse"
-		case s.command == "":
-			s.note = "no command, left alone"
-		default:
-			s.args = append([]string{"proxy", "--", s.command}, s.args...)
-			s.command = terseCmd
-			s.changed, s.note = true, "wrapped"
-		}
-	}
-	var updated []byte
-	var servers []*serverEntry
-	if client == "codex" {
-		updated, servers, err = rewriteTOML(old, edit)
-	} else {
-		updated, servers, err = rewriteJSON(old, client == "claude-code", edit)
+	if updated != nil {
+		report()
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	backup := path + ".terse-backup"
-	if *undo {
-		// Unwrapped, the file means what the backup says: give back the
-		// backup's own bytes (layout and all) rather than a rewrite.
-		if b, err := os.ReadFile(backup); err == nil && sameConfig(client == "codex", updated, b) {
-			updated = b
-		}
-	}
-	if len(servers) == 0 {
-		fmt.Fprintf(stdout, "%s: no MCP servers configured\n", path)
-	}
-	for _, s := range servers {
-		fmt.Fprintf(stdout, "%s: %s\n", s.label(), s.note)
+		return err
 	}
 	if bytes.Equal(old, updated) {
 		fmt.Fprintf(stdout, "%s: unchanged\n", path)
 		return nil
 	}
-	if *dryRun {
-		fmt.Fprintf(stdout, "--- %s\n+++ %s (after terse setup%s)\n", path, path, map[bool]string{true: " --undo"}[*undo])
-		fmt.Fprint(stdout, lineDiff(string(old), string(updated)))
-		fmt.Fprintln(stdout, "dry run: nothing written")
-		return nil
-	}
-	if _, err := os.Stat(backup); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(backup, old, 0o600); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "backup: %s\n", backup)
-	}
-	if err := writeFileAtomic(path, updated); err != nil {
-		return err
+	if made != "" {
+		fmt.Fprintf(stdout, "backup: %s\n", made)
 	}
 	fmt.Fprintf(stdout, "%s: updated; restart %s to use it\n", path, client)
 	return nil
+}
+
+// splitCommand splits a command line written as one string into its
+// words, as a shell would for plain words and quotes; a string naming an
+// existing file is kept whole (a path may hold spaces).
+func splitCommand(s string) (string, []string) {
+	if !strings.ContainsAny(s, " \t") {
+		return s, nil
+	}
+	if _, err := os.Stat(s); err == nil {
+		return s, nil
+	}
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '"' && c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	if len(words) == 0 {
+		return s, nil
+	}
+	return words[0], words[1:]
 }
 
 // sameConfig reports whether two configuration texts hold the same data.
@@ -190,11 +349,13 @@ func sameConfig(isTOML bool, a, b []byte) bool {
 			return false
 		}
 	}
-	return reflect.DeepEqual(dropEmptyArgs(x), dropEmptyArgs(y))
+	return reflect.DeepEqual(normalizeServers(x), normalizeServers(y))
 }
 
-// dropEmptyArgs removes every "args" member holding an empty list.
-func dropEmptyArgs(v any) any {
+// normalizeServers writes every command line one way: an empty "args"
+// list is none, and a "command" holding a whole command line with no
+// args is split into its words (as setup wraps it).
+func normalizeServers(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
@@ -202,58 +363,100 @@ func dropEmptyArgs(v any) any {
 				delete(v, k)
 				continue
 			}
-			v[k] = dropEmptyArgs(x)
+			v[k] = normalizeServers(x)
+		}
+		if cmd, ok := v["command"].(string); ok && v["args"] == nil {
+			if c, args := splitCommand(cmd); len(args) > 0 {
+				v["command"] = c
+				list := make([]any, len(args))
+				for i, a := range args {
+					list[i] = a
+				}
+				v["args"] = list
+			}
 		}
 	case []any:
 		for i, x := range v {
-			v[i] = dropEmptyArgs(x)
+			v[i] = normalizeServers(x)
 		}
 	}
 	return v
 }
 
-// withoutMember returns object v without its members named key.
-func withoutMember(v tree.Value, key string) tree.Value {
-	ms := make([]tree.Member, 0, v.Len())
-	for _, m := range v.Members() {
-		if m.Key != key {
-			ms = append(ms, m)
+// defaultConfigPaths lists the files where client keeps its MCP
+// servers, those that exist (Claude Code reads ./.mcp.json and
+// ~/.claude.json together); one that does not is an error only when none
+// exists.
+func defaultConfigPaths(client string) ([]string, error) {
+	all, err := clientConfigPaths(client)
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	for _, p := range all {
+		if _, err := os.Stat(p); err == nil {
+			found = append(found, p)
 		}
 	}
-	return tree.Object(ms...)
+	if len(found) == 0 {
+		return nil, fmt.Errorf("setup %s: no configuration at %s (name one with --config-path)", client, strings.Join(all, " or "))
+	}
+	return found, nil
 }
 
-// defaultConfigPath is where client keeps its MCP servers.
-func defaultConfigPath(client string) (string, error) {
+// clientConfigPaths lists every file where client keeps MCP servers.
+func clientConfigPaths(client string) ([]string, error) {
 	home, err := os.UserHomeDir()
+	var paths []string
 	switch client {
 	case "claude-code":
-		if _, serr := os.Stat(".mcp.json"); serr == nil {
-			return ".mcp.json", nil
+		paths = append(paths, ".mcp.json")
+		if err == nil {
+			paths = append(paths, filepath.Join(home, ".claude.json"))
 		}
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, ".claude.json"), nil
+		return paths, nil
 	case "cursor":
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return filepath.Join(home, ".cursor", "mcp.json"), nil
+		return []string{filepath.Join(home, ".cursor", "mcp.json")}, nil
 	case "codex":
 		if dir := os.Getenv("CODEX_HOME"); dir != "" {
-			return filepath.Join(dir, "config.toml"), nil
+			return []string{filepath.Join(dir, "config.toml")}, nil
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return filepath.Join(home, ".codex", "config.toml"), nil
+		return []string{filepath.Join(home, ".codex", "config.toml")}, nil
 	}
-	return "", fmt.Errorf("unknown client %q", client)
+	return nil, fmt.Errorf("unknown client %q", client)
 }
 
-// defaultTerseCommand is "terse" when the terse found on PATH is this
-// binary, else this binary's absolute path.
+// lastingTerseCommand is the absolute path of this terse binary, which
+// an MCP client finds whatever its PATH. A binary that will not last (a
+// go run build, npx's cache) is refused, unless the terse on PATH is a
+// lasting one: then that is written, and said.
+func lastingTerseCommand(stderr io.Writer) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot tell where this terse is (%v); name it with --terse PATH", err)
+	}
+	why := ephemeralPath(self)
+	if why == "" {
+		return self, nil
+	}
+	if onPath, ok := lookTerse("terse"); ok {
+		if abs, err := filepath.Abs(onPath); err == nil && ephemeralPath(abs) == "" {
+			fmt.Fprintf(stderr, "terse: this terse runs from %s; writing the terse on PATH instead: %s\n", why, abs)
+			return abs, nil
+		}
+	}
+	return "", fmt.Errorf("this terse runs from %s (%s): a configuration calling it would break; install terse (go install github.com/terse-dev/terse/cmd/terse@latest, or npm install -g @terse-dev/terse) and run setup with it, or name a lasting binary with --terse PATH", why, self)
+}
+
+// defaultTerseCommand is how a shell finds this terse: "terse" when the
+// terse on PATH is this binary, else this binary's absolute path. (It is
+// for commands shown to a model; configurations get lastingTerseCommand.)
 func defaultTerseCommand() string {
 	self, err := os.Executable()
 	if err != nil {
@@ -275,6 +478,79 @@ type serverEntry struct {
 	url     string
 	changed bool
 	note    string
+
+	// JSON clients: the members as written, for HTTP servers that setup
+	// wraps as a whole (the server's object is replaced by replace).
+	typ     string
+	headers []tree.Member
+	env     []tree.Member
+	keys    []string
+	replace *tree.Value
+}
+
+// wrappedRemote reports whether the server is an HTTP server running
+// through "terse proxy --upstream URL".
+func (s *serverEntry) wrappedRemote() bool {
+	base := strings.TrimSuffix(filepath.Base(s.command), ".exe")
+	i := indexOf(s.args, "--upstream")
+	return base == "terse" && len(s.args) > 0 && s.args[0] == "proxy" && i > 0 && i < len(s.args)-1 && indexOf(s.args, "--") < 0
+}
+
+// headerEnvPrefix names the environment variables that carry a wrapped
+// HTTP server's header values (the values stay off the command line).
+const headerEnvPrefix = "TERSE_HEADER_"
+
+// wrapRemote makes the Streamable-HTTP server s run through terse proxy
+// --upstream, its headers passed by --header-env from the server's env.
+// It reports false (with a note) for a server it cannot carry over whole.
+func (s *serverEntry) wrapRemote(terse string) bool {
+	for _, k := range s.keys {
+		if k != "type" && k != "url" && k != "headers" {
+			s.note = "HTTP server (" + s.url + ") with settings besides url and headers (" + k + "), left alone; wrap it by hand: terse proxy --upstream URL --header 'NAME: VALUE'"
+			return false
+		}
+	}
+	args := []tree.Value{tree.String("proxy"), tree.String("--upstream"), tree.String(s.url)}
+	var env []tree.Member
+	for i, h := range s.headers {
+		if h.Value.Kind() != tree.KindString {
+			s.note = "HTTP server (" + s.url + ") with a header that is not a string, left alone"
+			return false
+		}
+		v := fmt.Sprintf("%s%d", headerEnvPrefix, i+1)
+		args = append(args, tree.String("--header-env"), tree.String(h.Key+"="+v))
+		env = append(env, tree.Member{Key: v, Value: h.Value})
+	}
+	ms := []tree.Member{{Key: "command", Value: tree.String(terse)}, {Key: "args", Value: tree.Array(args...)}}
+	if len(env) > 0 {
+		ms = append(ms, tree.Member{Key: "env", Value: tree.Object(env...)})
+	}
+	obj := tree.Object(ms...)
+	s.replace, s.changed, s.note = &obj, true, "wrapped (HTTP, through terse proxy --upstream)"
+	return true
+}
+
+// unwrapRemote gives back the HTTP server a wrapRemote made.
+func (s *serverEntry) unwrapRemote() {
+	url := s.args[indexOf(s.args, "--upstream")+1]
+	ms := []tree.Member{{Key: "type", Value: tree.String("http")}, {Key: "url", Value: tree.String(url)}}
+	var headers []tree.Member
+	for i := 0; i+1 < len(s.args); i++ {
+		if s.args[i] != "--header-env" {
+			continue
+		}
+		name, v, _ := strings.Cut(s.args[i+1], "=")
+		for _, e := range s.env {
+			if e.Key == v {
+				headers = append(headers, tree.Member{Key: name, Value: e.Value})
+			}
+		}
+	}
+	if len(headers) > 0 {
+		ms = append(ms, tree.Member{Key: "headers", Value: tree.Object(headers...)})
+	}
+	obj := tree.Object(ms...)
+	s.replace, s.changed, s.note = &obj, true, "unwrapped"
 }
 
 func (s *serverEntry) label() string {
@@ -312,6 +588,8 @@ func indexOf(list []string, s string) int {
 
 // rewriteJSON edits the "mcpServers" objects of a JSON configuration: the
 // top-level one and, for Claude Code's ~/.claude.json, each project's.
+// Only the "command" and "args" values of the servers it changes are
+// rewritten (in the layout they had); every other byte stays.
 func rewriteJSON(data []byte, projects bool, edit func(*serverEntry)) ([]byte, []*serverEntry, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return data, nil, nil
@@ -323,15 +601,22 @@ func rewriteJSON(data []byte, projects bool, edit func(*serverEntry)) ([]byte, [
 	if root.Kind() != tree.KindObject {
 		return nil, nil, errors.New("not a JSON object")
 	}
+	rootSpan, err := jsonRoot(data)
+	if err != nil {
+		return nil, nil, err
+	}
 	var all []*serverEntry
-	changed := false
-	servers := func(scope string, v tree.Value) tree.Value {
+	var edits []jsonEdit
+	servers := func(scope string, v tree.Value, span jsonSpan) error {
 		if v.Kind() != tree.KindObject {
-			return v
+			return nil
 		}
-		ms := append([]tree.Member(nil), v.Members()...)
-		for i, m := range ms {
-			if m.Value.Kind() != tree.KindObject {
+		spans, err := jsonMembers(data, span)
+		if err != nil {
+			return err
+		}
+		for i, m := range v.Members() {
+			if m.Value.Kind() != tree.KindObject || i >= len(spans) {
 				continue
 			}
 			s := &serverEntry{scope: scope, name: m.Key}
@@ -348,95 +633,141 @@ func rewriteJSON(data []byte, projects bool, edit func(*serverEntry)) ([]byte, [
 			} else if t, ok := m.Value.Get("type"); ok && (t.Str() == "http" || t.Str() == "sse") {
 				s.url = "type " + t.Str()
 			}
+			if t, ok := m.Value.Get("type"); ok {
+				s.typ = t.Str()
+			}
+			if h, ok := m.Value.Get("headers"); ok && h.Kind() == tree.KindObject {
+				s.headers = h.Members()
+			}
+			if e, ok := m.Value.Get("env"); ok && e.Kind() == tree.KindObject {
+				s.env = e.Members()
+			}
+			for _, mm := range m.Value.Members() {
+				s.keys = append(s.keys, mm.Key)
+			}
 			edit(s)
 			all = append(all, s)
 			if !s.changed {
 				continue
 			}
-			changed = true
-			args := make([]tree.Value, len(s.args))
-			for j, a := range s.args {
-				args[j] = tree.String(a)
+			obj := spans[i].value
+			if s.replace != nil {
+				// The whole object, in the file's layout.
+				var text string
+				if bytes.IndexByte(data[obj.start:obj.end], '\n') >= 0 {
+					text = indentLines(string(tree.AppendIndent(nil, *s.replace, "  ")), lineIndent(data, obj.start))
+				} else {
+					text = string(tree.AppendJSON(nil, *s.replace))
+				}
+				edits = append(edits, jsonEdit{obj.start, obj.end, text})
+				continue
 			}
-			if len(args) > 0 {
-				ms[i].Value = setMembers(m.Value, tree.Member{Key: "command", Value: tree.String(s.command)}, tree.Member{Key: "args", Value: tree.Array(args...)})
-			} else {
-				// No arguments: no "args" member, as in the TOML writer.
-				ms[i].Value = withoutMember(setMembers(m.Value, tree.Member{Key: "command", Value: tree.String(s.command)}), "args")
+			cmd, ok, err := jsonGet(data, obj, "command")
+			if err != nil || !ok {
+				return fmt.Errorf("server %q: no command to rewrite", s.name)
+			}
+			edits = append(edits, jsonEdit{cmd.value.start, cmd.value.end, jsonQuote(s.command)})
+			compact := data[cmd.value.start-1] == ':' // written without spaces
+			items := make([]string, len(s.args))
+			for j, a := range s.args {
+				items[j] = jsonQuote(a)
+			}
+			if args, ok, _ := jsonGet(data, obj, "args"); ok {
+				edits = append(edits, jsonEdit{args.value.start, args.value.end, writeList(items, data[args.value.start:args.value.end], compact)})
+			} else if len(items) > 0 {
+				sep, colon := ", ", ": "
+				if bytes.IndexByte(data[obj.start:obj.end], '\n') >= 0 {
+					sep = ",\n" + lineIndent(data, cmd.keyStart)
+				} else if compact {
+					sep, colon = ",", ":"
+				}
+				edits = append(edits, jsonEdit{cmd.value.end, cmd.value.end, sep + `"args"` + colon + writeList(items, nil, compact)})
 			}
 		}
-		return tree.Object(ms...)
+		return nil
 	}
-	ms := append([]tree.Member(nil), root.Members()...)
-	for i, m := range ms {
+	rootSpans, err := jsonMembers(data, rootSpan)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, m := range root.Members() {
 		switch {
 		case m.Key == "mcpServers":
-			ms[i].Value = servers("", m.Value)
+			err = servers("", m.Value, rootSpans[i].value)
 		case m.Key == "projects" && projects && m.Value.Kind() == tree.KindObject:
-			ps := append([]tree.Member(nil), m.Value.Members()...)
-			for j, p := range ps {
-				if p.Value.Kind() != tree.KindObject {
+			ps, perr := jsonMembers(data, rootSpans[i].value)
+			if perr != nil {
+				return nil, nil, perr
+			}
+			for j, p := range m.Value.Members() {
+				if p.Value.Kind() != tree.KindObject || j >= len(ps) {
 					continue
 				}
-				if sv, ok := p.Value.Get("mcpServers"); ok {
-					ps[j].Value = setMembers(p.Value, tree.Member{Key: "mcpServers", Value: servers(p.Key, sv)})
+				sv, ok := p.Value.Get("mcpServers")
+				if !ok {
+					continue
+				}
+				span, _, gerr := jsonGet(data, ps[j].value, "mcpServers")
+				if gerr != nil {
+					return nil, nil, gerr
+				}
+				if err = servers(p.Key, sv, span.value); err != nil {
+					break
 				}
 			}
-			ms[i].Value = tree.Object(ps...)
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 	}
-	if !changed {
+	if len(edits) == 0 {
 		return data, all, nil
 	}
-	out := tree.AppendIndent(nil, tree.Object(ms...), "  ")
-	if bytes.HasSuffix(data, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out, all, nil
+	return applyEdits(data, edits), all, nil
 }
 
-// setMembers replaces the members of obj named in set, in place, and
-// appends those it does not have.
-func setMembers(obj tree.Value, set ...tree.Member) tree.Value {
-	ms := append([]tree.Member(nil), obj.Members()...)
-	for _, s := range set {
-		found := false
-		for i := range ms {
-			if ms[i].Key == s.Key {
-				ms[i].Value, found = s.Value, true
-			}
-		}
-		if !found {
-			ms = append(ms, s)
-		}
-	}
-	return tree.Object(ms...)
-}
-
-// rewriteTOML edits the [mcp_servers.NAME] tables of a Codex config.toml.
-// Only the command and args lines of changed servers are rewritten, so
-// comments and layout stay as they were.
+// rewriteTOML edits the servers of a Codex config.toml, in whichever
+// form TOML lets them be written (tomledit.go). Only the command and
+// args values of changed servers are rewritten, in place, so comments
+// and layout stay as they were.
 func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, error) {
 	// A map, not a struct: TOML keys are case-sensitive ("Command" is
-	// not "command"), and the lines are matched by exact key below.
+	// not "command"), and the values are matched by exact key below.
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		return nil, nil, err
 	}
 	table, _ := doc["mcp_servers"].(map[string]any)
-	lines := strings.SplitAfter(string(data), "\n")
+	entries, scanErr := tomlEntries(data)
+	// Servers in file order, then any the scan did not place.
+	var names []string
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if len(e.path) >= 2 && e.path[0] == "mcp_servers" && !seen[e.path[1]] {
+			if _, ok := table[e.path[1]]; ok {
+				seen[e.path[1]] = true
+				names = append(names, e.path[1])
+			}
+		}
+	}
+	var rest []string
+	for name := range table {
+		if !seen[name] {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	names = append(names, rest...)
 	var all []*serverEntry
-	// Servers in file order: their table headers.
-	for i := 0; i < len(lines); i++ {
-		name, ok := tomlServerHeader(lines[i])
-		if !ok {
-			continue
-		}
+	var edits []jsonEdit
+	for _, name := range names {
 		cfg, ok := table[name].(map[string]any)
+		s := &serverEntry{name: name}
 		if !ok {
+			s.note = "not a table, left alone"
+			all = append(all, s)
 			continue
 		}
-		s := &serverEntry{name: name}
 		s.command, _ = cfg["command"].(string)
 		s.url, _ = cfg["url"].(string)
 		if args, ok := cfg["args"].([]any); ok {
@@ -458,47 +789,29 @@ func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, 
 		if !s.changed {
 			continue
 		}
-		// The table runs to the next header.
-		end := i + 1
-		for end < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[end]), "[") {
-			end++
+		cmd, ok := tomlFind(entries, "mcp_servers", name, "command")
+		if scanErr != nil || !ok {
+			s.changed, s.note = false, "written in a form setup cannot edit; edit it by hand"
+			continue
 		}
-		var body []string
-		wroteCmd, wroteArgs := false, false
-		for j := i + 1; j < end; j++ {
-			key := tomlKey(lines[j])
-			switch key {
-			case "command":
-				body = append(body, "command = "+tomlString(s.command)+"\n")
-				wroteCmd = true
-			case "args":
-				// Skip the whole array, which may span lines.
-				j = tomlValueEnd(lines, j)
-				if !wroteArgs && len(s.args) > 0 {
-					body = append(body, "args = "+tomlArray(s.args)+"\n")
-				}
-				wroteArgs = true
-			default:
-				body = append(body, lines[j])
-			}
-			if key == "command" && !wroteArgs {
-				if len(s.args) > 0 {
-					body = append(body, "args = "+tomlArray(s.args)+"\n")
-				}
-				wroteArgs = true
-			}
+		items := make([]string, len(s.args))
+		for j, a := range s.args {
+			items[j] = tomlString(a)
 		}
-		if !wroteCmd {
-			head := []string{"command = " + tomlString(s.command) + "\n"}
-			if !wroteArgs && len(s.args) > 0 {
-				head = append(head, "args = "+tomlArray(s.args)+"\n")
+		edits = append(edits, jsonEdit{cmd.value.start, cmd.value.end, tomlString(s.command)})
+		if args, ok := tomlFind(entries, "mcp_servers", name, "args"); ok {
+			edits = append(edits, jsonEdit{args.value.start, args.value.end, writeList(items, data[args.value.start:args.value.end], false)})
+		} else if len(items) > 0 && cmd.inline {
+			edits = append(edits, jsonEdit{cmd.value.end, cmd.value.end, ", args = " + writeList(items, nil, false)})
+		} else if len(items) > 0 {
+			line := cmd.lineIndent + string(data[cmd.keyStart:cmd.lastKey]) + "args = " + writeList(items, nil, false) + "\n"
+			if cmd.lineEnd == len(data) && !bytes.HasSuffix(data, []byte("\n")) {
+				line = "\n" + line
 			}
-			body = append(head, body...)
+			edits = append(edits, jsonEdit{cmd.lineEnd, cmd.lineEnd, line})
 		}
-		lines = append(lines[:i+1], append(body, lines[end:]...)...)
-		i += len(body)
 	}
-	out := []byte(strings.Join(lines, ""))
+	out := applyEdits(data, edits)
 	// The edit is by lines: check that the result means what was meant
 	// (every server's command and args as edited, nothing else changed)
 	// before anyone writes it.
@@ -541,94 +854,6 @@ func asSlice(v any) []any {
 	return s
 }
 
-// tomlServerHeader recognises [mcp_servers.NAME] (NAME bare or quoted).
-func tomlServerHeader(line string) (string, bool) {
-	l := strings.TrimSpace(line)
-	if i := strings.Index(l, "#"); i > 0 && !strings.Contains(l[:i], `"`) {
-		l = strings.TrimSpace(l[:i])
-	}
-	if !strings.HasPrefix(l, "[mcp_servers.") || !strings.HasSuffix(l, "]") || strings.HasPrefix(l, "[[") {
-		return "", false
-	}
-	name := strings.TrimSpace(l[len("[mcp_servers.") : len(l)-1])
-	if strings.HasPrefix(name, `"`) {
-		var s string
-		if json.Unmarshal([]byte(name), &s) != nil {
-			return "", false
-		}
-		return s, true
-	}
-	if strings.ContainsAny(name, `."' `) {
-		return "", false // a sub-table such as [mcp_servers.x.env]
-	}
-	return name, true
-}
-
-// tomlKey is the key a "key = value" line sets (unquoted), or "".
-func tomlKey(line string) string {
-	l := strings.TrimSpace(line)
-	if strings.HasPrefix(l, "#") {
-		return ""
-	}
-	if len(l) > 0 && (l[0] == '"' || l[0] == '\'') {
-		// A quoted key: "command" = ... or 'command' = ...
-		end := strings.IndexByte(l[1:], l[0])
-		if end < 0 {
-			return ""
-		}
-		key := l[1 : 1+end]
-		if l[0] == '"' {
-			var s string
-			if json.Unmarshal([]byte(l[:end+2]), &s) != nil {
-				return ""
-			}
-			key = s
-		}
-		if rest := strings.TrimSpace(l[end+2:]); !strings.HasPrefix(rest, "=") {
-			return ""
-		}
-		return key
-	}
-	i := strings.IndexByte(l, '=')
-	if i < 0 {
-		return ""
-	}
-	return strings.TrimSpace(l[:i])
-}
-
-// tomlValueEnd returns the last line of the value that starts on line i:
-// an array may continue until its brackets balance.
-func tomlValueEnd(lines []string, i int) int {
-	depth, inStr := 0, false
-	for j := i; j < len(lines); j++ {
-		l := lines[j]
-		start := 0
-		if j == i {
-			start = strings.IndexByte(l, '=') + 1
-		}
-		for k := start; k < len(l); k++ {
-			c := l[k]
-			switch {
-			case inStr && c == '\\':
-				k++
-			case c == '"':
-				inStr = !inStr
-			case inStr:
-			case c == '#':
-				k = len(l)
-			case c == '[':
-				depth++
-			case c == ']':
-				depth--
-			}
-		}
-		if depth <= 0 {
-			return j
-		}
-	}
-	return len(lines) - 1
-}
-
 // tomlString quotes s as a TOML basic string (JSON's escapes are TOML's).
 func tomlString(s string) string {
 	var b bytes.Buffer
@@ -636,79 +861,6 @@ func tomlString(s string) string {
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func tomlArray(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = tomlString(s)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}
-
-// lineDiff is a unified-style diff of two texts: changed lines with "-"
-// and "+", two lines of context, "@@" between hunks.
-func lineDiff(a, b string) string {
-	x, y := strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n")
-	// Common prefix and suffix first: configuration edits are local.
-	p := 0
-	for p < len(x) && p < len(y) && x[p] == y[p] {
-		p++
-	}
-	s := 0
-	for s < len(x)-p && s < len(y)-p && x[len(x)-1-s] == y[len(y)-1-s] {
-		s++
-	}
-	mx, my := x[p:len(x)-s], y[p:len(y)-s]
-	// Longest common subsequence of the middle.
-	lcs := make([][]int32, len(mx)+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, len(my)+1)
-	}
-	for i := len(mx) - 1; i >= 0; i-- {
-		for j := len(my) - 1; j >= 0; j-- {
-			if mx[i] == my[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type op struct {
-		c    byte
-		text string
-	}
-	var ops []op
-	for _, l := range x[max(0, p-2):p] {
-		ops = append(ops, op{' ', l})
-	}
-	i, j := 0, 0
-	for i < len(mx) || j < len(my) {
-		switch {
-		case i < len(mx) && j < len(my) && mx[i] == my[j]:
-			ops = append(ops, op{' ', mx[i]})
-			i, j = i+1, j+1
-		case i < len(mx) && (j == len(my) || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, op{'-', mx[i]})
-			i++
-		default:
-			ops = append(ops, op{'+', my[j]})
-			j++
-		}
-	}
-	for _, l := range x[len(x)-s : min(len(x), len(x)-s+2)] {
-		ops = append(ops, op{' ', l})
-	}
-	var out strings.Builder
-	for _, o := range ops {
-		if o.text == "" {
-			continue
-		}
-		out.WriteByte(o.c)
-		out.WriteString(strings.TrimSuffix(o.text, "\n"))
-		out.WriteByte('\n')
-	}
-	return out.String()
 }
 
 // lookTerse finds name on PATH (with .exe on Windows).
@@ -733,4 +885,33 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// setMembers replaces the members of obj named in set, in place, and
+// appends those it does not have.
+func setMembers(obj tree.Value, set ...tree.Member) tree.Value {
+	ms := append([]tree.Member(nil), obj.Members()...)
+	for _, s := range set {
+		found := false
+		for i := range ms {
+			if ms[i].Key == s.Key {
+				ms[i].Value, found = s.Value, true
+			}
+		}
+		if !found {
+			ms = append(ms, s)
+		}
+	}
+	return tree.Object(ms...)
+}
+
+// withoutMember returns object v without its members named key.
+func withoutMember(v tree.Value, key string) tree.Value {
+	ms := make([]tree.Member, 0, v.Len())
+	for _, m := range v.Members() {
+		if m.Key != key {
+			ms = append(ms, m)
+		}
+	}
+	return tree.Object(ms...)
 }

@@ -19,7 +19,9 @@ import (
 
 const statsDoc = `
 Stats reads the telemetry terse wrote ([telemetry] enabled = true in the
-config) and prints what it saved: in total and by source (filter, dedup,
+config) and prints what it saved: in total, split into what was saved
+losslessly (encoding, dedup) and what was left out (declared in-band:
+fit, filter, history, stale), by source (filter, dedup,
 encoding, fit, history, stale), by tool (hashed unless tool names were
 opted into) and endpoint class, by output format and by session; the
 biggest token sinks (tools whose results the model read most); hints
@@ -43,7 +45,7 @@ func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	since := fs.String("since", "", "only events newer than this `duration` (\"36h\", \"7d\")")
 	top := fs.Int("top", 10, "rows per breakdown")
-	cfgPath := fs.String("config", "", "terse config `file` whose [telemetry] dir to read")
+	cfgPath := fs.String("config", "", "terse config `FILE` whose [telemetry] dir to read")
 	entry := fs.String("entry", "", "only events of this entry `point` (proxy, gateway, api, compact, hook)")
 	pos, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
@@ -119,14 +121,32 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 	if toks == "" {
 		toks = "none recorded"
 	}
-	fmt.Fprintf(w, "%d results in %d sessions (%d files", s.Events, s.Sessions, s.Files)
+	fmt.Fprintf(w, "%s in %s (%s", plural(s.Events, "result"), plural(s.Sessions, "session"), plural(s.Files, "file"))
 	if s.Skipped > 0 {
-		fmt.Fprintf(w, ", %d lines skipped", s.Skipped)
+		fmt.Fprintf(w, ", %s skipped", plural(s.Skipped, "line"))
 	}
 	fmt.Fprintf(w, ")\ntokens of %s, against %s\n\n", toks, s.Baseline)
 	t := s.Total
-	fmt.Fprintf(w, "read by the model: %.0f of %.0f tokens; saved %.0f (%.1f%%), net of %.0f tokens of hints and id lines\n",
-		t.TokensOut, t.TokensIn, t.Saved, t.Pct(), s.HintCost)
+	// What was re-encoded or referenced is all still there; what fit,
+	// filter, history and stale left out is not (declared, and mostly
+	// recoverable): never one figure for both.
+	var lossless, leftOut float64
+	for k, v := range s.BySource {
+		if losslessSources[k] {
+			lossless += v
+		} else {
+			leftOut += v
+		}
+	}
+	fmt.Fprintf(w, "read by the model: %.0f of %.0f tokens, net of %.0f tokens of hints and id lines\n",
+		t.TokensOut, t.TokensIn, s.HintCost)
+	fmt.Fprintf(w, "  saved losslessly (encoding, dedup): %.0f (%s)\n", lossless, pctOrZero(lossless, t.TokensIn))
+	fmt.Fprintf(w, "  left out, declared (fit, filter, history, stale): %.0f (%s)\n", leftOut, pctOrZero(leftOut, t.TokensIn))
+	if other := t.Saved - lossless - leftOut; other != 0 {
+		// Results whose events name no source (written before sources
+		// were recorded, or skipped ones): shown so the lines add up.
+		fmt.Fprintf(w, "  not attributed to a source: %.0f (%s)\n", other, pctOrZero(other, t.TokensIn))
+	}
 	fmt.Fprintf(w, "dedup: %.0f hits, %.0f misses; %.0f chunk fetches; %.0f compactions\n", s.DedupHits, s.DedupMisses, s.ChunkFetches, s.Compactions)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -185,6 +205,18 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// losslessSources are the savings sources that leave every byte of the
+// data in what the model can see: re-encoding, and references to a result
+// still in its context.
+var losslessSources = map[string]bool{"encoding": true, "dedup": true}
+
+func pctOrZero(v, of float64) string {
+	if of == 0 {
+		return "0.0%"
+	}
+	return pctOf(v, of)
 }
 
 func pctOf(v, of float64) string {

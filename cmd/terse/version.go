@@ -12,9 +12,11 @@ const versionDoc = `
 Version prints terse's module version, the VCS revision it was built from
 (with "+dirty" when the tree had uncommitted changes) and the Go version,
 from the build information Go records in every binary. A binary built
-from a clone with "go install ./cmd/terse" reports version "(devel)" and
-its revision; "go install github.com/terse-dev/terse/cmd/terse@v1.2.3"
-reports v1.2.3. "terse --version" prints the same.
+from a clone with "go install ./cmd/terse" reports a pseudo-version made
+of the last commit's time and revision (v0.0.0-20261124012952-5b0477923e08),
+or "(devel)" with a Go before 1.24 or outside a VCS checkout;
+"go install github.com/terse-dev/terse/cmd/terse@v1.2.3" reports v1.2.3.
+"terse --version" prints the same.
 `
 
 func runVersion(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

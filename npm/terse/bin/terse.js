@@ -2,11 +2,14 @@
 // Launcher of the terse binary. npm installs exactly one of the optional
 // per-platform packages (@terse-dev/terse-<os>-<cpu>, chosen by their "os"
 // and "cpu" fields); this script finds its binary and runs it with the
-// same arguments, standard streams and exit status.
+// same arguments and standard streams. It passes on the signals a process
+// manager sends (SIGTERM from systemd or docker stop, SIGINT, SIGHUP), so
+// that "terse api" or "terse gateway" stops with it and frees its port,
+// and ends as the binary ended: with its exit status, or killed by the
+// same signal.
 "use strict";
 
-const { spawnSync } = require("child_process");
-const path = require("path");
+const { spawn } = require("child_process");
 
 const pkg = `@terse-dev/terse-${process.platform}-${process.arch}`;
 const exe = process.platform === "win32" ? "terse.exe" : "terse";
@@ -22,12 +25,35 @@ try {
   process.exit(1);
 }
 
-const r = spawnSync(bin, process.argv.slice(2), { stdio: "inherit" });
-if (r.error) {
-  process.stderr.write(`terse: running ${bin}: ${r.error.message}\n`);
+const child = spawn(bin, process.argv.slice(2), { stdio: "inherit" });
+
+// A signal to the launcher goes to the binary, which decides what it
+// means (terse drains its servers on SIGINT and SIGTERM). A Ctrl-C at a
+// terminal reaches both already; terse treats the second one the same.
+const forwarded = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"];
+const relay = {};
+for (const sig of forwarded) {
+  relay[sig] = () => {
+    try {
+      child.kill(sig);
+    } catch (e) {
+      // the binary is gone already; its exit ends the launcher
+    }
+  };
+  process.on(sig, relay[sig]);
+}
+
+child.on("error", (err) => {
+  process.stderr.write(`terse: running ${bin}: ${err.message}\n`);
   process.exit(1);
-}
-if (r.signal) {
-  process.kill(process.pid, r.signal);
-}
-process.exit(r.status === null ? 1 : r.status);
+});
+
+child.on("exit", (code, signal) => {
+  if (signal) {
+    // End the way the binary ended: killed by the same signal.
+    if (relay[signal]) process.removeListener(signal, relay[signal]);
+    process.kill(process.pid, signal);
+    return;
+  }
+  process.exit(code === null ? 1 : code);
+});
