@@ -130,12 +130,20 @@ func put(ctx context.Context, o Options, h header, payload []byte) (string, erro
 	}
 	hj = append(hj, '\n')
 	handle := mint(o, hj, payload)
-	ctx, cancel := context.WithTimeout(ctx, o.StoreTimeout)
+	ctx, cancel := context.WithTimeout(ctx, putTimeout(o.StoreTimeout, len(payload)))
 	defer cancel()
 	if err := store.PutParts(ctx, o.Store, handle, hj, payload); err != nil {
 		return "", &StoreError{"put", err}
 	}
 	return handle, nil
+}
+
+// putTimeout is the time a put of n bytes may take: the store call's
+// bound, plus the time to hash and write a large payload on a slow disk
+// (a second per 16 MB), so that a multi-megabyte result is not reported
+// unretrievable only because it is large.
+func putTimeout(base time.Duration, n int) time.Duration {
+	return base + time.Duration(n/(16<<20))*time.Second
 }
 
 // get loads a view and its payload, checking its scope.
