@@ -166,6 +166,7 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 	rw := NewRewriter(o)
 	st := replayStats{name: name, turns: len(reqs)}
 	var prevD, prevT []string
+	forms := make(map[string]string) // call id → its result as last sent
 	for ti, body := range reqs {
 		var res Result
 		if responses {
@@ -198,7 +199,8 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 			}
 		}
 		for _, e := range res.Edits {
-			st.saved[e.Source] += mc.c.Count(e.Before) - mc.c.Count(e.After)
+			// As the messages are counted: JSON strings.
+			st.saved[e.Source] += mc.c.Count(string(tree.AppendString(nil, e.Before))) - mc.c.Count(string(tree.AppendString(nil, e.After)))
 		}
 		check := checkRequest
 		if responses {
@@ -206,6 +208,14 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 		}
 		for _, v := range check(body, out, roomy) {
 			st.violations = append(st.violations, fmt.Sprintf("turn %d: %s", ti, v))
+		}
+		// At the source: a result keeps the form it was first sent in
+		// until the trimming boundary moves.
+		for id, f := range resultForms(out, responses) {
+			if was, ok := forms[id]; ok && was != f && !res.PrefixChanged {
+				st.violations = append(st.violations, fmt.Sprintf("turn %d: the result of %s changed form without a boundary move", ti, id))
+			}
+			forms[id] = f
 		}
 		prevD, prevT = dm, tm
 	}
@@ -285,6 +295,33 @@ func checkRequest(direct, out []byte, roomy bool) []string {
 		}
 	}
 	return bad
+}
+
+// resultForms maps the call ids of a request to their results as sent.
+func resultForms(body []byte, responses bool) map[string]string {
+	v, _ := tree.Parse(body)
+	out := make(map[string]string)
+	if !responses {
+		for id, c := range results(v) {
+			out[id] = c.String()
+		}
+		return out
+	}
+	seen := make(map[string]int) // ids need not be unique (fixtures)
+	for _, it := range get(v, "input").Items() {
+		if t := get(it, "type").Str(); t == "function_call_output" || t == "custom_tool_call_output" {
+			id := get(it, "call_id").Str()
+			seen[id]++
+			out[fmt.Sprintf("%s#%d", id, seen[id])] = get(it, "output").String()
+		}
+	}
+	return out
+}
+
+// get is v's member k (the zero Value when absent).
+func get(v tree.Value, k string) tree.Value {
+	x, _ := v.Get(k)
+	return x
 }
 
 // restores reports whether a changed result text gives back the original
@@ -425,7 +462,7 @@ func (st replayStats) stableShare(sessions int) float64 {
 func printTable(tb testing.TB, title string, rows []replayStats, total replayStats) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s (o200k_base tokens of the messages, summed over requests)\n", title)
-	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | encoding | prefix-stable | cost ratio | violations |\n")
+	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | shaping | prefix-stable | cost ratio | violations |\n")
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	line := func(st replayStats, sessions int) {
 		stable := "–"
@@ -445,8 +482,9 @@ func printTable(tb testing.TB, title string, rows []replayStats, total replaySta
 }
 
 // TestReplayRoomy replays the transcripts with a 200,000-token window:
-// no request grows, and every changed result is a lossless re-encoding or
-// names its call.
+// no request grows, ≥ 97 % of requests keep the previous one as their
+// prefix, and every changed result restores exactly (terse expand, terse
+// decode) or names its call.
 func TestReplayRoomy(t *testing.T) {
 	rows, total := replayTable(t, Options{Window: 200_000}, true)
 	printTable(t, "window 200,000", rows, total)
@@ -455,6 +493,9 @@ func TestReplayRoomy(t *testing.T) {
 	}
 	if total.larger > 0 {
 		t.Errorf("%d requests larger than direct", total.larger)
+	}
+	if s := total.stableShare(len(rows)); s < 0.97 {
+		t.Errorf("prefix-stable turns %.1f %%, want ≥ 97 %%", 100*s)
 	}
 }
 
