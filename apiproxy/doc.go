@@ -66,7 +66,7 @@
 // # Profiles and telemetry
 //
 // [Options.Profile] resolves a conversation's model id, once, to the
-// tokenizer re-encodings are chosen by and the window trimming uses; the
+// tokenizer shaped forms are chosen by and the window trimming uses; the
 // answer is kept with the conversation's state. With [Config.Telemetry]
 // set, [Stats] records one anonymous event per request it measures (entry
 // "api"), off the request path: numbers, fixed names and the conversation

@@ -228,9 +228,9 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 }
 
 // checkRequest lists what a rewritten request breaks: tool pairing, user
-// and system text, and (roomy) a changed result that is neither a lossless
-// re-encoding nor names its call.
-func checkRequest(direct, out []byte, roomy bool) []string {
+// and system text, and a changed result that neither restores exactly to
+// the original nor names its call.
+func checkRequest(direct, out []byte, _ bool) []string {
 	dv, _ := tree.Parse(direct)
 	ov, err := tree.Parse(out)
 	if err != nil {
@@ -270,28 +270,26 @@ func checkRequest(direct, out []byte, roomy bool) []string {
 			bad = append(bad, "pairing: "+p)
 		}
 	}
-	if roomy {
-		before := results(dv)
-		for id, after := range results(ov) {
-			b := before[id]
-			if tree.Equal(b, after) {
-				continue
-			}
-			text := after.Str()
-			if after.Kind() == tree.KindArray {
-				text = get(after.Index(0), "text").Str()
-			}
-			bt := b.Str()
-			if b.Kind() == tree.KindArray {
-				bt = get(b.Index(0), "text").Str()
-			}
-			text = withoutDropNote(text)
-			if text == bt || strings.Contains(text, id) || namesSame(text, id, before) {
-				continue
-			}
-			if !restores(text, bt) {
-				bad = append(bad, "result "+id+" changed without naming its call or restoring to it")
-			}
+	before := results(dv)
+	for id, after := range results(ov) {
+		b := before[id]
+		if tree.Equal(b, after) {
+			continue
+		}
+		text := after.Str()
+		if after.Kind() == tree.KindArray {
+			text = get(after.Index(0), "text").Str()
+		}
+		bt := b.Str()
+		if b.Kind() == tree.KindArray {
+			bt = get(b.Index(0), "text").Str()
+		}
+		text = withoutDropNote(text)
+		if text == bt || strings.Contains(text, id) || namesSame(text, id, before) {
+			continue
+		}
+		if !restores(text, bt) {
+			bad = append(bad, "result "+id+" changed without naming its call or restoring to it")
 		}
 	}
 	return bad

@@ -23,7 +23,7 @@ const (
 	SourceHistory  Source = iota // trimming old turns
 	SourceRepeat                 // a result identical to an earlier one
 	SourceStale                  // a read superseded by a later write
-	SourceEncoding               // JSON re-encoded
+	SourceEncoding               // shaped by the pipeline: text shapers, JSON re-encoded
 	SourceFilter                 // a configured per-tool filter
 	numSources
 )
@@ -55,7 +55,7 @@ type Options struct {
 	MinRepeat int
 	// Include, when not empty, lists the tool-name globs (path.Match)
 	// whose results may be replaced by references, markers or
-	// re-encodings; Exclude lists those whose results never are. History
+	// shaped forms; Exclude lists those whose results never are. History
 	// trimming applies to every tool.
 	Include, Exclude []string
 	// Pipeline returns the pipeline that shapes the results of tool in a
@@ -74,12 +74,11 @@ type Options struct {
 	// NoTrim, NoRepeats, NoStale and NoShape turn one rewriting off.
 	NoTrim, NoRepeats, NoStale, NoShape bool
 	// Profile resolves a model id (the "model" of a conversation's first
-	// request) to the conversation's tokenizer (which JSON re-encodings
-	// are chosen by) and window; nil means o200k_base and the window of
-	// ModelWindow. It is called once per
-	// conversation and its answer kept with the conversation's state, so
-	// that every later request of the conversation is rewritten the same
-	// way.
+	// request) to the conversation's tokenizer (the default pipeline's)
+	// and window; nil means o200k_base and the window of ModelWindow. It
+	// is called once per conversation and its answer kept with the
+	// conversation's state, so that every later request of the
+	// conversation is rewritten the same way.
 	Profile func(model string) Profile
 }
 
@@ -88,8 +87,9 @@ type Profile struct {
 	// Model is the model id the profile was resolved for (set by the
 	// Rewriter): the conversation's pipelines are chosen by it.
 	Model string `json:"model,omitempty"`
-	// Tokenizer names the counter re-encodings are chosen by and the
-	// conversation's telemetry is counted with ("": o200k_base).
+	// Tokenizer names the counter of the default pipeline (shaped forms
+	// are chosen by it) and of the conversation's telemetry ("":
+	// o200k_base).
 	Tokenizer string `json:"tokenizer,omitempty"`
 	// Window is the context window in tokens; 0 means ModelWindow's. It
 	// applies when neither Options.Window nor the request sets one.
