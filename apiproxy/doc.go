@@ -15,14 +15,15 @@
 //     gets a branch of its own). The trim target is chosen from the
 //     observed growth per turn, so that one boundary move leaves room for
 //     many turns whose request keeps the previous one as a prefix;
+//   - shaping at the source: every tool result goes through the library's
+//     pipeline ([Options.Pipeline], a terse.Request per result: tool and
+//     arguments), see Shaping below;
 //   - repeats: a tool result identical to an earlier one still visible in
-//     the request becomes a one-line reference naming that earlier call;
+//     the request becomes a one-line reference naming that earlier call
+//     (the dedup dialect, worded by hook.RefHint);
 //   - stale reads: a file read that a later call in the request edits or
 //     writes becomes a one-line marker naming the later call, applied only
-//     when the trimming boundary moves (the prefix breaks then anyway);
-//   - encoding: a tool result that is a JSON document (also JSON printed by
-//     a shell command) is re-encoded losslessly with render's auto format
-//     when that costs fewer tokens.
+//     when the trimming boundary moves (the prefix breaks then anyway).
 //
 // System prompts, user text, tool definitions, cache_control markers,
 // thinking blocks and unknown blocks are never changed, and every tool call
@@ -34,6 +35,20 @@
 // Rewriting fails open: an internal error, a panic included, forwards the
 // original request ([Result.Err]) and forgets the conversation state the
 // request may have half updated.
+//
+// # Shaping
+//
+// A tool result's form comes from terse.Pipeline: the text shapers
+// (package shape; Claude Code's rendered Read results are what the read
+// rule targets), JSON in render's auto format, the tool's configured
+// filter. Every call refuses every hint family (nothing is fitted, elided
+// or referred to by the pipeline) and carries no dedup partition, so the
+// form depends only on the result, its tool and its arguments: the form a
+// result gets when it first appears is the one every later request
+// carries, and the prefix stays byte-stable. A form is used only when it
+// costs fewer tokens and restores exactly: a shaped text by shape.Expand
+// (terse expand), byte for byte; JSON by decoding; a filtered result
+// under its filter's note.
 //
 // # Proxying
 //
@@ -51,7 +66,7 @@
 // # Profiles and telemetry
 //
 // [Options.Profile] resolves a conversation's model id, once, to the
-// tokenizer re-encodings are chosen by and the window trimming uses; the
+// tokenizer shaped forms are chosen by and the window trimming uses; the
 // answer is kept with the conversation's state. With [Config.Telemetry]
 // set, [Stats] records one anonymous event per request it measures (entry
 // "api"), off the request path: numbers, fixed names and the conversation

@@ -5,12 +5,9 @@ import (
 	"hash/maphash"
 	"sort"
 	"strings"
-	"sync"
 
-	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
-	"github.com/terse-dev/terse/render"
-	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -18,9 +15,14 @@ import (
 // "> [family: payload]" form. Their wording is part of the API: each names
 // what was left out and how to get it back.
 
-// repeatText stands for a result identical to the earlier result of c.
+// repeatText stands for a result identical to the earlier result of c:
+// the dedup dialect's reference naming a tool call, worded as the hook
+// words it (hook.RefHint), e.g.
+//
+//	> [ref: toolu_01ABC (Bash "git status"), byte-identical]
 func repeatText(c call, id string) string {
-	return "> [ref: byte-identical to the result of " + describe(c, id) + " above]"
+	args, _ := tree.ParseString(c.args)
+	return hook.RefHint(c.name, hook.Ref{ID: id, Input: args})
 }
 
 // staleText stands for a read that the write w superseded.
@@ -49,10 +51,6 @@ const trimmedPrefix = "> [trimmed: result of "
 func isTrimmedText(text string, c call, id string) bool {
 	return strings.HasPrefix(text, trimmedPrefix) && text == trimmedText(c, id)
 }
-
-// seed hashes result texts to find repeats (equal texts are then
-// compared whole).
-var seed = maphash.MakeSeed()
 
 // droppedText declares the tool calls trimming removed whole (with their
 // results), counted by tool, and how their results can be had again: by
@@ -145,128 +143,6 @@ func declareDropped(out, dropped []history.Message, calls map[string]call) []his
 // at its head.
 func followsText(c call, id string) string {
 	return "> [the result of " + describe(c, id) + " follows, as sent]"
-}
-
-// encCache remembers the re-encoding of JSON results by content hash (the
-// encoding is a pure function of the text).
-type encCache struct {
-	mu    sync.Mutex
-	m     map[encKey]encoded
-	bytes int // of the texts held
-}
-
-// encKey names a text by a 64-bit hash and its length.
-type encKey struct {
-	h uint64
-	n int
-}
-
-// The cache is emptied when it holds this many entries or bytes.
-const (
-	maxEncCache      = 8192
-	maxEncCacheBytes = 64 << 20
-)
-
-func (c *encCache) get(k encKey) (encoded, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.m[k]
-	return s, ok
-}
-
-func (c *encCache) put(k encKey, s encoded) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxEncCache || c.bytes+len(s.text) > maxEncCacheBytes {
-		c.m, c.bytes = make(map[encKey]encoded), 0
-	}
-	c.m[k] = s
-	c.bytes += len(s.text)
-}
-
-// minEncode is the size in bytes under which JSON is left as it is.
-const minEncode = 64
-
-// encoded is a cached re-encoding: the text ("" when re-encoding does not
-// pay) and whether a filter left something out.
-type encoded struct {
-	text     string
-	filtered bool
-}
-
-// encodeJSON returns the auto encoding of text when text is one JSON
-// object or array and the encoding costs fewer tokens by c (the
-// conversation's tokenizer), after the tool's configured filter (whose
-// note then leads the text).
-func (rw *Rewriter) encodeJSON(tool, text string, c tokens.Counter) (encoded, bool) {
-	t := strings.TrimSpace(text)
-	if len(t) < minEncode || (t[0] != '{' && t[0] != '[') {
-		return encoded{}, false
-	}
-	var rule *filter.Rule
-	template := ""
-	if rw.opt.Tool != nil {
-		rule, template = rw.opt.Tool(tool)
-	}
-	k := encKey{maphash.String(seed, text), len(text)}
-	if rule != nil || template != "" {
-		k.h ^= maphash.String(seed, tool) // the rules depend on the tool
-	}
-	if c.Name() != tokens.O200kBaseName {
-		k.h ^= maphash.String(seed, "\x00tokenizer "+c.Name()) // so does the choice
-	}
-	if e, ok := rw.enc.get(k); ok {
-		return e, e.text != ""
-	}
-	var out encoded
-	if v, err := tree.ParseString(t); err == nil {
-		note := ""
-		if rule != nil {
-			fr := rule.Apply(v, nil)
-			if fr.Note != "" && !fr.IsText {
-				v, note, out.filtered = fr.Value, fr.Note+"\n", true
-			}
-		}
-		if s, _, err := render.Encode(v, &render.Options{Counter: c, Template: render.Format(template)}); err == nil {
-			if s = note + s; c.Count(s) < c.Count(text) {
-				out.text = s
-			}
-		}
-	}
-	if out.text == "" {
-		out.filtered = false
-	}
-	rw.enc.put(k, out)
-	return out, out.text != ""
-}
-
-// encode re-encodes JSON results where that costs fewer tokens by c.
-func (rw *Rewriter) encode(msgs []history.Message, calls map[string]call, c tokens.Counter) ([]history.Message, []Edit) {
-	if rw.opt.NoEncode {
-		return msgs, nil
-	}
-	var edits []Edit
-	out := mapResults(msgs, func(_ int, p *history.Part) (history.Part, bool) {
-		name := calls[p.ID].name
-		if rw.excluded(name) {
-			return *p, false
-		}
-		text, ok := resultText(p)
-		if !ok {
-			return *p, false
-		}
-		e, ok := rw.encodeJSON(name, text, c)
-		if !ok {
-			return *p, false
-		}
-		src := SourceEncoding
-		if e.filtered {
-			src = SourceFilter
-		}
-		edits = append(edits, Edit{Source: src, CallID: p.ID, Tool: name, Before: text, After: e.text})
-		return withText(*p, e.text), true
-	})
-	return out, edits
 }
 
 // declare replaces stale reads before message index stale, and repeats

@@ -42,7 +42,7 @@ func TestRefPolicy(t *testing.T) {
 					t.Errorf("after %d reads: %d references, want %d", n, got, tc.want[i])
 				}
 				if j := strings.Index(string(body), "> [ref: "); j >= 0 {
-					ref := string(body[j : j+60])
+					ref, _, _ := strings.Cut(string(body[j:]), "]")
 					if firstRef == "" {
 						firstRef = ref
 					} else if ref != firstRef {

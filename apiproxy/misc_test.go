@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/store"
@@ -77,7 +78,11 @@ func TestMetrics(t *testing.T) {
 // TestResponsesRewrite: a repeated output becomes a reference, a JSON
 // output is re-encoded, every other item is untouched.
 func TestResponsesRewrite(t *testing.T) {
-	long := strings.Repeat("file.txt\n", 40)
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf("notes %d: the file was read", i))
+	}
+	long := strings.Join(lines, "\n")
 	body := tree.AppendJSON(nil, obj("model", "gpt-5", "instructions", "x", "input", []tree.Value{
 		obj("type", "message", "role", "user", "content", []tree.Value{obj("type", "input_text", "text", "hi")}),
 		obj("type", "function_call", "call_id", "c1", "name", "shell", "arguments", `{"command":["ls"]}`),
@@ -95,7 +100,7 @@ func TestResponsesRewrite(t *testing.T) {
 	for _, v := range checkResponses(body, res.Body, true) {
 		t.Error(v)
 	}
-	if !bytes.Contains(res.Body, []byte(`> [ref: byte-identical to the result of shell call c1 (command=ls) above]`)) {
+	if !bytes.Contains(res.Body, []byte(`> [ref: c1 (shell), byte-identical]`)) {
 		t.Fatalf("no reference:\n%s", res.Body)
 	}
 }
@@ -107,11 +112,19 @@ func TestToolFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw := NewRewriter(Options{Tool: func(name string) (*filter.Rule, string) {
+	filtered, err := terse.New(&terse.Options{Format: "auto", Filter: rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := terse.New(&terse.Options{Format: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := NewRewriter(Options{Pipeline: func(_, name string) *terse.Pipeline {
 		if name == "Bash" {
-			return rule, ""
+			return filtered
 		}
-		return nil, ""
+		return plain
 	}})
 	var c convo
 	c.user("list")

@@ -9,10 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/store"
-	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -24,7 +23,7 @@ const (
 	SourceHistory  Source = iota // trimming old turns
 	SourceRepeat                 // a result identical to an earlier one
 	SourceStale                  // a read superseded by a later write
-	SourceEncoding               // JSON re-encoded
+	SourceEncoding               // shaped by the pipeline: text shapers, JSON re-encoded
 	SourceFilter                 // a configured per-tool filter
 	numSources
 )
@@ -56,34 +55,41 @@ type Options struct {
 	MinRepeat int
 	// Include, when not empty, lists the tool-name globs (path.Match)
 	// whose results may be replaced by references, markers or
-	// re-encodings; Exclude lists those whose results never are. History
+	// shaped forms; Exclude lists those whose results never are. History
 	// trimming applies to every tool.
 	Include, Exclude []string
-	// Tool returns the configured rule for a tool's JSON results: a
-	// filter (nil: none), whose in-band note declares what it leaves out,
-	// and a render template ("": none). Nil means no rules.
-	Tool func(name string) (*filter.Rule, string)
+	// Pipeline returns the pipeline that shapes the results of tool in a
+	// conversation of model (the model of its first request): the same
+	// pipelines, resolved the same way, as the MCP side's, built once
+	// and kept. Nil means the default: JSON in the auto format and
+	// lossless text shaping, by the conversation's tokenizer. A nil
+	// pipeline leaves the tool's results as they are. See the package's
+	// Shaping section.
+	Pipeline func(model, tool string) *terse.Pipeline
 	// Store, when set, keeps each conversation's trimming state beside
 	// memory, so that a restarted proxy (or another replica sharing the
 	// store) continues with the same boundary and the cached prefix
 	// survives. It is written when the prefix changes.
 	Store store.Store
-	// NoTrim, NoRepeats, NoStale and NoEncode turn one rewriting off.
-	NoTrim, NoRepeats, NoStale, NoEncode bool
+	// NoTrim, NoRepeats, NoStale and NoShape turn one rewriting off.
+	NoTrim, NoRepeats, NoStale, NoShape bool
 	// Profile resolves a model id (the "model" of a conversation's first
-	// request) to the conversation's tokenizer (which JSON re-encodings
-	// are chosen by) and window; nil means o200k_base and the window of
-	// ModelWindow. It is called once per
-	// conversation and its answer kept with the conversation's state, so
-	// that every later request of the conversation is rewritten the same
-	// way.
+	// request) to the conversation's tokenizer (the default pipeline's)
+	// and window; nil means o200k_base and the window of ModelWindow. It
+	// is called once per conversation and its answer kept with the
+	// conversation's state, so that every later request of the
+	// conversation is rewritten the same way.
 	Profile func(model string) Profile
 }
 
 // Profile is what a conversation's model resolves to.
 type Profile struct {
-	// Tokenizer names the counter re-encodings are chosen by and the
-	// conversation's telemetry is counted with ("": o200k_base).
+	// Model is the model id the profile was resolved for (set by the
+	// Rewriter): the conversation's pipelines are chosen by it.
+	Model string `json:"model,omitempty"`
+	// Tokenizer names the counter of the default pipeline (shaped forms
+	// are chosen by it) and of the conversation's telemetry ("":
+	// o200k_base).
 	Tokenizer string `json:"tokenizer,omitempty"`
 	// Window is the context window in tokens; 0 means ModelWindow's. It
 	// applies when neither Options.Window nor the request sets one.
@@ -168,7 +174,9 @@ type Rewriter struct {
 	convs map[string]*conv
 	tick  uint64
 
-	enc encCache
+	memo  shapeMemo
+	pmu   sync.Mutex
+	pipes map[string]*terse.Pipeline // the default pipelines, by tokenizer
 
 	hook func(body []byte) // called on the request path, for tests
 }
@@ -242,21 +250,19 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 	if rw.hook != nil {
 		rw.hook(body)
 	}
-	if br.prof == nil && rw.opt.Profile != nil {
-		p := rw.opt.Profile(res.Model)
+	if br.prof == nil {
+		var p Profile
+		if rw.opt.Profile != nil {
+			p = rw.opt.Profile(res.Model)
+		}
+		p.Model = res.Model
 		br.prof = &p
 	}
-	var prof Profile
-	if br.prof != nil {
-		prof = *br.prof
+	prof := *br.prof
+	if prof.Model == "" { // a state kept before profiles named their model
+		prof.Model = res.Model
 	}
 	res.Tokenizer = prof.Tokenizer
-	counter := tokens.O200kBase()
-	if prof.Tokenizer != "" {
-		if c, err := tokens.Get(prof.Tokenizer); err == nil {
-			counter = c
-		}
-	}
 
 	res.Window = rw.opt.Window
 	if res.Window <= 0 {
@@ -279,7 +285,7 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 		}
 	}
 	calls := indexCalls(norm)
-	base, encEdits := rw.encode(norm, calls, counter)
+	base, encEdits := rw.shapeAll(norm, calls, prof.Model, prof.Tokenizer)
 
 	edited, edits := rw.declare(base, calls, br.stale, &prof)
 	var out []history.Message

@@ -13,10 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/apiproxy"
 	"github.com/terse-dev/terse/config"
-	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/profile"
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -100,34 +101,61 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	return cfg, a, nil
 }
 
-// toolRules gives the rewriter the per-tool filters of cfg and the
-// templates of the tools' profiles (a data variant's, else the rule's),
-// resolved once per tool name.
-func toolRules(cfg *config.Config) func(string) (*filter.Rule, string) {
-	type rules struct {
-		filter   *filter.Rule
-		template string
+// apiPipelines gives the rewriter the pipeline of a tool's results in a
+// conversation of a model: the effective options profile.Resolve gives
+// for the model and tool, and the pipeline of that set of options (the
+// tool's rule: filter, template, format, tokenizer), built once and
+// shared as the MCP side's are (pipelines). The pipelines share no store
+// and no dedup cache: terse api elides nothing and makes its references
+// itself, from the request's own content. Text shaping is capped at the
+// lossless class: a shaped result must restore exactly with terse expand.
+func apiPipelines(cfg *config.Config) (func(model, tool string) *terse.Pipeline, error) {
+	ps := newPipelines(cfg, terse.Options{Shape: losslessShape(cfg.Shape.Options())})
+	// Every tool rule's pipeline is built now: a bad rule fails at start.
+	for i := range cfg.Tools {
+		t := &cfg.Tools[i]
+		te := profile.Resolve(cfg, profile.Context{Tool: t.Match})
+		if _, err := ps.pipeline(t, &te); err != nil {
+			return nil, err
+		}
 	}
 	var mu sync.Mutex
-	known := map[string]rules{}
-	return func(name string) (*filter.Rule, string) {
+	known := map[[2]string]*terse.Pipeline{}
+	return func(model, tool string) *terse.Pipeline {
+		k := [2]string{model, tool}
 		mu.Lock()
-		r, ok := known[name]
+		p, ok := known[k]
 		mu.Unlock()
 		if ok {
-			return r.filter, r.template
+			return p
 		}
-		r.template = profile.Resolve(cfg, profile.Context{Tool: name}).Template
-		if t := cfg.Tool(name); t != nil {
-			r.filter = t.Rule()
-		}
+		eff := profile.Resolve(cfg, profile.Context{ModelID: model, Tool: tool})
+		p, _ = ps.pipeline(cfg.Tool(tool), &eff) // nil on failure: results left as they are
 		mu.Lock()
 		if len(known) < maxProfiles {
-			known[name] = r
+			known[k] = p
 		}
 		mu.Unlock()
-		return r.filter, r.template
+		return p
+	}, nil
+}
+
+// losslessShape is o with every ceiling at most lossless (nil: nil).
+func losslessShape(o *shape.Options) *shape.Options {
+	if o == nil {
+		return nil
 	}
+	c := *o
+	if c.Ceiling == shape.None || c.Ceiling > shape.Lossless {
+		c.Ceiling = shape.Lossless
+	}
+	c.Tools = append([]shape.ToolRule(nil), o.Tools...)
+	for i := range c.Tools {
+		if c.Tools[i].Ceiling > shape.Lossless {
+			c.Tools[i].Ceiling = shape.Lossless
+		}
+	}
+	return &c
 }
 
 // apiProfile resolves a conversation's model id with cfg's profiles: the
@@ -187,11 +215,15 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 	if s.rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
 		return fail(err)
 	}
+	pipes, err := apiPipelines(cfg)
+	if err != nil {
+		return fail(err)
+	}
 	p, err := apiproxy.New(apiproxy.Config{
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
 		Rewriter: apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools,
-			StableTurns: a.StableTurns, Tool: toolRules(cfg), Store: st, Profile: apiProfile(cfg)}),
+			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiProfile(cfg)}),
 		DryRun:    a.DryRun,
 		MaxBody:   int64(a.MaxBodyBytes),
 		Stats:     s.stats,

@@ -252,3 +252,73 @@ func TestN2APIRewindAfterRestart(t *testing.T) {
 		t.Fatal("nothing was trimmed: the test shows nothing")
 	}
 }
+
+// TestAPIPipelines: terse api shapes results with the pipelines the MCP
+// side resolves from the same config: a tool rule's JSON filter applies
+// (its note leads), a Read result is shaped losslessly even under
+// [shape] class "elide", and a text filter, which would leave lines out
+// with no way back, is not used.
+func TestAPIPipelines(t *testing.T) {
+	cfg := apiConfig(t, `
+[shape]
+class = "elide"
+
+[[tools]]
+match = "Bash"
+select = ["number", "title"]
+
+[[tools]]
+match = "*_logs"
+text = { include = ["ERROR"] }
+`)
+	pipes, err := apiPipelines(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issues, read, logs strings.Builder
+	issues.WriteString("[")
+	for i := range 20 {
+		if i > 0 {
+			issues.WriteString(",")
+		}
+		fmt.Fprintf(&issues, `{"number":%d,"title":"issue %d","state":"open","body":"a body of the issue that is long enough"}`, i, i)
+	}
+	issues.WriteString("]")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&read, "%6d\u2192func f%d() { return compute(%d) }\n", i, i, i*7)
+		fmt.Fprintf(&logs, "INFO step %d done\n", i)
+	}
+	logs.WriteString("ERROR the last step failed\n")
+	result := func(id, text string) tree.Value {
+		return tree.Object(tree.Member{Key: "type", Value: tree.String("tool_result")}, tree.Member{Key: "tool_use_id", Value: tree.String(id)},
+			tree.Member{Key: "content", Value: tree.String(text)})
+	}
+	use := func(id, name, input string) tree.Value {
+		in, _ := tree.ParseString(input)
+		return tree.Object(tree.Member{Key: "type", Value: tree.String("tool_use")}, tree.Member{Key: "id", Value: tree.String(id)},
+			tree.Member{Key: "name", Value: tree.String(name)}, tree.Member{Key: "input", Value: in})
+	}
+	msg := func(role string, parts ...tree.Value) tree.Value {
+		return tree.Object(tree.Member{Key: "role", Value: tree.String(role)}, tree.Member{Key: "content", Value: tree.Array(parts...)})
+	}
+	body := tree.AppendJSON(nil, tree.Object(tree.Member{Key: "model", Value: tree.String("claude-sonnet-4-5")},
+		tree.Member{Key: "messages", Value: tree.Array(
+			tree.Object(tree.Member{Key: "role", Value: tree.String("user")}, tree.Member{Key: "content", Value: tree.String("go")}),
+			msg("assistant", use("t1", "Bash", `{"command":"gh issue list --json number,title"}`), use("t2", "Read", `{"file_path":"/a.go"}`), use("t3", "ci_logs", `{}`)),
+			msg("user", result("t1", issues.String()), result("t2", read.String()), result("t3", logs.String())),
+		)}))
+	res := apiproxy.NewRewriter(apiproxy.Options{NoTrim: true, Pipeline: pipes}).Rewrite(body, 0)
+	got := map[string]apiproxy.Edit{}
+	for _, e := range res.Edits {
+		got[e.CallID] = e
+	}
+	if e, ok := got["t1"]; !ok || e.Source.String() != "filter" || !strings.HasPrefix(e.After, "> [filtered") || strings.Contains(e.After, "a body") {
+		t.Errorf("Bash JSON: %+v", e)
+	}
+	if e, ok := got["t2"]; !ok || !strings.HasPrefix(e.After, "> [lossless: ") {
+		t.Errorf("Read: %+v", e)
+	}
+	if e, ok := got["t3"]; ok {
+		t.Errorf("the text filter was used:\n%s", e.After)
+	}
+}

@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"config"},
 	"fit/readtest":     {"tree"},
-	"apiproxy":         {"tree", "tokens", "filter", "render", "history", "store", "telemetry"},
+	"apiproxy":         {"", "tree", "tokens", "history", "store", "telemetry", "shape", "hook"},
 	"cmd/terse":        {"*"},
 	"internal/corpus":  {},
 	"internal/layout":  {},
