@@ -198,3 +198,16 @@ func BenchmarkCountPathological(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBinary runs Binary over the whole corpus joined into one text.
+func BenchmarkBinary(b *testing.B) {
+	texts, size := corpusTexts(b)
+	data := []byte(strings.Join(texts, ""))
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if Binary(data) {
+			b.Fatal("corpus reads as binary")
+		}
+	}
+}
