@@ -377,6 +377,10 @@ func (p *parser) string() string {
 	return ""
 }
 
+// ownString is the length from which a string with escapes is unescaped
+// into memory of its own.
+const ownString = 4 << 10
+
 // quoteEnd returns the offset of the quote that ends the string whose
 // body contains s[i], or len(s).
 func quoteEnd(s string, i int) int {
@@ -397,32 +401,46 @@ func quoteEnd(s string, i int) int {
 // scanned and s[i] is the first backslash.
 func (p *parser) stringEscaped(start, i int) string {
 	s := p.src
-	var b []byte
-	end := quoteEnd(s, i)
-	own := end-start > 4<<10
-	if own {
-		// A long string is unescaped once into memory of its own, which
-		// the result then shares: no growing, no second copy.
-		b = make([]byte, 0, end-start)
-		b = append(b, s[start:i]...)
-	} else {
-		b = append(p.buf[:0], s[start:i]...)
-	}
-	for i < len(s) {
+	// A short string is unescaped into p.buf and copied out. A long one
+	// is unescaped once into memory of its own, which the result then
+	// shares: no growing, no second copy. It is found long, and its end
+	// looked for, only once its text passes ownString bytes, so a short
+	// string is scanned once.
+	b := p.buf[:0]
+	own := false
+	for run := s[start:i]; ; {
+		if !own && len(b)+len(run) > ownString {
+			end := quoteEnd(s, i)
+			nb := make([]byte, len(b), len(b)+len(run)+end-i)
+			copy(nb, b)
+			b, own = nb, true
+		}
+		b, run = append(b, run...), ""
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
-		switch strClass[c] {
-		case 0:
-			b = append(b, c)
-			i++
-			continue
-		case 2:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				p.fail(i, "invalid UTF-8 in string")
-				return ""
+		if strClass[c] != 1 {
+			// A run of characters that need no unescaping, appended at
+			// once.
+			j := i
+			for j < len(s) {
+				switch strClass[s[j]] {
+				case 0:
+					j++
+					continue
+				case 2:
+					r, size := utf8.DecodeRuneInString(s[j:])
+					if r == utf8.RuneError && size == 1 {
+						p.fail(j, "invalid UTF-8 in string")
+						return ""
+					}
+					j += size
+					continue
+				}
+				break
 			}
-			b = append(b, s[i:i+size]...)
-			i += size
+			run, i = s[i:j], j
 			continue
 		}
 		switch c {
