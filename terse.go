@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strings"
 	"time"
 	"unsafe"
@@ -122,7 +121,7 @@ type Request struct {
 	// Headers are the provider's response headers, if any; pagination
 	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
 	// Link) are passed through to the Report.
-	Headers http.Header
+	Headers Header
 	// Hints, when set, gates the in-band hints of the call (the
 	// configuration's [hints] policy, resolved by package profile). Nil
 	// emits every hint. See [Hints] for what each family governs.
