@@ -59,6 +59,13 @@ func TestRunsN9(t *testing.T) {
 						if got, want := c.Count(s), wholeCount(c, &m, s); got != want {
 							t.Fatalf("%s Count(%q + %q × %d + %q) = %d, merged whole %d", c.name, f[0], ch, n, f[1], got, want)
 						}
+						// A bare run over 128 bytes is counted as a run, by
+						// lookups, not merged.
+						if fi == 0 && len(s) > mergeScanMax && ch != " " {
+							if _, ok := c.ranks.runCount(s); !ok {
+								t.Fatalf("%s: a run of %q × %d is not counted as a run", c.name, ch, n)
+							}
+						}
 					}
 				})
 			}
