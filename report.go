@@ -1,7 +1,6 @@
 package terse
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/terse-dev/terse/shape"
@@ -120,10 +119,32 @@ var sortKeys = map[string]bool{
 
 var paginationHeaders = []string{"X-Total", "X-Total-Pages", "X-Page", "X-Per-Page", "X-Next-Page", "X-Prev-Page", "Link"}
 
+// Header holds a provider's response headers, each name with its values,
+// as net/http's Header does (convert one with Header(resp.Header)); the
+// library does not link net/http for it.
+type Header map[string][]string
+
+// Get returns the first value of the header name, matched without regard
+// to case as HTTP header names are, or "". When several names differ only
+// in case, the least of them (byte order) counts, so the result does not
+// depend on map order.
+func (h Header) Get(name string) string {
+	if vs := h[name]; len(vs) > 0 {
+		return vs[0]
+	}
+	key, val, found := "", "", false
+	for k, vs := range h {
+		if len(vs) > 0 && strings.EqualFold(k, name) && (!found || k < key) {
+			key, val, found = k, vs[0], true
+		}
+	}
+	return val
+}
+
 // providerMeta collects pagination and sort metadata from the top level of
 // a JSON payload (and from pagination-like wrappers one level down, such
 // as "meta" or "response_metadata") and from response headers.
-func providerMeta(v tree.Value, h http.Header) (pag, sort map[string]string) {
+func providerMeta(v tree.Value, h Header) (pag, sort map[string]string) {
 	put := func(m *map[string]string, k string, x tree.Value) {
 		if !x.IsPrimitive() || x.IsNull() {
 			return

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strings"
 	"time"
 	"unsafe"
@@ -138,7 +137,7 @@ type Request struct {
 	// Headers are the provider's response headers, if any; pagination
 	// headers (X-Total, X-Total-Pages, X-Page, X-Per-Page, X-Next-Page,
 	// Link) are passed through to the Report.
-	Headers http.Header
+	Headers Header
 	// WorkDir is the agent's working directory, if known: paths under it
 	// may be written relative to it (declared once in-band).
 	WorkDir string

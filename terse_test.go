@@ -3,7 +3,6 @@ package terse
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,9 +108,7 @@ func TestTrimmedReportAndChunks(t *testing.T) {
 
 func TestProviderMetadata(t *testing.T) {
 	data := readCorpus(t, "github/pygithub__search-users.json")
-	h := http.Header{}
-	h.Set("X-Total", "120")
-	h.Set("X-Total-Pages", "4")
+	h := Header{"X-Total": {"120"}, "x-total-pages": {"4"}}
 	p, _ := New(&Options{Budget: 500})
 	res, err := p.Process(context.Background(), data, &Request{Headers: h})
 	if err != nil {

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/tree"
-	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

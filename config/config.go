@@ -41,7 +41,6 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/terse-dev/terse/filter"
-	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -386,8 +385,8 @@ func (c *Config) Validate() error {
 		v.errorf("store.max_bytes", "must not be negative, got %d", c.Store.MaxBytes)
 	}
 	if r := c.Store.Redis; r != "" {
-		if err := redisstore.CheckURL(r); err != nil {
-			v.errorf("store.redis", "%s", strings.TrimPrefix(err.Error(), "store: "))
+		if err := checkRedisURL(r); err != nil {
+			v.errorf("store.redis", "%s", err)
 		} else if c.Store.Dir != "" {
 			v.errorf("store.redis", "set at most one of dir and redis")
 		}

@@ -198,3 +198,58 @@ func BenchmarkCountPathological(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBinary runs Binary over the whole corpus joined into one text.
+func BenchmarkBinary(b *testing.B) {
+	texts, size := corpusTexts(b)
+	data := []byte(strings.Join(texts, ""))
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if Binary(data) {
+			b.Fatal("corpus reads as binary")
+		}
+	}
+}
+
+// BenchmarkRuns counts a JSON array (about 1 MB) of strings that are runs
+// of one character, 300, 1,000 or 10,000 characters long, the characters
+// taking turns ("a", " ", "-", "=", "é"), against an array of words of the
+// same size as the baseline.
+//
+//	go test -run '^$' -bench Runs -benchtime 20x ./tokens/
+func BenchmarkRuns(b *testing.B) {
+	array := func(item func(i int) string) string {
+		var sb strings.Builder
+		sb.WriteByte('[')
+		for i := 0; sb.Len() < 1<<20; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(`"` + item(i) + `"`)
+		}
+		sb.WriteByte(']')
+		return sb.String()
+	}
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while terse counts tokens of every result exactly")
+	r := rand.New(rand.NewPCG(1, 2))
+	texts := []struct{ name, text string }{{"words", array(func(int) string {
+		return words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
+	})}}
+	chars := []string{"a", "-", " ", "=", "é"}
+	for _, n := range []int{300, 1000, 10000} {
+		texts = append(texts, struct{ name, text string }{fmt.Sprintf("run%d", n), array(func(i int) string {
+			return strings.Repeat(chars[i%len(chars)], n)
+		})})
+	}
+	c := O200kBase()
+	for _, tt := range texts {
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tt.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Count(tt.text)
+			}
+		})
+	}
+}

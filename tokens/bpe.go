@@ -97,6 +97,9 @@ func (c *bpeCounter) CountBytes(b []byte) int {
 
 func (c *bpeCounter) countPiece(p string) int {
 	if len(p) > c.ranks.maxLen && len(p) > cacheMaxPiece {
+		if n, ok := c.ranks.runCount(p); ok {
+			return n
+		}
 		return c.ranks.bpeCount(p)
 	}
 	h := c.ranks.hash(p)

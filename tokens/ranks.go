@@ -22,6 +22,8 @@ type rankTable struct {
 	maxLen int // longest token
 
 	byteRank [256]uint32 // the rank of each single byte
+
+	runs runTable // runs of one character, remembered (see runs.go)
 }
 
 // Slot layout: rank+1 in bits 0-19, length in bits 20-27, blob offset in

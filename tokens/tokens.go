@@ -18,8 +18,11 @@
 // (a run of one character is one piece) merge in O(n log n) where
 // tiktoken's merge is quadratic, in chunks whose boundaries are checked
 // exact, so in the memory of one chunk; along a run the chunks repeat and
-// are merged once, so a run counts faster than ordinary text. Counts stay
-// tiktoken's. Special-token
+// are merged once, so a run counts faster than ordinary text. A run of one
+// character of any length (with a few bytes around it, as in a JSON
+// string) counts by strides and a tail whose counts and checks are
+// remembered per character, so medium runs (hundreds to thousands of
+// characters) are as fast as long ones. Counts stay tiktoken's. Special-token
 // text such as "<|endoftext|>" is counted as ordinary text, and invalid
 // UTF-8 as U+FFFD (each maximal invalid subsequence), as tiktoken counts
 // text decoded with errors="replace". [CountBytes] counts a byte slice

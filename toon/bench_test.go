@@ -2,6 +2,7 @@ package toon_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"testing"
 
@@ -121,5 +122,48 @@ func BenchmarkLarge(b *testing.B) {
 			}
 			dst = toon.Append(dst[:0], v, nil)
 		}
+	})
+}
+
+// BenchmarkEncodeDocument is the work of terse encode --to toon on a
+// ~20 MB document built from the corpus, in its steps: the parse that
+// refuses repeated keys, the check that TOON can carry every value, and
+// the streaming encoder; "command" is the three in a row. Compare a
+// change with the code before it in the same run:
+//
+//	go test -run '^$' -bench EncodeDocument -benchtime 20x -count 5 ./toon/
+func BenchmarkEncodeDocument(b *testing.B) {
+	data := corpusDoc(b, 20<<20)
+	parse := tree.ParseOptions{NoDuplicateKeys: true}
+	v, err := parse.Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(name string, f func() error) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := f(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	enc := toon.NewEncoder(io.Discard, nil)
+	// ParseOwned, as the command parses: data is never changed, so the
+	// trees may share it from run to run.
+	run("parse", func() error { _, err := parse.ParseOwned(data); return err })
+	run("representable", func() error { return toon.Representable(v) })
+	run("encode", func() error { return enc.Encode(v) })
+	run("command", func() error {
+		v, err := parse.ParseOwned(data)
+		if err == nil {
+			err = toon.Representable(v)
+		}
+		if err == nil {
+			err = enc.Encode(v)
+		}
+		return err
 	})
 }

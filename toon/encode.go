@@ -126,8 +126,7 @@ type encoder struct {
 	ordered bool
 	unsafe  *[256]bool
 
-	fields []field             // scratch: header field trees
-	seen   map[string]struct{} // scratch: duplicate-key check of wide rows
+	fields []field // scratch: header field trees
 
 	w    io.Writer // streaming target, or nil
 	werr error
@@ -755,7 +754,7 @@ func (e *encoder) keyedHeader(mems []tree.Member) (int, bool) {
 // leaf fields, non-empty objects nested field groups. Arrays, empty objects
 // and duplicate keys make the shape ineligible.
 func (e *encoder) group(mems []tree.Member) (int, bool) {
-	if e.hasDuplicateKeys(mems) {
+	if _, dup := tree.RepeatedKey(mems); dup {
 		return 0, false
 	}
 	g := len(e.fields)
@@ -820,29 +819,4 @@ func (e *encoder) match(mems []tree.Member, g int) bool {
 		}
 	}
 	return true
-}
-
-func (e *encoder) hasDuplicateKeys(mems []tree.Member) bool {
-	if len(mems) <= 32 {
-		for i := 1; i < len(mems); i++ {
-			for j := range i {
-				if mems[i].Key == mems[j].Key {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	if e.seen == nil {
-		e.seen = make(map[string]struct{}, len(mems))
-	}
-	seen := e.seen
-	defer clear(seen)
-	for _, m := range mems {
-		if _, ok := seen[m.Key]; ok {
-			return true
-		}
-		seen[m.Key] = struct{}{}
-	}
-	return false
 }

@@ -63,36 +63,53 @@ func (e *UnrepresentableError) Error() string {
 // that must not lose data check it before encoding; to point at the
 // repeat in JSON source instead, parse with tree.ParseOptions.NoDuplicateKeys.
 func Representable(v tree.Value) error {
-	var err *UnrepresentableError
-	var seen map[string]struct{}
-	tree.Walk(v, func(p tree.Pointer, v tree.Value) bool {
-		if err != nil {
-			return false
-		}
-		switch v.Kind() {
-		case tree.KindString:
-			if v.Escaped() {
-				err = &UnrepresentableError{Pointer: p, Msg: "string holds a lone UTF-16 surrogate escape, which TOON cannot carry"}
-			}
-		case tree.KindObject:
-			mems := v.Members()
-			if seen == nil {
-				seen = make(map[string]struct{})
-			}
-			for _, m := range mems {
-				if _, ok := seen[m.Key]; ok {
-					err = &UnrepresentableError{Pointer: p, Key: m.Key,
-						Msg: "duplicate key " + strconv.Quote(m.Key) + ", which TOON cannot carry"}
-					break
-				}
-				seen[m.Key] = struct{}{}
-			}
-			clear(seen)
-		}
-		return err == nil
-	})
-	if err != nil {
+	if err := unrepresentable(v); err != nil {
 		return err
 	}
 	return nil
+}
+
+// unrepresentable is Representable's walk. It builds no pointers: the
+// error's pointer is built as it unwinds, so a representable tree costs
+// one pass over its values and no allocation (a
+// pointer string per value was most of the cost of terse encode).
+func unrepresentable(v tree.Value) *UnrepresentableError {
+	switch v.Kind() {
+	case tree.KindString:
+		if v.Escaped() {
+			return &UnrepresentableError{Msg: "string holds a lone UTF-16 surrogate escape, which TOON cannot carry"}
+		}
+	case tree.KindArray:
+		for i, x := range v.Items() {
+			if x.Kind() < tree.KindString {
+				continue // null, bool, number
+			}
+			if err := unrepresentable(x); err != nil {
+				return err.in(tree.Pointer("").Index(i))
+			}
+		}
+	case tree.KindObject:
+		mems := v.Members()
+		if i, ok := tree.RepeatedKey(mems); ok {
+			key := mems[i].Key
+			return &UnrepresentableError{Key: key,
+				Msg: "duplicate key " + strconv.Quote(key) + ", which TOON cannot carry"}
+		}
+		for _, m := range mems {
+			if m.Value.Kind() < tree.KindString {
+				continue
+			}
+			if err := unrepresentable(m.Value); err != nil {
+				return err.in(tree.Pointer("").Key(m.Key))
+			}
+		}
+	}
+	return nil
+}
+
+// in prefixes the error's pointer with the pointer of one step (an index
+// or a key) as the error unwinds out of the container holding the value.
+func (e *UnrepresentableError) in(step tree.Pointer) *UnrepresentableError {
+	e.Pointer = step + e.Pointer
+	return e
 }

@@ -43,6 +43,16 @@ func BenchmarkParse(b *testing.B) {
 			}
 		}
 	})
+	b.Run("tree_no_duplicate_keys", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		opts := tree.ParseOptions{NoDuplicateKeys: true}
+		for b.Loop() {
+			if _, err := opts.Parse(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("encoding_json_any", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -61,6 +62,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if !tree.Equal(v, v2) {
 			t.Fatalf("round trip changed the tree: %s vs %s", v, v2)
+		}
+		// The values read are encoding/json's: strings unescaped alike.
+		var a, b any
+		if json.Unmarshal(data, &a) == nil && json.Unmarshal(out, &b) == nil && !reflect.DeepEqual(a, b) {
+			t.Fatalf("compact output %q reads as %v, the input %q as %v", out, b, data, a)
 		}
 	})
 }

@@ -91,6 +91,12 @@ type parser struct {
 	buf      []byte   // scratch for unescaping
 	escaped  bool     // the last string holds lone surrogates, in escaped form
 	noDup    bool     // a repeated key is an error
+
+	// keys holds, while NoDuplicateKeys is on, a set of the keys of each
+	// open object with many members, one after another: an object's set
+	// is the last one whenever a key is added to it (its children have
+	// closed), and is dropped as it closes.
+	keys keyTable
 }
 
 // fail records the first error; parsing unwinds by checking p.err.
@@ -238,7 +244,7 @@ func (p *parser) object() Value {
 	}
 	p.pos++ // '{'
 	base := len(p.mems)
-	var seen map[string]struct{} // the keys so far, once there are many
+	keys := -1 // where this object's set starts in p.keys, once it has one
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
@@ -257,7 +263,7 @@ func (p *parser) object() Value {
 			p.escaped = false
 			p.fail(keyAt, `lone UTF-16 surrogate \u escape in an object key (supported in string values only)`)
 		}
-		if p.noDup && p.err == nil && p.repeats(key, base, &seen) {
+		if p.noDup && p.err == nil && p.repeats(key, base, &keys) {
 			p.fail(keyAt, "duplicate key "+strconv.Quote(key)+" in object")
 		}
 		if p.err != nil {
@@ -293,33 +299,35 @@ func (p *parser) object() Value {
 	mems := make([]Member, len(p.mems)-base)
 	copy(mems, p.mems[base:])
 	p.mems = p.mems[:base]
+	if keys >= 0 {
+		p.keys.slots = p.keys.slots[:keys]
+	}
 	p.depth--
 	return objectValue(mems)
 }
 
 // repeats reports whether key is one of the keys of the object being read
-// (its members start at p.mems[base]); it then remembers key. seen holds
-// the keys once there are too many to scan.
-func (p *parser) repeats(key string, base int, seen *map[string]struct{}) bool {
+// (its members start at p.mems[base]); it then remembers key. A small
+// object's keys are scanned; once there are many, they go in a set in
+// p.keys starting at *keys.
+func (p *parser) repeats(key string, base int, keys *int) bool {
 	mems := p.mems[base:]
-	if *seen == nil {
+	if *keys < 0 {
 		for _, m := range mems {
 			if m.Key == key {
 				return true
 			}
 		}
-		if len(mems) < 16 {
+		if len(mems) < 8 {
 			return false
 		}
-		*seen = make(map[string]struct{}, 2*len(mems))
-		for _, m := range mems {
-			(*seen)[m.Key] = struct{}{}
+		*keys = len(p.keys.slots)
+		p.keys.reset(*keys, 2*len(mems))
+		for i, m := range mems {
+			p.keys.add(*keys, mems, m.Key, i)
 		}
-	} else if _, ok := (*seen)[key]; ok {
-		return true
 	}
-	(*seen)[key] = struct{}{}
-	return false
+	return p.keys.add(*keys, mems, key, len(mems))
 }
 
 // strClass classifies bytes inside a string: 0 plain ASCII, 1 needs a look
@@ -369,6 +377,10 @@ func (p *parser) string() string {
 	return ""
 }
 
+// ownString is the length from which a string with escapes is unescaped
+// into memory of its own.
+const ownString = 4 << 10
+
 // quoteEnd returns the offset of the quote that ends the string whose
 // body contains s[i], or len(s).
 func quoteEnd(s string, i int) int {
@@ -389,32 +401,46 @@ func quoteEnd(s string, i int) int {
 // scanned and s[i] is the first backslash.
 func (p *parser) stringEscaped(start, i int) string {
 	s := p.src
-	var b []byte
-	end := quoteEnd(s, i)
-	own := end-start > 4<<10
-	if own {
-		// A long string is unescaped once into memory of its own, which
-		// the result then shares: no growing, no second copy.
-		b = make([]byte, 0, end-start)
-		b = append(b, s[start:i]...)
-	} else {
-		b = append(p.buf[:0], s[start:i]...)
-	}
-	for i < len(s) {
+	// A short string is unescaped into p.buf and copied out. A long one
+	// is unescaped once into memory of its own, which the result then
+	// shares: no growing, no second copy. It is found long, and its end
+	// looked for, only once its text passes ownString bytes, so a short
+	// string is scanned once.
+	b := p.buf[:0]
+	own := false
+	for run := s[start:i]; ; {
+		if !own && len(b)+len(run) > ownString {
+			end := quoteEnd(s, i)
+			nb := make([]byte, len(b), len(b)+len(run)+end-i)
+			copy(nb, b)
+			b, own = nb, true
+		}
+		b, run = append(b, run...), ""
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
-		switch strClass[c] {
-		case 0:
-			b = append(b, c)
-			i++
-			continue
-		case 2:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				p.fail(i, "invalid UTF-8 in string")
-				return ""
+		if strClass[c] != 1 {
+			// A run of characters that need no unescaping, appended at
+			// once.
+			j := i
+			for j < len(s) {
+				switch strClass[s[j]] {
+				case 0:
+					j++
+					continue
+				case 2:
+					r, size := utf8.DecodeRuneInString(s[j:])
+					if r == utf8.RuneError && size == 1 {
+						p.fail(j, "invalid UTF-8 in string")
+						return ""
+					}
+					j += size
+					continue
+				}
+				break
 			}
-			b = append(b, s[i:i+size]...)
-			i += size
+			run, i = s[i:j], j
 			continue
 		}
 		switch c {

@@ -161,3 +161,28 @@ func TestParseOwned(t *testing.T) {
 		t.Errorf("ParseOwned = %s, Parse = %s", v, w)
 	}
 }
+
+// TestStringEscapesLong: strings with escapes, short and past the length
+// from which they are unescaped into memory of their own, with runs of
+// ASCII, of multi-byte text and of escapes alone, read as encoding/json
+// reads them.
+func TestStringEscapesLong(t *testing.T) {
+	for _, n := range []int{1, 100, 4 << 10, 4<<10 + 1, 20 << 10} {
+		for _, piece := range []string{`a`, `é`, `\n`, `\u00e9`, `\ud83d\ude00`, `ab\"cd`, `😀x`} {
+			for _, lead := range []string{``, `\t`, strings.Repeat("z", 5000)} {
+				src := `"` + lead + `\\` + strings.Repeat(piece, n/len(piece)+1) + `"`
+				v, err := tree.ParseString(src)
+				if err != nil {
+					t.Fatalf("ParseString(%.40q…): %v", src, err)
+				}
+				var want string
+				if err := json.Unmarshal([]byte(src), &want); err != nil {
+					t.Fatal(err)
+				}
+				if v.Str() != want {
+					t.Errorf("ParseString(%.40q… of %d bytes) differs from encoding/json", src, len(src))
+				}
+			}
+		}
+	}
+}

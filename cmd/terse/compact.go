@@ -179,7 +179,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	limitMemory(len(data))
+	limitMemory(len(data), true)
 	var res terse.Result
 	if tokens.Binary(data) {
 		// Binary input is not text a model can read, nor something terse

@@ -93,7 +93,7 @@ func runEncode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	limitMemory(len(data))
+	limitMemory(len(data), *to != "toon")
 	if tokens.Binary(data) {
 		binaryNote(stderr, name, len(data))
 		_, err := stdout.Write(data)

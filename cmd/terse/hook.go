@@ -154,7 +154,7 @@ func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	if len(data) > maxHookEvent {
 		return nil, fmt.Errorf("event over %d bytes, left alone", maxHookEvent)
 	}
-	limitMemory(len(data))
+	limitMemory(len(data), true)
 	cfg, err := h.config()
 	if err != nil {
 		return nil, err

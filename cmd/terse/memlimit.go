@@ -14,11 +14,14 @@ import (
 // process outgrows that (the executable's own pages come on top). The
 // limit is soft: a command whose live data needs more gets it, at the
 // cost of more collections. GOGC and GOMEMLIMIT, when set, are kept.
-func limitMemory(n int) {
+// Without pace only the soft limit is set: a command whose heap is the
+// input and its tree (encode --to toon, which streams its output) gains
+// nothing from more collections but their cost.
+func limitMemory(n int, pace bool) {
 	if n < largeInput {
 		return
 	}
-	if os.Getenv("GOGC") == "" {
+	if pace && os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {

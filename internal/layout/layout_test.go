@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"fit":              {"tree", "tokens", "toon", "render", "store"},
 	"history":          {"tree", "tokens"},
 	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "shape"},
-	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "store/redisstore", "fit", "history"},
+	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history"},
 	"telemetry":        {"", "tokens"},
 	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile"},
 	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store"},
@@ -141,28 +141,46 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// heavyDeps are modules a program that imports only the root package (the
-// library) must not link: metrics and Redis live behind their own
-// packages (mcpproxy, store/redisstore).
-var heavyDeps = []string{"github.com/prometheus/", "github.com/redis/"}
+// lightPackages are the library's packages that a program may import
+// without the weight of the servers: the root and the stages it runs,
+// and config.
+var lightPackages = []string{"", "tree", "tokens", "toon", "render", "fit", "dedup", "history", "filter", "config"}
 
-// TestRootDependencies checks the root package's whole dependency graph
-// (go list -deps) for heavyDeps.
-func TestRootDependencies(t *testing.T) {
+// forbiddenDeps are what the light packages must not link: an HTTP server
+// (net/http), Redis and Prometheus (behind mcpproxy, apiproxy and
+// store/redisstore). A name ending in "/" is a module prefix.
+var forbiddenDeps = []string{"net/http", "github.com/redis/", "github.com/prometheus/"}
+
+// TestForbiddenDependencies checks the whole dependency graph (go list
+// -deps) of each light package for forbidden dependencies: a program that
+// imports only these packages does not link an HTTP server, Redis or
+// Prometheus.
+func TestForbiddenDependencies(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not on PATH")
 	}
-	cmd := exec.Command(goCmd, "list", "-deps", ".")
+	args := []string{"list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}"}
+	for _, p := range lightPackages {
+		args = append(args, "./"+p)
+	}
+	cmd := exec.Command(goCmd, args...)
 	cmd.Dir = moduleRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
+		t.Fatalf("go list: %v", err)
 	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, h := range heavyDeps {
-			if strings.HasPrefix(dep, h) {
-				t.Errorf("the root package depends on %s", dep)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(lightPackages) {
+		t.Fatalf("go list gave %d packages, want %d", len(lines), len(lightPackages))
+	}
+	for _, l := range lines {
+		pkg, deps, _ := strings.Cut(l, " ")
+		for _, dep := range strings.Fields(deps) {
+			for _, f := range forbiddenDeps {
+				if dep == f || strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f) {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
 			}
 		}
 	}

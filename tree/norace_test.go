@@ -1,0 +1,5 @@
+//go:build !race
+
+package tree_test
+
+const raceEnabled = false
