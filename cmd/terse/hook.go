@@ -273,7 +273,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 		tev.Dedup, tev.Format = telemetry.DedupHit, "hint"
 		tev.Hints[telemetry.HintRef]++
 	} else {
-		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID,
+		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID, WorkDir: ev.Cwd,
 			Hints: profile.Gate{E: &eff, C: new(profile.HintCounter)}}
 		for i, s := range slots {
 			res, err := p.ProcessString(ctx, s.Text, req)
@@ -384,7 +384,7 @@ func (h *hookRunner) pipeline(cfg *config.Config, eff *profile.Effective, ev *ho
 	if self := defaultTerseCommand(); self != "terse" {
 		fetch = shellQuote(self) + strings.TrimPrefix(fetch, "terse")
 	}
-	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: fetch})
+	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: fetch, Shape: cfg.Shape.Options()})
 	return ps.pipeline(cfg.Tool(ev.ToolName), eff)
 }
 
