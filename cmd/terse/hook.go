@@ -284,11 +284,20 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 				}
 			}
 			n0, n1 := c.Count(s.Text), res.Report.OutputTokens
+			if tev.TextShape == "" {
+				tev.TextShape = res.Report.Shape
+			}
 			if res.Text == s.Text || n1 >= n0 {
 				continue // this field is kept as it is
 			}
 			texts[i] = res.Text
 			r := &res.Report
+			if r.ShapeClass != "" && tev.ShapeClass == "" {
+				tev.TextShape, tev.ShapeClass = r.Shape, r.ShapeClass
+			}
+			if r.ShapeClass == "elide" {
+				tev.Hints[telemetry.HintMore]++
+			}
 			saved[telemetry.SrcFilter] += r.Saved.Filter
 			saved[telemetry.SrcDedup] += r.Saved.Dedup
 			saved[telemetry.SrcFit] += r.Saved.Fitting
@@ -308,12 +317,14 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	}
 	if after >= before {
 		tev.Untouched, tev.Hints, tev.Dedup = telemetry.UntouchedNoSaving, [telemetry.NumHints]uint16{}, telemetry.DedupOff
+		tev.ShapeClass = ""
 		return nil, tev, nil
 	}
 	tev.TokensOut, tev.BytesOut = after, bytesOut
 	if tev.Dedup == telemetry.DedupHit {
 		saved = [telemetry.NumSources]int{}
 		saved[telemetry.SrcDedup] = before - after
+		tev.ShapeClass = ""
 	} else {
 		// Counted apart, the fields may tokenize a little differently
 		// than the pipeline counted them: the rest is the encoding's.

@@ -17,7 +17,7 @@ import (
 // the proxies do (under the default config): a Grep search result under
 // the working directory becomes a lossless shaping, written back into the
 // tool's own "content" field, that expands to the original byte for byte.
-// A Read is never changed (Claude Code numbers its lines after the hook).
+// Its telemetry event names the shape and class. A Read is never changed (Claude Code numbers its lines after the hook).
 func TestHookShapes(t *testing.T) {
 	var sb strings.Builder
 	for i := 1; i <= 60; i++ {
@@ -44,6 +44,9 @@ func TestHookShapes(t *testing.T) {
 	out, tev, err := h.handle(context.Background(), cfg, ev)
 	if err != nil || out == nil {
 		t.Fatalf("no reply (err %v, untouched %v)", err, tev.Untouched)
+	}
+	if tev.TextShape != "grep" || tev.ShapeClass != "lossless" {
+		t.Errorf("telemetry: text shape %q, class %q; want grep, lossless", tev.TextShape, tev.ShapeClass)
 	}
 	r, err := tree.Parse(out)
 	if err != nil {
