@@ -52,12 +52,16 @@ func check(t interface {
 		}
 	}
 	for _, ceiling := range []Class{Lossless, Display, Elide} {
-		for _, kind := range []string{"read", "paths", "grep", "log", "test"} {
+		for _, kind := range []string{"read", "paths", "grep", "log", "test", "git", "build"} {
 			if c, ok := lossless(text, kind, call, ceiling); ok {
 				verify(Result{Text: c.text, Class: c.class}, ceiling)
 			}
 		}
-		verify(Shape(text, call, &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling}), ceiling)
+		r := Shape(text, call, &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling})
+		verify(r, ceiling)
+		if r.Shape == "git" && r.Class > Lossless || r.Shape == "build" && r.Class > Display {
+			t.Fatalf("%s output shaped as %s", r.Shape, r.Class)
+		}
 	}
 }
 
@@ -67,6 +71,8 @@ var calls = []Call{
 	{Tool: "Grep", Input: []byte(`{"output_mode":"content"}`)},
 	{Tool: "Bash", Input: []byte(`{"command":"make"}`), WorkDir: "/home/u/p"},
 	{Tool: "Bash", Input: []byte(`{"command":"cat -n x"}`)},
+	{Tool: "Bash", Input: []byte(`{"command":"git log --oneline"}`), WorkDir: "/home/u/p"},
+	{Tool: "Bash", Input: []byte(`{"command":"go vet ./..."}`), WorkDir: "/home/u/p"},
 	{Tool: "mcp__x__y"},
 }
 
@@ -164,6 +170,9 @@ func FuzzDetect(f *testing.F) {
 	f.Add("     1→a\n     2→b\n     3→c\n", "Read", "")
 	f.Add("ok  \tpkg\t0.1s\nFAIL\tx\n", "Bash", `{"command":"go test ./..."}`)
 	f.Add("x", "Bash", `{"command":["bash","-lc","cat -n f"]}`)
+	f.Add("HEAD detached at 9f2c1e4\nnothing to commit\n", "Bash", `{"command":"git -C repo status | tail -5"}`)
+	f.Add("a.go:1:2: undefined: x\na.go:1:2: undefined: x\n", "Bash", `{"command":"cd x && go vet ./... || true"}`)
+	f.Add("\x1b[96msrc/a.ts\x1b[0m:1:2 - error TS1: x\n", "exec", `{"cmd":"npx tsc --noEmit"}`)
 	f.Fuzz(func(t *testing.T, text, tool, input string) {
 		Detect(text, Call{Tool: tool, Input: []byte(input)})
 		findAnchors(text)

@@ -104,7 +104,7 @@ type Result struct {
 	// Text is the shaped text, or the input when Class is None.
 	Text string
 	// Shape is the detected shape ("read", "paths", "grep", "log",
-	// "test"), or "" when it is unknown.
+	// "test", "git", "build"), or "" when it is unknown.
 	Shape string
 	Class Class
 	// Rules names the rules applied, in order.
@@ -170,6 +170,15 @@ func Shape(text string, call Call, o *Options) Result {
 	}
 	if len(text) < minBytes {
 		return Result{Text: text, Shape: kind, Why: "short"}
+	}
+	// Git output (commit SHAs, branch names, a detached HEAD) is shaped
+	// losslessly or not at all; a compiler's or linter's keeps what a
+	// terminal shows at least: every error line and file:line.
+	switch {
+	case kind == "git":
+		ceiling = min(ceiling, Lossless)
+	case kind == "build":
+		ceiling = min(ceiling, Display)
 	}
 	c := o.Counter
 	if c == nil {
@@ -281,7 +290,7 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 	case "grep":
 		try(relative(lines, call.WorkDir))
 		try(group(lines))
-	case "log", "test":
+	case "log", "test", "git", "build":
 		try(relative(lines, call.WorkDir))
 	}
 	try(fold(lines))
