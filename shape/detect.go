@@ -92,16 +92,17 @@ func commandShape(cmd, text string) string {
 		return "paths"
 	case grepCmd.MatchString(c) && !strings.Contains(c, "|"):
 		return "grep"
-	case gitCmd.MatchString(c) && !pipedTo(c), buildCmd.MatchString(c) && !pipedTo(c):
-		// Search results and path lists (git grep, git diff --name-only)
-		// keep their own lossless shapes, which elide nothing either.
+	case gitCmd.MatchString(c) && !pipedTo(c):
+		// Search results and path lists (git diff --name-only) keep
+		// their own lossless shapes, which elide nothing either.
 		switch s := contentShape(text); s {
 		case "read", "paths", "grep":
 			return s
 		}
-		if gitCmd.MatchString(c) {
-			return "git"
-		}
+		return "git"
+	case buildCmd.MatchString(c) && !pipedTo(c):
+		// Not grouped by file as search results are: every error line
+		// keeps its file:line.
 		return "build"
 	}
 	if s := contentShape(text); s != "" {
