@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -458,6 +460,12 @@ func declared(ev *hook.Event, tr *hook.Transcript, slots []hook.Slot, newTexts [
 		}
 		return false, "a shaping that does not expand to the original"
 	}
+	if docs, err := terse.DecodeJSONDocuments(nt); err == nil {
+		if sameJSONDocs(docs, orig) {
+			return true, "encoded"
+		}
+		return false, "JSON documents that do not decode to the original's"
+	}
 	if v, err := render.Decode(nt); err == nil {
 		if ov, err := tree.ParseString(orig); err == nil && tree.Equal(v, ov) {
 			return true, "encoded"
@@ -525,4 +533,20 @@ func sameResult(tr *hook.Transcript, id string, texts []string) bool {
 		}
 	}
 	return false
+}
+
+// sameJSONDocs reports whether docs are the JSON documents of text, in
+// order.
+func sameJSONDocs(docs []tree.Value, text string) bool {
+	dec := json.NewDecoder(strings.NewReader(text))
+	for i := 0; ; i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err == io.EOF && i == len(docs)
+		}
+		v, err := tree.Parse(raw)
+		if err != nil || i >= len(docs) || !tree.Equal(v, docs[i]) {
+			return false
+		}
+	}
 }
