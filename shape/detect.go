@@ -189,4 +189,4 @@ func isTestOutput(text string) bool {
 	return testVerdict.MatchString(text)
 }
 
-var testVerdict = regexp.MustCompile(`(?m)^(ok  \t|FAIL\t|--- (PASS|FAIL): |=+ .*\b(passed|failed)\b.* in [\d.]+s|test result: (ok|FAILED)\.| Test Files  |Tests: +\d)`)
+var testVerdict = regexp.MustCompile(`(?m)^(ok  \t|FAIL\t|--- (PASS|FAIL): |=+ .*\b(passed|failed)\b.* in [\d.]+s|test result: (ok|FAILED)\.| Test Files  |Tests: +\d|\d+ (examples?|tests?|doctests?|properties)(, \d+ (tests?|properties))*, \d+ failures?\b)`)

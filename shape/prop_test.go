@@ -355,6 +355,7 @@ func TestElideLogProperty(t *testing.T) {
 func FuzzElide(f *testing.F) {
 	f.Add("--- PASS: A (0.00s)\n--- PASS: B (0.00s)\n--- PASS: C (0.00s)\n--- PASS: D (0.00s)\n--- PASS: E (0.00s)\n--- PASS: F (0.00s)\n--- PASS: G (0.00s)\n--- PASS: H (0.00s)\n--- PASS: I (0.00s)\nFAIL\nok")
 	f.Add(strings.Repeat("INFO tick\n", 500) + "ERROR x\n")
+	f.Add("  * test a (0.1ms) [L#1]\n  * test b (0.1ms) [L#2]\n  * test c (0.1ms) [L#3]\n  * test d (0.1ms) [L#4]\n  * test e (0.1ms) [L#5]\n\n  1) test c (M)\n     x.exs:3\n\n5 tests, 1 failure\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		if len(text) < 2000 && rand(text)%2 == 0 {
 			text = strings.Repeat(text+"\n", longLog/max(1, strings.Count(text, "\n")+1)+1)
@@ -377,6 +378,15 @@ func FuzzElide(f *testing.F) {
 			}
 			if next != n+1 {
 				t.Fatalf("chunks end at line %d of %d", next-1, n)
+			}
+			// A mix test --trace line of a test named in a failure
+			// report is kept as many times as the original has it.
+			for _, m := range mixFailure.FindAllStringSubmatch(text, -1) {
+				for _, l := range strings.Split(text, "\n") {
+					if tm := mixTrace.FindStringSubmatch(l); tm != nil && tm[1] == m[1] && strings.Count(e.text, l) < strings.Count(text, l) {
+						t.Fatalf("the line of failed %q was folded", m[1])
+					}
+				}
 			}
 			if countFail(e.text) != countFail(text) {
 				t.Fatalf("lines that say something failed: %d, the original has %d", countFail(e.text), countFail(text))
