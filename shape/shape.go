@@ -3,6 +3,7 @@ package shape
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/terse-dev/terse/tokens"
@@ -198,6 +199,15 @@ func Shape(text string, call Call, o *Options) Result {
 	}
 	if s, ok := lossless(text, kind, call, ceiling); ok {
 		cand = append(cand, s)
+		if slices.Contains(s.rules, "relative") {
+			// Paths written relative cost their base's declaration: the
+			// shaping without it may be smaller (the smaller is used).
+			abs := call
+			abs.WorkDir = ""
+			if s2, ok := lossless(text, kind, abs, ceiling); ok {
+				cand = append(cand, s2)
+			}
+		}
 	}
 	if len(cand) == 0 {
 		res.Why = "no rule applies"
@@ -230,7 +240,15 @@ func Shape(text string, call Call, o *Options) Result {
 			res.Fetch = fetch
 			res.Anchors = Anchors{Total: len(anchors), Kept: len(anchors)}
 		}
+		if s.class != Elide && res.Class != None && n >= res.ShapedTokens {
+			continue // a smaller lossless shaping came first
+		}
 		res.Text, res.Class, res.Rules, res.ShapedTokens = s.text, s.class, s.rules, n
+		if s.class == Elide {
+			return res
+		}
+	}
+	if res.Class != None {
 		return res
 	}
 	res.Why = "no gain"
