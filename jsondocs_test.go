@@ -54,6 +54,13 @@ func TestJSONDocuments(t *testing.T) {
 			}
 		}
 	}
+	off, err := terse.New(&terse.Options{Format: "auto", Shape: &shape.Options{Tools: []shape.ToolRule{{Match: "Bash", Off: true}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := off.ProcessText(context.Background(), strings.Join(docs, ""), &terse.Request{Tool: "Bash"}); err != nil || res.Report.Shape == "json" {
+		t.Errorf("shaping off for the tool, yet JSON documents (err %v)", err)
+	}
 	mixed := strings.Join(docs, "\n") + "\ngh: Not Found (HTTP 404)\n"
 	res, err := p.ProcessText(context.Background(), mixed, &terse.Request{Tool: "Bash"})
 	if err != nil {

@@ -440,7 +440,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// the output encoding, before fitting (-1: not counted yet).
 	t2 := -1
 	textFormat := "text"
-	if !isJSON && p.o.Shape != nil && !req.noShape && p.fmt.Name == "auto" && len(text) >= shape.DefaultMinBytes {
+	if !isJSON && p.o.Shape != nil && !req.noShape && p.fmt.Name == "auto" && len(text) >= shape.DefaultMinBytes && !p.o.Shape.Off(req.Tool) {
 		// JSON documents in a text (see jsondocs.go): each in the auto
 		// encoding, verified by decoding, when that saves the margin.
 		if docs, ok := splitJSONDocs(text); ok {

@@ -125,6 +125,13 @@ type Result struct {
 	Fetch string
 }
 
+// Off reports whether the options turn shaping off for tool (a rule of
+// Tools).
+func (o *Options) Off(tool string) bool {
+	_, _, off := o.policy(tool)
+	return off
+}
+
 func (o *Options) policy(tool string) (ceiling Class, margin float64, off bool) {
 	ceiling, margin = o.Ceiling, o.Margin
 	for _, r := range o.Tools {
