@@ -2,7 +2,9 @@ package terse_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,8 +16,24 @@ import (
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/tree"
 	"github.com/terse-dev/terse/tune"
 )
+
+// sameDocs reports whether docs are the JSON documents of text, in order.
+func sameDocs(docs []tree.Value, text string) bool {
+	dec := json.NewDecoder(strings.NewReader(text))
+	for i := 0; ; i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err == io.EOF && i == len(docs)
+		}
+		v, err := tree.Parse(raw)
+		if err != nil || i >= len(docs) || !tree.Equal(v, docs[i]) {
+			return false
+		}
+	}
+}
 
 // TestReplayShapes replays the tool result of every transcript in the
 // shared corpus (agent-sessions) through a Pipeline as the CLI and the
@@ -24,7 +42,9 @@ import (
 // every lossless result expands to the original byte for byte, every
 // display result to its terminal view, every elision's chunks join back
 // to the original, and no anchor is lost; it logs o200k tokens before and
-// after per shape and in total, and the results changed per class.
+// after per shape and in total, and the results changed per class. A
+// text of JSON documents (shape "json") must decode to the original's
+// documents.
 //
 //	go test -run TestReplayShapes -v .
 func TestReplayShapes(t *testing.T) {
@@ -87,6 +107,13 @@ func TestReplayShapes(t *testing.T) {
 			switch {
 			case rep.Truncated:
 				// Fitted after shaping: the fit's own chunks hold it.
+			case rep.Shape == "json" && rep.ShapeClass == "lossless":
+				docs, err := terse.DecodeJSONDocuments(res.Text)
+				if err != nil || !sameDocs(docs, r.Text) {
+					t.Errorf("%s %s: JSON documents do not decode to the original's (%v)", s.File, r.Tool, err)
+				} else {
+					expanded++
+				}
 			case rep.ShapeClass == "lossless" || rep.ShapeClass == "display":
 				back, err := shape.Expand(res.Text)
 				want := r.Text

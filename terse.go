@@ -439,7 +439,24 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// the output encoding, before fitting (-1: not counted yet).
 	t2 := -1
 	textFormat := "text"
-	if !isJSON && p.o.Shape != nil && !req.noShape {
+	if !isJSON && p.o.Shape != nil && !req.noShape && p.fmt.Name == "auto" && len(text) >= shape.DefaultMinBytes && !p.o.Shape.Off(req.Tool) {
+		// JSON documents in a text (see jsondocs.go): each in the auto
+		// encoding, verified by decoding, when that saves the margin.
+		if docs, ok := splitJSONDocs(text); ok {
+			if enc, ok := encodeJSONDocs(docs, p.fmt.Append); ok {
+				margin := p.o.Shape.Margin
+				if margin == 0 {
+					margin = shape.DefaultMargin
+				}
+				if n, n0 := m.count(enc), m.count(text); float64(n) <= float64(n0)*(1-max(margin, 0)) && n < n0 && n <= fo0.Budget {
+					text, t2, textFormat = enc, n, p.fmt.Name
+					m.seed(text, t2)
+					rep.Shape, rep.ShapeClass, rep.ShapeRules = "json", shape.Lossless.String(), []string{"json documents"}
+				}
+			}
+		}
+	}
+	if !isJSON && p.o.Shape != nil && !req.noShape && rep.ShapeClass == "" {
 		// A shaped text over the budget would be fitted as the original
 		// anyway (see below): it is not shaped.
 		if sr := p.shape(ctx, text, req, fo0); sr.Class != shape.None && sr.ShapedTokens <= fo0.Budget {

@@ -8,8 +8,10 @@ import (
 
 // Detect names the shape of text, the result of call: "read" (numbered
 // file lines), "paths" (a path list), "grep" (search results
-// "path:12:text"), "test" (a test runner's output), "log" (other shell
-// output), or "" when it is unknown. The tool's name and input decide
+// "path:12:text"), "test" (a test runner's output), "git" (the output of
+// a git command: status, log, show, branch…), "build" (a compiler's or
+// linter's: go build/vet, tsc, eslint, cargo build/check/clippy, rustc…),
+// "log" (other shell output), or "" when it is unknown. The tool's name and input decide
 // when they are known (Claude Code's Read, Bash, Grep, Glob; Codex's
 // shell and exec); otherwise, and for MCP tools, the content does, and
 // only clear cases are named.
@@ -70,6 +72,12 @@ var (
 	readCmd  = regexp.MustCompile(`^(cat -n|nl)\b`)
 	pathsCmd = regexp.MustCompile(`^(find|fd|git ls-files|ls -1)\b`)
 	grepCmd  = regexp.MustCompile(`^(grep|rg|git grep)\b.*\s-[a-zA-Z]*n`)
+	// gitCmd: git commands whose output names commits, branches and
+	// files (kept whole: lossless shaping only).
+	gitCmd = regexp.MustCompile(`^git( +-C +\S+)? +(status|log|show|branch|reflog|rev-parse|rev-list|shortlog|tag|describe|stash( +(list|show))?|remote|ls-remote|merge|rebase|cherry-pick|pull|fetch|push|commit|checkout|switch|diff|add +-p)\b`)
+	// buildCmd: compilers and linters, whose every error line and
+	// file:line is kept (lossless shaping only, or the terminal view).
+	buildCmd = regexp.MustCompile(`(^|[\s/;&|])(go (build|vet|install)|golangci-lint|staticcheck|(npx |pnpm |yarn )?(tsc|eslint)|cargo (build|check|clippy)|rustc|mix compile|javac|gcc|g\+\+|clang)\b`)
 )
 
 // commandShape is the shape of a shell command's output.
@@ -84,11 +92,38 @@ func commandShape(cmd, text string) string {
 		return "paths"
 	case grepCmd.MatchString(c) && !strings.Contains(c, "|"):
 		return "grep"
+	case gitCmd.MatchString(c) && !pipedTo(c):
+		// Search results and path lists (git diff --name-only) keep
+		// their own lossless shapes, which elide nothing either.
+		switch s := contentShape(text); s {
+		case "read", "paths", "grep":
+			return s
+		}
+		return "git"
+	case buildCmd.MatchString(c) && !pipedTo(c):
+		// Not grouped by file as search results are: every error line
+		// keeps its file:line.
+		return "build"
 	}
 	if s := contentShape(text); s != "" {
 		return s
 	}
 	return "log"
+}
+
+// pipedTo reports whether a command's output goes through a filter other
+// than head and tail (which keep its lines as they are).
+func pipedTo(c string) bool {
+	for _, p := range strings.Split(c, "|")[1:] {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue // "||": the next piece counts as piped (left as a log)
+		}
+		if !strings.HasPrefix(p, "head") && !strings.HasPrefix(p, "tail") {
+			return true
+		}
+	}
+	return false
 }
 
 // contentShape names the clear cases from the content alone: numbered
@@ -154,4 +189,4 @@ func isTestOutput(text string) bool {
 	return testVerdict.MatchString(text)
 }
 
-var testVerdict = regexp.MustCompile(`(?m)^(ok  \t|FAIL\t|--- (PASS|FAIL): |=+ .*\b(passed|failed)\b.* in [\d.]+s|test result: (ok|FAILED)\.| Test Files  |Tests: +\d)`)
+var testVerdict = regexp.MustCompile(`(?m)^(ok  \t|FAIL\t|--- (PASS|FAIL): |=+ .*\b(passed|failed)\b.* in [\d.]+s|test result: (ok|FAILED)\.| Test Files  |Tests: +\d|\d+ (examples?|tests?|doctests?|properties)(, \d+ (tests?|properties))*, \d+ failures?\b)`)

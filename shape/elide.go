@@ -81,7 +81,11 @@ var (
 	jsFile   = regexp.MustCompile(`^ *(?:✓|√|✔) \S+ \((\d+) tests?\)`)
 	jestFile = regexp.MustCompile(`^PASS \S+\.(test|spec)\.[jt]sx?( \([\d.]+ m?s\))?$`)
 	// failLine is a line that says something failed.
-	failLine = regexp.MustCompile(`(?i)(\bfail(ed|ures?)?\b|\berror\b|\bpanic\b|\bexception\b|traceback)`)
+	// mix test --trace: "  * test NAME (1.2ms) [L#12]", and the
+	// failure report "  1) test NAME (Module)".
+	mixTrace   = regexp.MustCompile(`^ *\* ((?:test|doctest|property) .+) \(\d+(?:\.\d+)?ms\) \[L#\d+\]$`)
+	mixFailure = regexp.MustCompile(`(?m)^ +\d+\) ((?:test|doctest|property) .+) \([\w.]+\)$`)
+	failLine   = regexp.MustCompile(`(?i)(\bfail(ed|ures?)?\b|\berror\b|\bpanic\b|\bexception\b|traceback)`)
 )
 
 // elideTest folds runs of at least three pass lines of test output into a
@@ -89,9 +93,23 @@ var (
 // panics, stack traces, logs, summaries) and the last two lines whole. A
 // marker is never longer than a quarter of the lines it replaces.
 func elideTest(text string, extra []PassLine) (candidate, bool) {
+	var failedMix map[string]bool
+	if strings.Contains(text, "ms) [L#") {
+		failedMix = map[string]bool{}
+		for _, m := range mixFailure.FindAllStringSubmatch(text, -1) {
+			failedMix[m[1]] = true
+		}
+	}
 	passLine := func(l string) (string, int, bool) {
 		if u, n, ok := passLine(l); ok {
 			return u, n, ok
+		}
+		if failedMix != nil {
+			// mix test --trace prints a test's line before its failure
+			// report: a test named in a failure report is no pass.
+			if m := mixTrace.FindStringSubmatch(l); m != nil && !failedMix[m[1]] && !failLine.MatchString(l) {
+				return "tests passed", 1, true
+			}
 		}
 		for _, p := range extra {
 			if p.Pattern != nil && p.Pattern.MatchString(l) && !failLine.MatchString(l) {

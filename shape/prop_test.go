@@ -52,12 +52,16 @@ func check(t interface {
 		}
 	}
 	for _, ceiling := range []Class{Lossless, Display, Elide} {
-		for _, kind := range []string{"read", "paths", "grep", "log", "test"} {
+		for _, kind := range []string{"read", "paths", "grep", "log", "test", "git", "build"} {
 			if c, ok := lossless(text, kind, call, ceiling); ok {
 				verify(Result{Text: c.text, Class: c.class}, ceiling)
 			}
 		}
-		verify(Shape(text, call, &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling}), ceiling)
+		r := Shape(text, call, &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling})
+		verify(r, ceiling)
+		if r.Shape == "git" && r.Class > Lossless || r.Shape == "build" && r.Class > Display {
+			t.Fatalf("%s output shaped as %s", r.Shape, r.Class)
+		}
 	}
 }
 
@@ -67,6 +71,8 @@ var calls = []Call{
 	{Tool: "Grep", Input: []byte(`{"output_mode":"content"}`)},
 	{Tool: "Bash", Input: []byte(`{"command":"make"}`), WorkDir: "/home/u/p"},
 	{Tool: "Bash", Input: []byte(`{"command":"cat -n x"}`)},
+	{Tool: "Bash", Input: []byte(`{"command":"git log --oneline"}`), WorkDir: "/home/u/p"},
+	{Tool: "Bash", Input: []byte(`{"command":"go vet ./..."}`), WorkDir: "/home/u/p"},
 	{Tool: "mcp__x__y"},
 }
 
@@ -164,6 +170,9 @@ func FuzzDetect(f *testing.F) {
 	f.Add("     1→a\n     2→b\n     3→c\n", "Read", "")
 	f.Add("ok  \tpkg\t0.1s\nFAIL\tx\n", "Bash", `{"command":"go test ./..."}`)
 	f.Add("x", "Bash", `{"command":["bash","-lc","cat -n f"]}`)
+	f.Add("HEAD detached at 9f2c1e4\nnothing to commit\n", "Bash", `{"command":"git -C repo status | tail -5"}`)
+	f.Add("a.go:1:2: undefined: x\na.go:1:2: undefined: x\n", "Bash", `{"command":"cd x && go vet ./... || true"}`)
+	f.Add("\x1b[96msrc/a.ts\x1b[0m:1:2 - error TS1: x\n", "exec", `{"cmd":"npx tsc --noEmit"}`)
 	f.Fuzz(func(t *testing.T, text, tool, input string) {
 		Detect(text, Call{Tool: tool, Input: []byte(input)})
 		findAnchors(text)
@@ -346,6 +355,7 @@ func TestElideLogProperty(t *testing.T) {
 func FuzzElide(f *testing.F) {
 	f.Add("--- PASS: A (0.00s)\n--- PASS: B (0.00s)\n--- PASS: C (0.00s)\n--- PASS: D (0.00s)\n--- PASS: E (0.00s)\n--- PASS: F (0.00s)\n--- PASS: G (0.00s)\n--- PASS: H (0.00s)\n--- PASS: I (0.00s)\nFAIL\nok")
 	f.Add(strings.Repeat("INFO tick\n", 500) + "ERROR x\n")
+	f.Add("  * test a (0.1ms) [L#1]\n  * test b (0.1ms) [L#2]\n  * test c (0.1ms) [L#3]\n  * test d (0.1ms) [L#4]\n  * test e (0.1ms) [L#5]\n\n  1) test c (M)\n     x.exs:3\n\n5 tests, 1 failure\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		if len(text) < 2000 && rand(text)%2 == 0 {
 			text = strings.Repeat(text+"\n", longLog/max(1, strings.Count(text, "\n")+1)+1)
@@ -368,6 +378,15 @@ func FuzzElide(f *testing.F) {
 			}
 			if next != n+1 {
 				t.Fatalf("chunks end at line %d of %d", next-1, n)
+			}
+			// A mix test --trace line of a test named in a failure
+			// report is kept as many times as the original has it.
+			for _, m := range mixFailure.FindAllStringSubmatch(text, -1) {
+				for _, l := range strings.Split(text, "\n") {
+					if tm := mixTrace.FindStringSubmatch(l); tm != nil && tm[1] == m[1] && strings.Count(e.text, l) < strings.Count(text, l) {
+						t.Fatalf("the line of failed %q was folded", m[1])
+					}
+				}
 			}
 			if countFail(e.text) != countFail(text) {
 				t.Fatalf("lines that say something failed: %d, the original has %d", countFail(e.text), countFail(text))

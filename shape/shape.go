@@ -3,6 +3,7 @@ package shape
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/terse-dev/terse/tokens"
@@ -104,7 +105,7 @@ type Result struct {
 	// Text is the shaped text, or the input when Class is None.
 	Text string
 	// Shape is the detected shape ("read", "paths", "grep", "log",
-	// "test"), or "" when it is unknown.
+	// "test", "git", "build"), or "" when it is unknown.
 	Shape string
 	Class Class
 	// Rules names the rules applied, in order.
@@ -122,6 +123,13 @@ type Result struct {
 	Why string
 	// Fetch is the fetch command of an elision's chunks (Options.Keep).
 	Fetch string
+}
+
+// Off reports whether the options turn shaping off for tool (a rule of
+// Tools).
+func (o *Options) Off(tool string) bool {
+	_, _, off := o.policy(tool)
+	return off
 }
 
 func (o *Options) policy(tool string) (ceiling Class, margin float64, off bool) {
@@ -171,6 +179,15 @@ func Shape(text string, call Call, o *Options) Result {
 	if len(text) < minBytes {
 		return Result{Text: text, Shape: kind, Why: "short"}
 	}
+	// Git output (commit SHAs, branch names, a detached HEAD) is shaped
+	// losslessly or not at all; a compiler's or linter's keeps what a
+	// terminal shows at least: every error line and file:line.
+	switch {
+	case kind == "git":
+		ceiling = min(ceiling, Lossless)
+	case kind == "build":
+		ceiling = min(ceiling, Display)
+	}
 	c := o.Counter
 	if c == nil {
 		c = tokens.O200kBase()
@@ -189,6 +206,15 @@ func Shape(text string, call Call, o *Options) Result {
 	}
 	if s, ok := lossless(text, kind, call, ceiling); ok {
 		cand = append(cand, s)
+		if slices.Contains(s.rules, "relative") {
+			// Paths written relative cost their base's declaration: the
+			// shaping without it may be smaller (the smaller is used).
+			abs := call
+			abs.WorkDir = ""
+			if s2, ok := lossless(text, kind, abs, ceiling); ok {
+				cand = append(cand, s2)
+			}
+		}
 	}
 	if len(cand) == 0 {
 		res.Why = "no rule applies"
@@ -221,7 +247,15 @@ func Shape(text string, call Call, o *Options) Result {
 			res.Fetch = fetch
 			res.Anchors = Anchors{Total: len(anchors), Kept: len(anchors)}
 		}
+		if s.class != Elide && res.Class != None && n >= res.ShapedTokens {
+			continue // a smaller lossless shaping came first
+		}
 		res.Text, res.Class, res.Rules, res.ShapedTokens = s.text, s.class, s.rules, n
+		if s.class == Elide {
+			return res
+		}
+	}
+	if res.Class != None {
 		return res
 	}
 	res.Why = "no gain"
@@ -281,7 +315,7 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 	case "grep":
 		try(relative(lines, call.WorkDir))
 		try(group(lines))
-	case "log", "test":
+	case "log", "test", "git", "build":
 		try(relative(lines, call.WorkDir))
 	}
 	try(fold(lines))

@@ -142,3 +142,24 @@ func TestPassLines(t *testing.T) {
 		t.Errorf("class %s:\n%s", r.Class, r.Text)
 	}
 }
+
+// TestRelativeOnlyWhenSmaller: paths written relative to the working
+// directory cost the base's declaration; when the shaping without it is
+// smaller, that one is used.
+func TestRelativeOnlyWhenSmaller(t *testing.T) {
+	text := "building /home/dev/project/cmd/tool\n" +
+		"/home/dev/project/cmd/tool/main.go:12:2: declared and not used: x\n" +
+		"/home/dev/project/cmd/tool/run.go:40:9: undefined: Checkpoint\n" +
+		strings.Repeat("warning: retrying download of module cache index\n", 5) +
+		"make: *** [Makefile:12: build] Error 1\n"
+	call := Call{Tool: "Bash", Input: []byte(`{"command":"make build"}`)}
+	abs := Shape(text, call, &Options{})
+	call.WorkDir = "/home/dev/project"
+	rel := Shape(text, call, &Options{})
+	if abs.Class != Lossless || rel.Class != Lossless {
+		t.Fatalf("classes %v, %v", abs.Class, rel.Class)
+	}
+	if rel.ShapedTokens > abs.ShapedTokens {
+		t.Errorf("with the working directory: %d tokens (rules %v), without: %d", rel.ShapedTokens, rel.Rules, abs.ShapedTokens)
+	}
+}

@@ -46,6 +46,8 @@ func (d *DirSink) encode(b []byte, e *Event) []byte {
 	}
 	b = appendInt(b, "depth", int(e.Depth))
 	b = appendInt(b, "cols", int(e.Cols))
+	b = appendStr(b, "tshape", vocab(e.TextShape, TextShapes))
+	b = appendStr(b, "tclass", vocab(e.ShapeClass, ShapeClasses))
 	b = appendStr(b, "tok", vocab(e.Tokenizer, tokenizers))
 	b = appendStr(b, "fmt", vocab(e.Format, formats))
 	b = appendInt(b, "b_in", e.BytesIn)

@@ -190,6 +190,10 @@ type Event struct {
 	Inner Inner
 	Depth uint8
 	Cols  uint16
+	// TextShape is the shape the text shaping stage found in a text
+	// result (one of TextShapes; see package shape) and ShapeClass how it
+	// was shaped (one of ShapeClasses; "" when it was left as it is).
+	TextShape, ShapeClass string
 	// Tokenizer names the counter of every token figure (o200k_base,
 	// cl100k_base, estimate); the baseline is the input as compact JSON
 	// (or text).
@@ -286,6 +290,13 @@ var (
 	entries    = []string{EntryProxy, EntryGateway, EntryAPI, EntryCompact, EntryReplay, EntryHook}
 )
 
+// TextShapes are the text shapes written (package shape's names; any
+// other is written as "other").
+var TextShapes = []string{"read", "paths", "grep", "test", "log", "git", "build", "json"}
+
+// ShapeClasses are the shaping classes written, from the safest.
+var ShapeClasses = []string{"lossless", "display", "elide"}
+
 // vocab returns s if it is in list, "" for "", and "other" otherwise.
 func vocab(s string, list []string) string {
 	if s == "" {
@@ -304,14 +315,14 @@ func vocab(s string, list []string) string {
 // names appear only when opted into.
 func Vocabulary() []string {
 	v := []string{"v", "ms", "sid", "part", "side", "entry", "class", "tool", "shape", "inner", "depth", "cols", "tok", "fmt",
-		"b_in", "b_out", "t_in", "t_out", "saved", "hints", "dedup", "fp", "chunk", "compact", "lat_us", "err", "skip", "rate",
+		"tshape", "tclass", "b_in", "b_out", "t_in", "t_out", "saved", "hints", "dedup", "fp", "chunk", "compact", "lat_us", "err", "skip", "rate",
 		"true", "other"}
 	v = append(v, SourceNames[:]...)
 	v = append(v, HintNames[:]...)
 	v = append(v, ShapeNames[:]...)
 	v = append(v, InnerNames[:]...)
 	v = append(v, dedupNames[1:]...)
-	for _, l := range [][]string{Classes, tokenizers, formats, errClasses, untouched, entries} {
+	for _, l := range [][]string{Classes, tokenizers, formats, errClasses, untouched, entries, TextShapes, ShapeClasses} {
 		v = append(v, l...)
 	}
 	return v

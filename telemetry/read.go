@@ -28,6 +28,8 @@ type Record struct {
 	Inner     []string       `json:"inner"`
 	Depth     int            `json:"depth"`
 	Cols      int            `json:"cols"`
+	TextShape string         `json:"tshape"`
+	TClass    string         `json:"tclass"`
 	Tokenizer string         `json:"tok"`
 	Format    string         `json:"fmt"`
 	BytesIn   int            `json:"b_in"`

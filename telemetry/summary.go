@@ -51,10 +51,17 @@ type Summary struct {
 	Hints map[string]float64 `json:"hints"`
 	// HintCost is the tokens stages spent on in-band lines (the negative
 	// parts of BySource).
-	HintCost     float64            `json:"hint_cost"`
-	ByTool       []Row              `json:"by_tool"`
-	ByClass      []Row              `json:"by_class"`
-	ByFormat     []Row              `json:"by_format"`
+	HintCost float64 `json:"hint_cost"`
+	ByTool   []Row   `json:"by_tool"`
+	ByClass  []Row   `json:"by_class"`
+	ByFormat []Row   `json:"by_format"`
+	// ByTextShape breaks text results down by the shape the shaping stage
+	// found and the class it shaped them in ("grep lossless", "test
+	// elide", "log unshaped"); ByShapeClass sums them by class, so that
+	// what declared elisions left out (recoverable) is told apart from
+	// what lossless and display shapings saved.
+	ByTextShape  []Row              `json:"by_text_shape"`
+	ByShapeClass []Row              `json:"by_shape_class"`
 	BySession    []Row              `json:"by_session"`
 	Sinks        []Row              `json:"sinks"` // tools by tokens the model read
 	Untouched    []Untouched        `json:"untouched"`
@@ -71,6 +78,7 @@ func Summarize(l *Log) *Summary {
 	s := &Summary{Files: l.Files, Skipped: l.Skipped, Baseline: Baseline, BySource: map[string]float64{},
 		Hints: map[string]float64{}, Errors: map[string]float64{}, Total: Row{Key: "total"}}
 	tools, classes, formats, sessions := map[string]*Row{}, map[string]*Row{}, map[string]*Row{}, map[string]*Row{}
+	textShapes, shapeClasses := map[string]*Row{}, map[string]*Row{}
 	untouched := map[string]*Untouched{}
 	toks := map[string]bool{}
 	maxPart, compacts := map[string]int{}, map[string]float64{}
@@ -125,6 +133,11 @@ func Summarize(l *Log) *Summary {
 		add(classes, cmp.Or(r.Class, "other"), w, r, saved)
 		add(formats, cmp.Or(r.Format, "none"), w, r, saved)
 		add(sessions, r.Session, w, r, saved)
+		if r.TextShape != "" {
+			class := cmp.Or(r.TClass, "unshaped")
+			add(textShapes, r.TextShape+" "+class, w, r, saved)
+			add(shapeClasses, class, w, r, saved)
+		}
 		s.Total.Calls += w
 		s.Total.TokensIn += w * float64(r.TokensIn)
 		s.Total.TokensOut += w * float64(r.TokensOut)
@@ -158,6 +171,7 @@ func Summarize(l *Log) *Summary {
 	}
 	slices.Sort(s.Tokenizers)
 	s.ByTool, s.ByClass, s.ByFormat, s.BySession = rows(tools), rows(classes), rows(formats), rows(sessions)
+	s.ByTextShape, s.ByShapeClass = rows(textShapes), rows(shapeClasses)
 	s.Sinks = slices.Clone(s.ByTool)
 	slices.SortStableFunc(s.Sinks, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(b.TokensOut, a.TokensOut), cmp.Compare(a.Key, b.Key))

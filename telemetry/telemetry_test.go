@@ -317,3 +317,52 @@ func TestConcurrentRecordClose(t *testing.T) {
 		t.Errorf("%v: read %d, written %d", err, len(l.Records), st.Written)
 	}
 }
+
+// TestTextShapes: an event's text shape and shaping class are written
+// from their fixed vocabularies and summed apart by class, so that what
+// declared elisions left out is not counted with what lossless shapings
+// saved.
+func TestTextShapes(t *testing.T) {
+	r, dir := openTest(t, DirOptions{}, Options{})
+	evs := []Event{
+		{TextShape: "grep", ShapeClass: "lossless", TokensIn: 1000, TokensOut: 700},
+		{TextShape: "test", ShapeClass: "elide", TokensIn: 2000, TokensOut: 500},
+		{TextShape: "log", TokensIn: 300, TokensOut: 300},
+		{TextShape: "secret-shape", ShapeClass: "secret-class", TokensIn: 10, TokensOut: 5},
+	}
+	for i := range evs {
+		evs[i].Time, evs[i].Entry, evs[i].Session, evs[i].Tool = time.UnixMilli(1_800_000_000_000+int64(i)), EntryHook, "s", "Bash"
+		r.Record(&evs[i])
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if raw := readAll(t, dir); strings.Contains(raw, "secret") {
+		t.Errorf("telemetry holds a name outside its vocabulary:\n%s", raw)
+	}
+	l, err := ReadDir(dir, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Records[0]; got.TextShape != "grep" || got.TClass != "lossless" {
+		t.Errorf("record = %+v", got)
+	}
+	s := Summarize(l)
+	want := map[string]float64{"grep lossless": 300, "test elide": 1500, "log unshaped": 0, "other other": 5}
+	if len(s.ByTextShape) != len(want) {
+		t.Errorf("by text shape = %+v", s.ByTextShape)
+	}
+	for _, row := range s.ByTextShape {
+		if v, ok := want[row.Key]; !ok || v != row.Saved {
+			t.Errorf("%s: saved %v, want %v", row.Key, row.Saved, v)
+		}
+	}
+	for _, row := range s.ByShapeClass {
+		if row.Key == "elide" && (row.Saved != 1500 || row.Calls != 1) {
+			t.Errorf("elide = %+v", row)
+		}
+		if row.Key == "lossless" && row.Saved != 300 {
+			t.Errorf("lossless = %+v", row)
+		}
+	}
+}

@@ -273,7 +273,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 		tev.Dedup, tev.Format = telemetry.DedupHit, "hint"
 		tev.Hints[telemetry.HintRef]++
 	} else {
-		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID,
+		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID, WorkDir: ev.Cwd,
 			Hints: profile.Gate{E: &eff, C: new(profile.HintCounter)}}
 		for i, s := range slots {
 			res, err := p.ProcessString(ctx, s.Text, req)
@@ -284,11 +284,20 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 				}
 			}
 			n0, n1 := c.Count(s.Text), res.Report.OutputTokens
+			if tev.TextShape == "" {
+				tev.TextShape = res.Report.Shape
+			}
 			if res.Text == s.Text || n1 >= n0 {
 				continue // this field is kept as it is
 			}
 			texts[i] = res.Text
 			r := &res.Report
+			if r.ShapeClass != "" && tev.ShapeClass == "" {
+				tev.TextShape, tev.ShapeClass = r.Shape, r.ShapeClass
+			}
+			if r.ShapeClass == "elide" {
+				tev.Hints[telemetry.HintMore]++
+			}
 			saved[telemetry.SrcFilter] += r.Saved.Filter
 			saved[telemetry.SrcDedup] += r.Saved.Dedup
 			saved[telemetry.SrcFit] += r.Saved.Fitting
@@ -308,12 +317,14 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	}
 	if after >= before {
 		tev.Untouched, tev.Hints, tev.Dedup = telemetry.UntouchedNoSaving, [telemetry.NumHints]uint16{}, telemetry.DedupOff
+		tev.ShapeClass = ""
 		return nil, tev, nil
 	}
 	tev.TokensOut, tev.BytesOut = after, bytesOut
 	if tev.Dedup == telemetry.DedupHit {
 		saved = [telemetry.NumSources]int{}
 		saved[telemetry.SrcDedup] = before - after
+		tev.ShapeClass = ""
 	} else {
 		// Counted apart, the fields may tokenize a little differently
 		// than the pipeline counted them: the rest is the encoding's.
@@ -384,7 +395,7 @@ func (h *hookRunner) pipeline(cfg *config.Config, eff *profile.Effective, ev *ho
 	if self := defaultTerseCommand(); self != "terse" {
 		fetch = shellQuote(self) + strings.TrimPrefix(fetch, "terse")
 	}
-	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: fetch})
+	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: fetch, Shape: cfg.Shape.Options()})
 	return ps.pipeline(cfg.Tool(ev.ToolName), eff)
 }
 

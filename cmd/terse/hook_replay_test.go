@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +21,7 @@ import (
 	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/render"
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -28,6 +31,7 @@ import (
 type replayRow struct {
 	calls, outputs, refs, elided    int
 	encoded, tables                 int
+	lossless, display               int // shaped text results (package shape)
 	before, after                   int // o200k tokens the model reads
 	costBefore, costAfter           float64
 	reconstructed, failed, untested int
@@ -40,6 +44,8 @@ func (r *replayRow) add(o replayRow) {
 	r.elided += o.elided
 	r.encoded += o.encoded
 	r.tables += o.tables
+	r.lossless += o.lossless
+	r.display += o.display
 	r.before += o.before
 	r.after += o.after
 	r.costBefore += o.costBefore
@@ -55,8 +61,10 @@ func (r *replayRow) add(o replayRow) {
 // handled by the same code as "terse hook claude-code", and every
 // replacement is checked: a reference names an earlier call whose result
 // has the same texts and is still in context (after the last compaction
-// boundary), an elision names chunks that give the original back, and
-// any other change decodes back to the original (JSON encodings, Markdown
+// boundary), an elision names chunks that give the original back, a
+// lossless text shaping expands to the original byte for byte ("terse
+// expand"), a display shaping to the original's terminal view, and any
+// other change decodes back to the original (JSON encodings, Markdown
 // tables as CSV). Anything else fails the test. The table (run with -v,
 // or scripts/hook-replay.sh) gives, per tool and in total, the o200k
 // tokens before and after, the outputs produced, and the modeled session
@@ -118,9 +126,9 @@ func TestHookReplay(t *testing.T) {
 	slices.Sort(names)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tool\tcalls\trebuilt\toutputs\trefs\telided\tjson\ttables\ttokens before\tafter\tsaved\tcost before\tafter\t")
+	fmt.Fprintln(tw, "tool\tcalls\trebuilt\toutputs\trefs\telided\tlossless\tdisplay\tjson\ttables\ttokens before\tafter\tsaved\tcost before\tafter\t")
 	line := func(name string, r replayRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%.0f\t%.0f\t\n", name, r.calls, r.reconstructed, r.outputs, r.refs, r.elided, r.encoded, r.tables,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%.0f\t%.0f\t\n", name, r.calls, r.reconstructed, r.outputs, r.refs, r.elided, r.lossless, r.display, r.encoded, r.tables,
 			r.before, r.after, replayPct(r.before-r.after, r.before), r.costBefore, r.costAfter)
 	}
 	for _, n := range names {
@@ -195,6 +203,7 @@ func replayFile(t *testing.T, name string, data []byte, cfg *config.Config, stor
 		}
 		sid, _ := v.Get("sessionId")
 		agent, _ := v.Get("agentId")
+		cwd, _ := v.Get("cwd")
 		msg, _ := v.Get("message")
 		content, _ := msg.Get("content")
 		out, hasOut := v.Get("toolUseResult")
@@ -224,7 +233,7 @@ func replayFile(t *testing.T, name string, data []byte, cfg *config.Config, stor
 				if !hasOut {
 					resp, rebuilt = rebuild(cl.name, b)
 				}
-				ev := &hook.Event{SessionID: sid.Str(), ToolName: cl.name, ToolUseID: id.Str(), AgentID: agent.Str(),
+				ev := &hook.Event{SessionID: sid.Str(), Cwd: cwd.Str(), ToolName: cl.name, ToolUseID: id.Str(), AgentID: agent.Str(),
 					ToolInput: cl.input, ToolInputJSON: cl.input.String(), ToolResponse: resp}
 				tr := hook.ParseTranscript(data[:offsets[i]])
 				one := replayCall(t, name, ev, tr, cfg, storeDir, c, visibleOf(b))
@@ -362,6 +371,10 @@ func replayCall(t *testing.T, file string, ev *hook.Event, tr *hook.Transcript, 
 			r.encoded = 1
 		} else if why == "csv_from_md" {
 			r.tables = 1
+		} else if why == "lossless" {
+			r.lossless = 1
+		} else if why == "display" {
+			r.display = 1
 		}
 	}
 	return r
@@ -406,8 +419,9 @@ func slotTexts(tool string, upd tree.Value, slots []hook.Slot) []string {
 
 // declared reports whether slot i's new text nt is a declared change of
 // its original: a reference to a result still in context with the same
-// texts, an elision whose chunks give the original back, or an encoding
-// that decodes to it.
+// texts, an elision whose chunks give the original back, a lossless text
+// shaping that expands to it (a display shaping: to its terminal view),
+// or an encoding that decodes to it.
 func declared(ev *hook.Event, tr *hook.Transcript, slots []hook.Slot, newTexts []string, i int, storeDir string) (bool, string) {
 	orig, nt := slots[i].Text, newTexts[i]
 	if strings.HasPrefix(nt, "> [ref: ") {
@@ -436,6 +450,21 @@ func declared(ev *hook.Event, tr *hook.Transcript, slots []hook.Slot, newTexts [
 			return false, fmt.Sprintf("chunks give %d bytes back, not the %d of the original", len(whole), len(orig))
 		}
 		return true, "elided"
+	}
+	if back, class, err := shape.ExpandClass(nt); err == nil {
+		switch {
+		case class == shape.Lossless && back == orig:
+			return true, "lossless"
+		case class == shape.Display && back == shape.TerminalView(orig):
+			return true, "display"
+		}
+		return false, "a shaping that does not expand to the original"
+	}
+	if docs, err := terse.DecodeJSONDocuments(nt); err == nil {
+		if sameJSONDocs(docs, orig) {
+			return true, "encoded"
+		}
+		return false, "JSON documents that do not decode to the original's"
 	}
 	if v, err := render.Decode(nt); err == nil {
 		if ov, err := tree.ParseString(orig); err == nil && tree.Equal(v, ov) {
@@ -504,4 +533,20 @@ func sameResult(tr *hook.Transcript, id string, texts []string) bool {
 		}
 	}
 	return false
+}
+
+// sameJSONDocs reports whether docs are the JSON documents of text, in
+// order.
+func sameJSONDocs(docs []tree.Value, text string) bool {
+	dec := json.NewDecoder(strings.NewReader(text))
+	for i := 0; ; i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err == io.EOF && i == len(docs)
+		}
+		v, err := tree.Parse(raw)
+		if err != nil || i >= len(docs) || !tree.Equal(v, docs[i]) {
+			return false
+		}
+	}
 }

@@ -23,7 +23,9 @@ config) and prints what it saved: in total, split into what was saved
 losslessly (encoding, dedup) and what was left out (declared in-band:
 fit, filter, history, stale), by source (filter, dedup,
 encoding, fit, history, stale), by tool (hashed unless tool names were
-opted into) and endpoint class, by output format and by session; the
+opted into) and endpoint class, by output format, by text shape and
+shaping class (lossless and display savings apart from what declared
+elisions left out), and by session; the
 biggest token sinks (tools whose results the model read most); hints
 emitted, whose tokens are already netted out of every saving; and the
 tools left untouched, with why (excluded, too small, too large, error, no
@@ -182,6 +184,26 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 	table("by tool", s.ByTool)
 	table("by endpoint class", s.ByClass)
 	table("by format", s.ByFormat)
+	if len(s.ByShapeClass) > 0 {
+		table("text results by shape and class (elide: what a declared elision left out, recoverable with terse chunk)", s.ByTextShape)
+		fmt.Fprint(w, "text shaping:")
+		for _, k := range append([]string{"lossless", "display", "elide"}, "unshaped") {
+			for _, r := range s.ByShapeClass {
+				if r.Key != k {
+					continue
+				}
+				switch k {
+				case "elide":
+					fmt.Fprintf(w, " left out by declared elisions %.0f of %.0f tokens (%.0f results);", r.Saved, r.TokensIn, r.Calls)
+				case "unshaped":
+					fmt.Fprintf(w, " %.0f results left as they are.", r.Calls)
+				default:
+					fmt.Fprintf(w, " saved %s %.0f of %.0f tokens (%.0f results);", k, r.Saved, r.TokensIn, r.Calls)
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	table("by session", s.BySession)
 	table("biggest token sinks (tokens the model read)", s.Sinks)
 	if len(s.Untouched) > 0 {
