@@ -479,7 +479,11 @@ func declared(ev *hook.Event, tr *hook.Transcript, slots []hook.Slot, newTexts [
 
 // fetchAll joins the chunks of handle, fetched as "terse chunk" does.
 func fetchAll(handle, session, storeDir string) (string, error) {
-	p, err := terse.New(&terse.Options{Store: &store.Dir{Path: storeDir, TTL: store.DefaultTTL}, Budget: 1 << 30})
+	st, err := configStore(storeDir, "", store.DefaultTTL, 0)
+	if err != nil {
+		return "", err
+	}
+	p, err := terse.New(&terse.Options{Store: st, Budget: 1 << 30})
 	if err != nil {
 		return "", err
 	}
