@@ -254,6 +254,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 	e.storeOK()
 	rec.TokensAfter = ch.Tokens
 	mems := []tree.Member{{Key: "content", Value: tree.Array(textBlock(ch.Text, "chunk"))}}
+	fact := chunkCompleteness(handle, n, req.Budget, &ch)
 	if info.outputSchema && pol.Reads != ReadsStructured {
 		if sc, ok := e.chunkStructured(ctx, pl, req, info.schema, handle, n, ch); ok {
 			mems = append(mems, tree.Member{Key: "structuredContent", Value: sc})
@@ -261,7 +262,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 			e.opts.Logger.Debug("chunk reply without structuredContent: none valid by the outputSchema", "tool", c.tool)
 		}
 	}
-	return tree.Object(mems...)
+	return withCompleteness(tree.Object(mems...), fact.value(false))
 }
 
 // chunkExample is the handle form the chunk index issues.
@@ -798,7 +799,16 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	if !result.Has("content") {
 		mems = append(mems, tree.Member{Key: "content", Value: tree.Array(blocks...)})
 	}
-	return tree.Object(mems...), true, nil
+	facts := make([]completeness, 0, len(evs))
+	for k := range evs {
+		f := completeness{complete: true}
+		if evs[k].kept && evs[k].err == nil {
+			f = reportCompleteness(&evs[k].r.Report)
+		}
+		f.block = jobs[k]
+		facts = append(facts, f)
+	}
+	return withCompleteness(tree.Object(mems...), completenessValue(facts)), true, nil
 }
 
 func isText(b tree.Value) bool {
