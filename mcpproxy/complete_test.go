@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/tree"
 )
 
 // completenessOf decodes the MetaCompleteness fact of a result as the
@@ -64,5 +65,47 @@ func TestCompletenessMeta(t *testing.T) {
 				t.Errorf("whole result's text is not the original:\n%s", txt)
 			}
 		})
+	}
+}
+
+// TestSpillMeta: for Claude Code, which writes results over 50,000
+// characters to a file, every tool terse fits declares terse's own cap
+// in _meta, so that a result terse paginates is read, not spilled; a
+// larger value of the server's stays; other clients and tools terse
+// does not fit get nothing; the catalogue's token counts leave it out.
+func TestSpillMeta(t *testing.T) {
+	list, err := tree.ParseString(`{"tools":[{"name":"a","inputSchema":{"type":"object"}},` +
+		`{"name":"b","inputSchema":{"type":"object"},"_meta":{"x":1,"anthropic/maxResultSizeChars":900000}},` +
+		`{"name":"skip","inputSchema":{"type":"object"}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := func(res tree.Value, i int) string {
+		tools, _ := res.Get("tools")
+		m, _ := tools.Index(i).Get("_meta")
+		return string(tree.AppendJSON(nil, m))
+	}
+	o := (&Options{ExcludeTools: []string{"skip"}}).withDefaults()
+	cc := PolicyFor("claude-code", nil)
+	res, _, after := rewriteToolList(list, cc, &o, false, map[string]toolInfo{}, o.Counter)
+	if got, want := meta(res, 0), `{"anthropic/maxResultSizeChars":500000}`; got != want {
+		t.Errorf("tool a: _meta %s, want %s", got, want)
+	}
+	if got, want := meta(res, 1), `{"x":1,"anthropic/maxResultSizeChars":900000}`; got != want {
+		t.Errorf("tool b: _meta %s, want %s", got, want)
+	}
+	if got := meta(res, 2); got != "null" {
+		t.Errorf("excluded tool: _meta %s, want none", got)
+	}
+	_, _, afterCodex := rewriteToolList(list, PolicyFor("codex", nil), &o, false, map[string]toolInfo{}, o.Counter)
+	if after != afterCodex {
+		t.Errorf("catalogue tokens %d for Claude Code, %d for Codex: the spill _meta must not count", after, afterCodex)
+	}
+	res, _, _ = rewriteToolList(list, PolicyFor("codex", nil), &o, false, map[string]toolInfo{}, o.Counter)
+	if got := meta(res, 0); got != "null" {
+		t.Errorf("codex: _meta %s, want none", got)
+	}
+	if c := resultCharCap(cc); c < 25*ClaudeCodeBudget && c != maxSpillChars {
+		t.Errorf("cap %d", c)
 	}
 }

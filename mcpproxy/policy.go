@@ -79,6 +79,11 @@ var builtinClients = []ClientRule{
 type Policy struct {
 	Reads  Reads
 	Budget int
+	// SpillChars is the client's fit.Client.SpillChars: a result longer
+	// than this many characters it writes to a file (0: it does not).
+	// The catalogue then raises it, per tool terse fits, to what terse
+	// sends (see resultCharCap).
+	SpillChars int
 }
 
 // PolicyFor returns the policy for a client name: the first rule of rules,
@@ -86,12 +91,16 @@ type Policy struct {
 // with no budget otherwise.
 func PolicyFor(client string, rules []ClientRule) Policy {
 	name := strings.ToLower(client)
+	var spill int
+	if c, ok := fit.ClientFor(client); ok {
+		spill = c.SpillChars
+	}
 	for _, r := range slices.Concat(rules, builtinClients) {
 		if r.Match != "" && strings.Contains(name, strings.ToLower(r.Match)) {
-			return Policy{Reads: r.Reads, Budget: r.Budget}
+			return Policy{Reads: r.Reads, Budget: r.Budget, SpillChars: spill}
 		}
 	}
-	return Policy{}
+	return Policy{SpillChars: spill}
 }
 
 // Options configures a [Proxy] or a [Gateway]. The zero value works:
