@@ -158,6 +158,14 @@ type Options struct {
 	// DefaultBudget applies to clients whose rule sets no budget; 0 means
 	// none.
 	DefaultBudget int
+	// BrakeFetches is the brake on re-fetch storms: once a session
+	// fetched more than this many chunks of one tool's results (or called
+	// the tool again with the same arguments, raw or with a larger
+	// budget, after a result that left something out), that tool's
+	// results come back whole for the rest of the session, the next one
+	// led by [BrakeNotice]. 0 means [DefaultBrakeFetches]; negative
+	// turns the brake off.
+	BrakeFetches int
 	// Profile, when set, resolves a client's profile (package profile)
 	// by its clientInfo name, for one tool: the pipeline the tool's
 	// results get for that client (built with the profile's tokenizer,

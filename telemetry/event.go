@@ -216,6 +216,11 @@ type Event struct {
 	// Compactions counts compaction boundaries seen with this event.
 	ChunkFetch  bool
 	Compactions int
+	// Brake marks the call with which the session's re-fetches of one
+	// tool's results (chunk after chunk, or the same call again raw or
+	// with a larger budget) switched that tool to lossless results for
+	// the rest of the session.
+	Brake bool
 	// Latency is the time the pipeline took.
 	Latency time.Duration
 	// Err is an error class (parse, upstream, pipeline, budget, timeout,
