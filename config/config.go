@@ -125,6 +125,10 @@ type Proxy struct {
 	ExcludeTools []string `toml:"exclude_tools"`
 	// SkipOnError passes the original result when the pipeline fails.
 	SkipOnError bool `toml:"skip_on_error"`
+	// BrakeFetches: past this many chunk fetches of one tool's results in
+	// a session, that tool's results come back whole for the rest of the
+	// session (0: the default, 8; negative: never).
+	BrakeFetches int `toml:"brake_fetches"`
 	// Clients are per-client policies tried before the built-in ones.
 	Clients []Client `toml:"clients"`
 }
