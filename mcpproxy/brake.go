@@ -54,7 +54,7 @@ func (o *Options) brakeThreshold() int {
 // is set; nil for an ephemeral call (nothing is kept for it) or when the
 // brake is off. e.mu is held.
 func (e *engine) brakeOfLocked(c *call, create bool) *brakeState {
-	if e.opts.brakeThreshold() == 0 || strings.Contains(c.sessionID, ephemeral) {
+	if e.opts.brakeThreshold() == 0 || isEphemeralScope(c.sessionID) {
 		return nil
 	}
 	b := e.brakes[c.sessionID]

@@ -125,6 +125,12 @@ func (e *engine) hintGate(c *call) terse.Hints {
 	if c.prof.Hints == nil {
 		return nil
 	}
+	if isEphemeralScope(c.sessionID) {
+		// A stateless call without a conversation is a session of its
+		// own that no later call continues: counted for itself, kept
+		// nowhere.
+		return profile.Gate{E: c.prof.Hints, C: new(profile.HintCounter)}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.hints == nil {
