@@ -42,6 +42,7 @@ import (
 
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/store/redisstore"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -434,8 +435,10 @@ func (c *Config) Validate() error {
 		switch {
 		case s.Name == "":
 			v.errorf(k+".name", "must not be empty")
-		case strings.Contains(s.Name, "__"):
+		case strings.Contains(s.Name, toolname.Sep):
 			v.errorf(k+".name", "%q must not contain \"__\" (it separates server and tool names)", s.Name)
+		case s.Name == "mcp":
+			v.errorf(k+".name", "\"mcp\" is reserved: Claude Code names MCP tools mcp__SERVER__TOOL")
 		case seen[s.Name]:
 			v.errorf(k+".name", "duplicate server name %q", s.Name)
 		}
@@ -637,14 +640,14 @@ func (t *Tool) Rule() *filter.Rule { return t.rule }
 
 // Tool returns the rule for the tool called name, or nil. An exact match
 // wins; then the first glob in file order; then the same two steps for the
-// name with an MCP server prefix removed (the part up to the last "__", as
-// in "github__list_issues").
+// name with an MCP server prefix removed (toolname.Tool: "list_issues" of
+// "github__list_issues" or "mcp__github__list_issues").
 func (c *Config) Tool(name string) *Tool {
 	if t := c.tool(name); t != nil {
 		return t
 	}
-	if i := strings.LastIndex(name, "__"); i >= 0 {
-		return c.tool(name[i+2:])
+	if short := toolname.Tool(name); short != name {
+		return c.tool(short)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -1171,7 +1172,7 @@ func (e *engine) recordChunk(c *call, r *CallRecord) {
 func (e *engine) baseEvent(c *call) telemetry.Event {
 	entry, tool := telemetry.EntryProxy, c.tool
 	if c.server != "" {
-		entry, tool = telemetry.EntryGateway, c.server+"__"+c.tool
+		entry, tool = telemetry.EntryGateway, c.server+toolname.Sep+c.tool
 	}
 	e.mu.Lock()
 	part := e.gens[c.sessionID]

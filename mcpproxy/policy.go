@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 )
 
 // Reads says where a client shows tool results to its model.
@@ -270,10 +271,7 @@ func (o *Options) selected(tool string) bool {
 // syntax; a plain name matches itself). A gateway name "server__tool" also
 // matches by its tool part.
 func matchAny(globs []string, name string) bool {
-	short := name
-	if i := strings.LastIndex(name, "__"); i >= 0 {
-		short = name[i+2:]
-	}
+	short := toolname.Tool(name)
 	for _, g := range globs {
 		if g == name || g == short {
 			return true

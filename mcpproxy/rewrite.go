@@ -8,6 +8,7 @@ import (
 
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -73,10 +74,7 @@ func isMutating(name string, ann tree.Value) bool {
 	if v, ok := ann.Get("destructiveHint"); ok && v.Kind() == tree.KindBool && v.Bool() {
 		return true
 	}
-	n := strings.ToLower(name)
-	if i := strings.LastIndex(n, "__"); i >= 0 {
-		n = n[i+2:]
-	}
+	n := strings.ToLower(toolname.Tool(name))
 	for _, p := range mutatingPrefixes {
 		if strings.HasPrefix(n, p) {
 			return true

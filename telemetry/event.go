@@ -22,6 +22,7 @@
 package telemetry
 
 import (
+	"github.com/terse-dev/terse/toolname"
 	"strings"
 	"time"
 )
@@ -259,11 +260,7 @@ func ClassOf(tool string) string {
 	case "terse_chunk", "chunk":
 		return "chunk"
 	}
-	verb := tool
-	if i := strings.LastIndex(tool, "__"); i >= 0 {
-		verb = tool[i+2:]
-	}
-	verb = strings.ToLower(verb)
+	verb := strings.ToLower(toolname.Tool(tool))
 	for _, p := range [...]struct{ prefix, class string }{
 		{"list", "mcp_list"}, {"search", "mcp_search"}, {"find", "mcp_search"}, {"query", "mcp_search"},
 		{"get", "mcp_get"}, {"read", "mcp_get"}, {"fetch", "mcp_get"}, {"describe", "mcp_get"}, {"show", "mcp_get"},
