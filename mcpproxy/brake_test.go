@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/telemetry"
 	"golang.org/x/tools/txtar"
 )
 
@@ -86,5 +88,44 @@ func TestBrakeLargerBudget(t *testing.T) {
 	text = textOf(t, f.call(t, "rows", map[string]any{"n": 40, "_budget": 150}))
 	if !handleRE.MatchString(text) {
 		t.Errorf("rows was braked too:\n%s", text)
+	}
+}
+
+// TestBrakeTelemetry: the fetch that brakes a tool is recorded with the
+// telemetry field "brake", once.
+func TestBrakeTelemetry(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := telemetry.Open(telemetry.Settings{Enabled: true, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fronts(t, func() *Options {
+		o := chunkOptions(&store.Mem{})
+		o.BrakeFetches, o.Telemetry = 2, rec
+		return o
+	})[0]
+	h := handleOf(t, textOf(t, f.call(t, "items", map[string]any{"n": 30, "_budget": 300})))
+	for range 4 {
+		f.call(t, "items", map[string]any{"_chunk": h + ".1", "_budget": 300})
+	}
+	// The chunk events are recorded before the answers; Close writes them.
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := telemetry.ReadDir(dir, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brakes := 0
+	for _, r := range l.Records {
+		if r.Brake {
+			brakes++
+			if !r.Chunk {
+				t.Errorf("the brake was recorded on a non-chunk event: %+v", r)
+			}
+		}
+	}
+	if brakes != 1 {
+		t.Errorf("%d events with brake, want 1", brakes)
 	}
 }
