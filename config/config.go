@@ -41,6 +41,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -124,6 +125,10 @@ type Proxy struct {
 	ExcludeTools []string `toml:"exclude_tools"`
 	// SkipOnError passes the original result when the pipeline fails.
 	SkipOnError bool `toml:"skip_on_error"`
+	// BrakeFetches: past this many chunk fetches of one tool's results in
+	// a session, that tool's results come back whole for the rest of the
+	// session (0: the default, 8; negative: never).
+	BrakeFetches int `toml:"brake_fetches"`
 	// Clients are per-client policies tried before the built-in ones.
 	Clients []Client `toml:"clients"`
 }
@@ -429,8 +434,10 @@ func (c *Config) Validate() error {
 		switch {
 		case s.Name == "":
 			v.errorf(k+".name", "must not be empty")
-		case strings.Contains(s.Name, "__"):
+		case strings.Contains(s.Name, toolname.Sep):
 			v.errorf(k+".name", "%q must not contain \"__\" (it separates server and tool names)", s.Name)
+		case s.Name == "mcp":
+			v.errorf(k+".name", "\"mcp\" is reserved: Claude Code names MCP tools mcp__SERVER__TOOL")
 		case seen[s.Name]:
 			v.errorf(k+".name", "duplicate server name %q", s.Name)
 		}
@@ -632,14 +639,14 @@ func (t *Tool) Rule() *filter.Rule { return t.rule }
 
 // Tool returns the rule for the tool called name, or nil. An exact match
 // wins; then the first glob in file order; then the same two steps for the
-// name with an MCP server prefix removed (the part up to the last "__", as
-// in "github__list_issues").
+// name with an MCP server prefix removed (toolname.Tool: "list_issues" of
+// "github__list_issues" or "mcp__github__list_issues").
 func (c *Config) Tool(name string) *Tool {
 	if t := c.tool(name); t != nil {
 		return t
 	}
-	if i := strings.LastIndex(name, "__"); i >= 0 {
-		return c.tool(name[i+2:])
+	if short := toolname.Tool(name); short != name {
+		return c.tool(short)
 	}
 	return nil
 }

@@ -202,6 +202,7 @@ func TestValidate(t *testing.T) {
 		{"client reads", "[[proxy.clients]]\nmatch = \"x\"\nreads = \"eyes\"\n", `t.toml:3:1: proxy.clients.0.reads: "eyes" is not one of content, structured`},
 		{"server both", "[[servers]]\nname = \"a\"\ncommand = \"x\"\nurl = \"y\"\n", "t.toml:1:3: servers.0: set exactly one of command and url"},
 		{"server name", "[[servers]]\nname = \"a__b\"\nurl = \"y\"\n", `servers.0.name: "a__b" must not contain "__"`},
+		{"server name mcp", "[[servers]]\nname = \"mcp\"\nurl = \"y\"\n", `servers.0.name: "mcp" is reserved`},
 		{"duplicate server", "[[servers]]\nname = \"a\"\nurl = \"y\"\n[[servers]]\nname = \"a\"\nurl = \"z\"\n", `t.toml:5:1: servers.1.name: duplicate server name "a"`},
 		{"server env", "[[servers]]\nname = \"a\"\nurl = \"y\"\nenv = [\"NOPE\"]\n", `t.toml:4:8: servers.0.env.0: "NOPE" is not KEY=VALUE`},
 		{"history", "[history]\nthreshold = 1.5\n", "t.toml:2:1: history.threshold: must be in (0, 1]"},
@@ -263,7 +264,9 @@ func TestTool(t *testing.T) {
 		{"pod_logs", "*_logs"},                         // glob, file order
 		{"gitlab__list_issues", "list_issues"},         // prefix stripped, exact
 		{"gitlab__list_mrs", "list_*"},                 // prefix stripped, glob
-		{"a__b__list_x", "list_*"},                     // split at the last "__"
+		{"a__list_x__y", "list_*"},                     // tool "list_x__y" of server "a" (the first "__", as the gateway routes)
+		{"a__b__list_x", ""},                           // tool "b__list_x" of server "a"
+		{"mcp__gitlab__list_mrs", "list_*"},            // Claude Code's name
 		{"get_issue", ""},
 	}
 	for _, tt := range tests {

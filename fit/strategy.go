@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -52,7 +53,7 @@ var builtinTools = map[string]string{
 // Resolve returns the strategy for tool and where it came from: "config"
 // (exact match in overrides), "builtin" (built-in default for the tool
 // name), the same two with " (prefix stripped)" when the name matched only
-// after removing an MCP proxy prefix up to the last "__"
+// after removing an MCP server prefix (toolname.Tool)
 // (server__get_issues → get_issues), or "uniform" with [StrategyDefault].
 func Resolve(tool string, overrides map[string]string) (name, source string) {
 	if tool != "" {
@@ -62,8 +63,7 @@ func Resolve(tool string, overrides map[string]string) (name, source string) {
 		if s, ok := builtinTools[tool]; ok {
 			return s, "builtin"
 		}
-		if i := strings.LastIndex(tool, "__"); i >= 0 && i+2 < len(tool) {
-			base := tool[i+2:]
+		if base := toolname.Tool(tool); base != tool {
 			if s, ok := overrides[base]; ok {
 				return s, "config (prefix stripped)"
 			}

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -147,9 +148,7 @@ func Reply(tool string, updated tree.Value) []byte {
 func RefHint(tool string, ref Ref) string {
 	label := tool
 	if IsMCP(tool) {
-		if i := strings.LastIndex(tool, "__"); i >= 0 {
-			label = tool[i+2:]
-		}
+		label = toolname.Tool(tool)
 	}
 	for _, k := range [...]string{"command", "pattern", "url", "query", "file_path", "path"} {
 		if v, ok := ref.Input.Get(k); ok && v.Kind() == tree.KindString && v.Str() != "" {

@@ -33,6 +33,10 @@
 // tool rule with [Options.ForTool], each built once), and converted blocks
 // carry their format name in _meta under [MetaFormat]. A block is never
 // replaced by one that costs the model more tokens than the block as sent.
+// Every result terse rewrites, and every chunk reply, carries in its
+// _meta under [MetaCompleteness] whether the model was shown everything
+// (or what it was shown of how many, the handle of the rest and the
+// budget): machine-readable, the same from both front ends.
 //
 // The budget of a result is the smallest of the call's _budget, the
 // client's budget and the tool rule's budget; the result's text blocks

@@ -20,6 +20,7 @@ import (
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -82,6 +83,8 @@ type engine struct {
 	scopePrefix string
 	// hints counts each session's hints by family (max_per_session).
 	hints map[string]*profile.HintCounter
+	// brakes tracks each session's re-fetches per tool (brake.go).
+	brakes map[string]*brakeState
 }
 
 // progressToken mints a progress token for a request sent upstream:
@@ -122,6 +125,12 @@ func (e *engine) pipeline(c *call) *terse.Pipeline {
 func (e *engine) hintGate(c *call) terse.Hints {
 	if c.prof.Hints == nil {
 		return nil
+	}
+	if isEphemeralScope(c.sessionID) {
+		// A stateless call without a conversation is a session of its
+		// own that no later call continues: counted for itself, kept
+		// nowhere.
+		return profile.Gate{E: c.prof.Hints, C: new(profile.HintCounter)}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -169,6 +178,9 @@ type call struct {
 	paths        []string
 	mutating     bool
 	start        time.Time
+	argsKey      string // args as JSON, for the brake
+	lossless     bool   // the tool is braked: nothing is left out
+	brake        bool   // this call braked the tool
 }
 
 // begin reads the reserved parameters of a tools/call of tool (the
@@ -205,11 +217,19 @@ func (e *engine) begin(ctx context.Context, server, tool, exposed, client, sessi
 		return nil, false, &res, rec
 	}
 	if ra.chunk != "" {
+		braked, now := e.noteFetch(c)
+		c.lossless, c.brake, rec.Brake = braked, now, now
 		res := e.chunk(ctx, c, c.pol, info, ra.chunk, &rec)
+		if v, ok := res.Get("isError"); !(ok && v.Bool()) && braked && e.tell(c) {
+			res = withNotice(res)
+		}
 		rec.Outcome = "chunk"
 		e.recordChunk(c, &rec)
 		return nil, false, &res, rec
 	}
+	c.argsKey = string(tree.AppendJSON(nil, rest))
+	c.brake = e.noteCall(c)
+	rec.Brake = c.brake
 	c.paths = argPaths(rest)
 	c.mutating = info.mutating || matchAny(e.opts.MutatingTools, tool)
 	if c.mutating && e.opts.Dedup != nil {
@@ -240,6 +260,10 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 	handle := ref[:i]
 	pl := e.pipeline(c)
 	req := &terse.Request{Tool: c.tool, Budget: chunkBudget(c.budget, pol.Budget), Scope: c.scope}
+	if c.lossless {
+		// Braked: as much as the client takes.
+		req.Budget = chunkBudget(math.MaxInt32, pol.Budget)
+	}
 	start := time.Now()
 	ch, err := pl.Chunk(ctx, handle, n, req)
 	rec.Pipeline = time.Since(start)
@@ -254,6 +278,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 	e.storeOK()
 	rec.TokensAfter = ch.Tokens
 	mems := []tree.Member{{Key: "content", Value: tree.Array(textBlock(ch.Text, "chunk"))}}
+	fact := chunkCompleteness(handle, n, req.Budget, &ch)
 	if info.outputSchema && pol.Reads != ReadsStructured {
 		if sc, ok := e.chunkStructured(ctx, pl, req, info.schema, handle, n, ch); ok {
 			mems = append(mems, tree.Member{Key: "structuredContent", Value: sc})
@@ -261,7 +286,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 			e.opts.Logger.Debug("chunk reply without structuredContent: none valid by the outputSchema", "tool", c.tool)
 		}
 	}
-	return tree.Object(mems...)
+	return withCompleteness(tree.Object(mems...), fact.value(false))
 }
 
 // chunkExample is the handle form the chunk index issues.
@@ -511,6 +536,12 @@ func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, re
 		rec.Outcome = "skipped_error"
 		return nil, nil
 	}
+	if e.tell(c) {
+		if !changed {
+			v = res
+		}
+		v, changed = withNotice(v), true
+	}
 	if !changed {
 		return nil, nil
 	}
@@ -532,6 +563,10 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	o := &e.opts
 	pl := e.pipeline(c)
 	gate := e.hintGate(c)
+	hints := gate
+	if c.lossless {
+		hints = lossless{gate}
+	}
 	counter := pl.Counter()
 	content, _ := result.Get("content")
 	blocks := append([]tree.Value(nil), content.Items()...)
@@ -633,7 +668,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
 		text := tv.Str()
-		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope, Hints: gate}
+		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope, Hints: hints}
 		var r terse.Result
 		var err error
 		t0 := time.Now()
@@ -780,6 +815,18 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 			rec.Saved["encoding"] += d
 		}
 	}
+	facts := make([]completeness, 0, len(evs))
+	elided := false
+	for k := range evs {
+		f := completeness{complete: true}
+		if evs[k].kept && evs[k].err == nil {
+			f = reportCompleteness(&evs[k].r.Report)
+		}
+		f.block = jobs[k]
+		facts = append(facts, f)
+		elided = elided || !f.complete
+	}
+	e.noteResult(c, budget, elided)
 	if !changed {
 		return result, false, nil
 	}
@@ -798,7 +845,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	if !result.Has("content") {
 		mems = append(mems, tree.Member{Key: "content", Value: tree.Array(blocks...)})
 	}
-	return tree.Object(mems...), true, nil
+	return withCompleteness(tree.Object(mems...), completenessValue(facts)), true, nil
 }
 
 func isText(b tree.Value) bool {
@@ -962,6 +1009,7 @@ func (e *engine) forget(session string) {
 	delete(e.gens, session)
 	delete(e.convs, session)
 	delete(e.hints, session)
+	delete(e.brakes, session)
 	e.mu.Unlock()
 	e.reset(old)
 }
@@ -1124,10 +1172,10 @@ func (e *engine) recordChunk(c *call, r *CallRecord) {
 func (e *engine) baseEvent(c *call) telemetry.Event {
 	entry, tool := telemetry.EntryProxy, c.tool
 	if c.server != "" {
-		entry, tool = telemetry.EntryGateway, c.server+"__"+c.tool
+		entry, tool = telemetry.EntryGateway, c.server+toolname.Sep+c.tool
 	}
 	e.mu.Lock()
 	part := e.gens[c.sessionID]
 	e.mu.Unlock()
-	return telemetry.Event{Entry: entry, Session: c.sessionID, Partition: part, Tool: tool}
+	return telemetry.Event{Entry: entry, Session: c.sessionID, Partition: part, Tool: tool, Brake: c.brake}
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -426,9 +426,9 @@ func (g *Gateway) serveTools(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || cr.Params == nil {
 				break
 			}
-			server, tool, ok := strings.Cut(cr.Params.Name, "__")
+			server, tool := toolname.Split(cr.Params.Name)
 			for _, u := range g.ups {
-				if ok && u.spec.Name == server {
+				if server != "" && u.spec.Name == server {
 					return u.call(ctx, cr, tool)
 				}
 			}
@@ -604,7 +604,7 @@ func (u *gwUpstream) resync(ctx context.Context) error {
 		for _, t := range list.Items() {
 			_, name, info := rewriteTool(t, Policy{}, &Options{IncludeTools: []string{}})
 			tools[name] = info
-			raw = append(raw, setMember(t, "name", tree.String(u.spec.Name+"__"+name)))
+			raw = append(raw, setMember(t, "name", tree.String(u.spec.Name+toolname.Sep+name)))
 		}
 		if cursor = res.NextCursor; cursor == "" {
 			break

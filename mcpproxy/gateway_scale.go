@@ -300,7 +300,12 @@ func SharedDedup(s dedup.Shared) dedup.Shared { return skipEphemeral{s} }
 
 type skipEphemeral struct{ dedup.Shared }
 
-func isEphemeral(k dedup.Key) bool { return strings.Contains(k.Session, ephemeral) }
+func isEphemeral(k dedup.Key) bool { return isEphemeralScope(k.Session) }
+
+// isEphemeralScope reports whether a session scope is that of a stateless
+// call without a conversation: one call, never continued, for which the
+// engine keeps nothing.
+func isEphemeralScope(scope string) bool { return strings.Contains(scope, ephemeral) }
 
 func (s skipEphemeral) Lookup(ctx context.Context, k dedup.Key, fp [16]byte) (string, bool, error) {
 	if isEphemeral(k) {

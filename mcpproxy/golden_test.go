@@ -31,7 +31,7 @@ func TestGolden(t *testing.T) {
 	}
 	got := map[string]string{}
 	indent := func(v tree.Value) string { return string(tree.AppendIndent(nil, v, " ")) + "\n" }
-	for _, pol := range []Policy{{Reads: ReadsContent}, {Reads: ReadsStructured}} {
+	for _, pol := range []Policy{{Reads: ReadsContent}, {Reads: ReadsStructured, SpillChars: 50000}} { // the second as Claude Code
 		o := (&Options{}).withDefaults()
 		tools := map[string]toolInfo{}
 		list, _, _ := rewriteToolList(in["tools.json"], pol, &o, true, tools, o.Counter)

@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 )
 
 // Reads says where a client shows tool results to its model.
@@ -79,6 +80,11 @@ var builtinClients = []ClientRule{
 type Policy struct {
 	Reads  Reads
 	Budget int
+	// SpillChars is the client's fit.Client.SpillChars: a result longer
+	// than this many characters it writes to a file (0: it does not).
+	// The catalogue then raises it, per tool terse fits, to what terse
+	// sends (see resultCharCap).
+	SpillChars int
 }
 
 // PolicyFor returns the policy for a client name: the first rule of rules,
@@ -86,12 +92,16 @@ type Policy struct {
 // with no budget otherwise.
 func PolicyFor(client string, rules []ClientRule) Policy {
 	name := strings.ToLower(client)
+	var spill int
+	if c, ok := fit.ClientFor(client); ok {
+		spill = c.SpillChars
+	}
 	for _, r := range slices.Concat(rules, builtinClients) {
 		if r.Match != "" && strings.Contains(name, strings.ToLower(r.Match)) {
-			return Policy{Reads: r.Reads, Budget: r.Budget}
+			return Policy{Reads: r.Reads, Budget: r.Budget, SpillChars: spill}
 		}
 	}
-	return Policy{}
+	return Policy{SpillChars: spill}
 }
 
 // Options configures a [Proxy] or a [Gateway]. The zero value works:
@@ -149,6 +159,14 @@ type Options struct {
 	// DefaultBudget applies to clients whose rule sets no budget; 0 means
 	// none.
 	DefaultBudget int
+	// BrakeFetches is the brake on re-fetch storms: once a session
+	// fetched more than this many chunks of one tool's results (or called
+	// the tool again with the same arguments, raw or with a larger
+	// budget, after a result that left something out), that tool's
+	// results come back whole for the rest of the session, the next one
+	// led by [BrakeNotice]. 0 means [DefaultBrakeFetches]; negative
+	// turns the brake off.
+	BrakeFetches int
 	// Profile, when set, resolves a client's profile (package profile)
 	// by its clientInfo name, for one tool: the pipeline the tool's
 	// results get for that client (built with the profile's tokenizer,
@@ -253,10 +271,7 @@ func (o *Options) selected(tool string) bool {
 // syntax; a plain name matches itself). A gateway name "server__tool" also
 // matches by its tool part.
 func matchAny(globs []string, name string) bool {
-	short := name
-	if i := strings.LastIndex(name, "__"); i >= 0 {
-		short = name[i+2:]
-	}
+	short := toolname.Tool(name)
 	for _, g := range globs {
 		if g == name || g == short {
 			return true

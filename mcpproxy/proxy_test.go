@@ -334,15 +334,15 @@ func TestPolicyFor(t *testing.T) {
 		rules  []ClientRule
 		want   Policy
 	}{
-		{"claude-code", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
-		{"Claude Code", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
-		{"github-copilot-cli", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
-		{"Copilot CLI", nil, Policy{ReadsStructured, ClaudeCodeBudget}},
+		{"claude-code", nil, Policy{ReadsStructured, ClaudeCodeBudget, 50000}},
+		{"Claude Code", nil, Policy{ReadsStructured, ClaudeCodeBudget, 50000}},
+		{"github-copilot-cli", nil, Policy{Reads: ReadsStructured, Budget: ClaudeCodeBudget}},
+		{"Copilot CLI", nil, Policy{Reads: ReadsStructured, Budget: ClaudeCodeBudget}},
 		{"codex-mcp-client", nil, Policy{Reads: ReadsStructured}},
 		{"gemini-cli-mcp-client", nil, Policy{}},
 		{"Codex", nil, Policy{Reads: ReadsStructured}},
 		{"cursor", nil, Policy{}},
-		{"claude-code", []ClientRule{{Match: "claude", Reads: ReadsContent, Budget: 5000}}, Policy{ReadsContent, 5000}},
+		{"claude-code", []ClientRule{{Match: "claude", Reads: ReadsContent, Budget: 5000}}, Policy{ReadsContent, 5000, 50000}},
 	}
 	for _, tt := range tests {
 		if got := PolicyFor(tt.client, tt.rules); got != tt.want {

@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -72,10 +74,7 @@ func isMutating(name string, ann tree.Value) bool {
 	if v, ok := ann.Get("destructiveHint"); ok && v.Kind() == tree.KindBool && v.Bool() {
 		return true
 	}
-	n := strings.ToLower(name)
-	if i := strings.LastIndex(n, "__"); i >= 0 {
-		n = n[i+2:]
-	}
+	n := strings.ToLower(toolname.Tool(name))
 	for _, p := range mutatingPrefixes {
 		if strings.HasPrefix(n, p) {
 			return true
@@ -132,6 +131,59 @@ func rewriteTool(t tree.Value, pol Policy, o *Options) (tree.Value, string, tool
 	return tree.Object(mems...), name, info
 }
 
+// withSpill sets fit.SpillMetaKey in the _meta of a tool terse fits
+// (see raiseSpill). Clients do not show a tool's _meta to the model, so
+// the catalogue's token counts leave it out.
+func withSpill(t tree.Value, pol Policy) tree.Value {
+	if pol.SpillChars <= 0 || t.Kind() != tree.KindObject {
+		return t
+	}
+	meta, ok := t.Get("_meta")
+	if !ok {
+		meta = tree.Object()
+	}
+	if meta.Kind() != tree.KindObject {
+		return t
+	}
+	return setMember(t, "_meta", raiseSpill(meta, pol))
+}
+
+// maxSpillChars is the largest fit.SpillMetaKey a client honours.
+const maxSpillChars = 500000
+
+// resultCharCap is the most characters terse sends in a result it fits
+// (or a chunk reply) for a client with policy pol: its budget in tokens
+// (fit.ClaudeCodeBudget when the policy sets none) at 25 characters a
+// token, more than any token of the counter holds in practice, up to
+// what the client honours.
+func resultCharCap(pol Policy) int {
+	b := pol.Budget
+	if b <= 0 {
+		b = fit.ClaudeCodeBudget
+	}
+	return min(maxSpillChars, 25*b)
+}
+
+// raiseSpill sets fit.SpillMetaKey in a tool's _meta to resultCharCap,
+// for a client that spills long results to a file (pol.SpillChars), so
+// that a result terse fits and paginates is read, never spilled: the
+// pagination is terse's. A larger value the server set stays.
+func raiseSpill(meta tree.Value, pol Policy) tree.Value {
+	if pol.SpillChars <= 0 || meta.Kind() != tree.KindObject {
+		return meta
+	}
+	capChars := resultCharCap(pol)
+	if capChars <= pol.SpillChars {
+		return meta
+	}
+	if v, ok := meta.Get(fit.SpillMetaKey); ok {
+		if n, err := v.Int(); err == nil && int(n) >= capChars {
+			return meta
+		}
+	}
+	return setMember(meta, fit.SpillMetaKey, tree.Int(int64(capChars)))
+}
+
 // compactSchema drops what a tool schema says without meaning for the
 // model or for terse: the "$schema" dialect URL, an empty "properties"
 // object, and "additionalProperties": false at the top (terse accepts
@@ -171,9 +223,13 @@ func rewriteToolList(result tree.Value, pol Policy, o *Options, firstPage bool, 
 		return result, 0, 0
 	}
 	items := make([]tree.Value, 0, list.Len()+1)
+	var spill []int // the tools terse fits, for withSpill
 	for _, t := range list.Items() {
 		nt, name, info := rewriteTool(t, pol, o)
 		tools[name] = info
+		if o.selected(name) {
+			spill = append(spill, len(items))
+		}
 		items = append(items, nt)
 	}
 	before := c.Count(string(tree.AppendJSON(nil, list)))
@@ -183,6 +239,9 @@ func rewriteToolList(result tree.Value, pol Policy, o *Options, firstPage bool, 
 		if n := c.Count(string(tree.AppendJSON(nil, with))); n <= before {
 			items, after = append(items, compactToolDef), n
 		}
+	}
+	for _, i := range spill {
+		items[i] = withSpill(items[i], pol)
 	}
 	return setMember(result, "tools", tree.Array(items...)), before, after
 }

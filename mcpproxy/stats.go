@@ -30,6 +30,9 @@ type CallRecord struct {
 	// call; the result kept its budget and said the rest is not
 	// retrievable right now.
 	StoreFailed bool
+	// Brake: this call switched its tool to lossless results for the
+	// rest of the session (see Options.BrakeFetches).
+	Brake bool
 }
 
 // Stats accumulates totals over calls. The zero value is ready; it is safe
@@ -57,6 +60,9 @@ type StatsTotals struct {
 	UnknownTools int            `json:"unknown_tool_calls"`
 	// StoreFailures counts calls during which the chunk store failed.
 	StoreFailures int `json:"store_failures"`
+	// Brakes counts tools switched to lossless results for the rest of a
+	// session by its re-fetches (Options.BrakeFetches).
+	Brakes int `json:"brakes"`
 	// Panics counts requests whose handling panicked: each was
 	// recovered, logged with its stack, and answered with an error or
 	// with the upstream's original result.
@@ -88,6 +94,9 @@ func (s *Stats) Add(r CallRecord) {
 	}
 	if r.StoreFailed {
 		t.StoreFailures++
+	}
+	if r.Brake {
+		t.Brakes++
 	}
 	t.TokensBefore += r.TokensBefore
 	t.TokensAfter += r.TokensAfter

@@ -41,6 +41,7 @@ import (
 	"sync"
 
 	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/toolname"
 )
 
 // Context is what is known about a session when options are resolved.
@@ -259,8 +260,8 @@ func findData(p *config.Profiles, tool string) *config.DataProfile {
 		return nil
 	}
 	names := []string{tool}
-	if i := strings.LastIndex(tool, "__"); i >= 0 {
-		names = append(names, tool[i+2:])
+	if short := toolname.Tool(tool); short != tool {
+		names = append(names, short)
 	}
 	for _, n := range names {
 		for i := range p.DataVariants {

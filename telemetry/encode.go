@@ -99,6 +99,9 @@ func (d *DirSink) encode(b []byte, e *Event) []byte {
 	if e.ChunkFetch {
 		b = append(b, `,"chunk":true`...)
 	}
+	if e.Brake {
+		b = append(b, `,"brake":true`...)
+	}
 	b = appendInt(b, "compact", e.Compactions)
 	b = appendInt(b, "lat_us", int(e.Latency.Microseconds()))
 	b = appendStr(b, "err", vocab(e.Err, errClasses))

@@ -22,6 +22,7 @@
 package telemetry
 
 import (
+	"github.com/terse-dev/terse/toolname"
 	"strings"
 	"time"
 )
@@ -220,6 +221,11 @@ type Event struct {
 	// Compactions counts compaction boundaries seen with this event.
 	ChunkFetch  bool
 	Compactions int
+	// Brake marks the call with which the session's re-fetches of one
+	// tool's results (chunk after chunk, or the same call again raw or
+	// with a larger budget) switched that tool to lossless results for
+	// the rest of the session.
+	Brake bool
 	// Latency is the time the pipeline took.
 	Latency time.Duration
 	// Err is an error class (parse, upstream, pipeline, budget, timeout,
@@ -258,11 +264,7 @@ func ClassOf(tool string) string {
 	case "terse_chunk", "chunk":
 		return "chunk"
 	}
-	verb := tool
-	if i := strings.LastIndex(tool, "__"); i >= 0 {
-		verb = tool[i+2:]
-	}
-	verb = strings.ToLower(verb)
+	verb := strings.ToLower(toolname.Tool(tool))
 	for _, p := range [...]struct{ prefix, class string }{
 		{"list", "mcp_list"}, {"search", "mcp_search"}, {"find", "mcp_search"}, {"query", "mcp_search"},
 		{"get", "mcp_get"}, {"read", "mcp_get"}, {"fetch", "mcp_get"}, {"describe", "mcp_get"}, {"show", "mcp_get"},

@@ -41,6 +41,7 @@ type Record struct {
 	Dedup     string         `json:"dedup"`
 	FP        string         `json:"fp"`
 	Chunk     bool           `json:"chunk"`
+	Brake     bool           `json:"brake"`
 	Compact   int            `json:"compact"`
 	LatencyUs int64          `json:"lat_us"`
 	Err       string         `json:"err"`

@@ -67,6 +67,7 @@ type Summary struct {
 	Untouched    []Untouched        `json:"untouched"`
 	Errors       map[string]float64 `json:"errors"`
 	ChunkFetches float64            `json:"chunk_fetches"`
+	Brakes       float64            `json:"brakes"` // tools switched to lossless for a session
 	Compactions  float64            `json:"compactions"`
 	DedupHits    float64            `json:"dedup_hits"`
 	DedupMisses  float64            `json:"dedup_misses"`
@@ -101,6 +102,7 @@ func Summarize(l *Log) *Summary {
 			toks[r.Tokenizer] = true
 		}
 		s.ChunkFetches += b2f(r.Chunk) * w
+		s.Brakes += b2f(r.Brake) * w
 		compacts[r.Session] += float64(r.Compact) * w
 		maxPart[r.Session] = max(maxPart[r.Session], r.Partition)
 		switch r.Dedup {

@@ -19,6 +19,7 @@ const (
 	MinEndpointCalls = 20 // R1, R2
 	MinProfileEvents = 50 // R3, R5
 	MinJSONResults   = 20 // R4
+	MinBrakeSessions = 3  // R6
 )
 
 // Endpoint is the fingerprint of one tool over the telemetry read.
@@ -179,12 +180,12 @@ func Fingerprints(l *telemetry.Log, names map[string]string) (map[string]*Endpoi
 	return eps, sp
 }
 
-// Analyze runs rules R1–R5 over a telemetry log.
+// Analyze runs rules R1–R6 over a telemetry log.
 func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 	eps, sp := Fingerprints(l, names)
 	p := &Plan{}
 	p.Header = []string{
-		"terse configuration proposed by `terse tune analyze` (rules R1-R5; see docs/tune.md).",
+		"terse configuration proposed by `terse tune analyze` (rules R1-R6; see docs/tune.md).",
 		fmt.Sprintf("Read %d events of %d sessions from %d files (%d lines skipped).", len(l.Records), sp.Sessions, l.Files, l.Skipped),
 	}
 	keys := slices.Sorted(maps.Keys(eps))
@@ -301,7 +302,57 @@ func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 		p.MinSizeBytes = n
 		p.minSizeWhy = p.fire("R5", "session profile", fmt.Sprintf("p25 input size %d bytes over %d results", p25, len(sp.BytesIn)), fmt.Sprintf("min_size_bytes %d", n))
 	}
+
+	p.brakes(l, names)
 	return p
+}
+
+// brakes is rule R6: a tool whose results the sessions kept fetching
+// again (the proxy's brake switched it to whole results, telemetry's
+// "brake") in at least MinBrakeSessions sessions and a fifth of the
+// sessions that used it gets a data variant without the "more" hint:
+// its results come back whole from the start.
+func (p *Plan) brakes(l *telemetry.Log, names map[string]string) {
+	used, braked := map[string]map[string]bool{}, map[string]map[string]bool{}
+	add := func(m map[string]map[string]bool, tool, session string) {
+		if m[tool] == nil {
+			m[tool] = map[string]bool{}
+		}
+		m[tool][session] = true
+	}
+	named := map[string]bool{}
+	for i := range l.Records {
+		r := &l.Records[i]
+		tool := r.Tool
+		if tool == "" {
+			continue
+		}
+		isNamed := !strings.HasPrefix(tool, "t:")
+		if n, ok := names[tool]; ok {
+			tool, isNamed = n, true
+		}
+		named[tool] = isNamed
+		add(used, tool, r.Session)
+		if r.Brake {
+			add(braked, tool, r.Session)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(braked)) {
+		b, u := len(braked[k]), len(used[k])
+		ev := fmt.Sprintf("re-fetches switched the tool to whole results in %d of %d sessions", b, u)
+		switch {
+		case b < MinBrakeSessions:
+			p.note("R6", k, ev+fmt.Sprintf(" (need %d)", MinBrakeSessions))
+		case 5*b < u:
+			p.note("R6", k, ev+"; under a fifth: unchanged")
+		case !named[k]:
+			p.note("R6", k, ev+"; would make its results whole (lossless only), but the tool is known only by its hash (pass --names or set [telemetry] tool_names = true)")
+		default:
+			why := p.fire("R6", k, ev, "lossless only: no \"more\" hint, results whole")
+			p.DataVariants = append(p.DataVariants, variant[config.DataProfile]{config.DataProfile{
+				Name: "r6_" + ident(k), Match: globQuote(k), Hints: []string{"ref", "near_ref", "query", "encoded"}}, why})
+		}
+	}
 }
 
 // percentile is the nearest-rank percentile of xs (0 for none).

@@ -91,3 +91,35 @@ func TestAnalyzeCompactionRate(t *testing.T) {
 		t.Error(text)
 	}
 }
+
+// TestAnalyzeBrakes: R6 proposes whole results for a tool whose sessions
+// kept re-fetching it (the proxy's brake), and leaves alone a tool braked
+// in too few sessions.
+func TestAnalyzeBrakes(t *testing.T) {
+	l := synth(5, 10, func(s, i int, r *telemetry.Record) {
+		r.Tool = []string{"search", "list"}[i%2]
+		r.Brake = i == 8 || (i == 9 && s == 0)
+	})
+	p := Analyze(l, nil)
+	var fired, noted []string
+	for _, f := range p.Fired {
+		if f.Rule == "R6" {
+			fired = append(fired, f.Subject)
+		}
+	}
+	for _, f := range p.Notes {
+		if f.Rule == "R6" {
+			noted = append(noted, f.Subject)
+		}
+	}
+	if strings.Join(fired, ",") != "search" || strings.Join(noted, ",") != "list" {
+		t.Errorf("R6 fired for %v, noted %v; want search, list", fired, noted)
+	}
+	out := p.Render()
+	if !strings.Contains(out, `name = "r6_search"`) || !strings.Contains(out, `hints = ["ref", "near_ref", "query", "encoded"]`) {
+		t.Errorf("no lossless variant for search:\n%s", out)
+	}
+	if _, err := config.Parse([]byte(out), "analyze"); err != nil {
+		t.Errorf("plan does not load: %v\n%s", err, out)
+	}
+}

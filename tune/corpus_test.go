@@ -171,7 +171,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestAnalyzeGolden runs R1-R5 on telemetry of the compact path and the
+// TestAnalyzeGolden runs R1-R6 on telemetry of the compact path and the
 // transcript replay over the corpus.
 func TestAnalyzeGolden(t *testing.T) {
 	dir := corpusTelemetry(t)

@@ -45,6 +45,11 @@
 // R5, minimum size. Evidence: at least 50 results. proxy.min_size_bytes is
 // the 25th percentile of input sizes, clamped to [100, 500].
 //
+// R6, lossless tools. Evidence: the proxy's brake on re-fetch storms
+// (telemetry "brake") in at least 3 sessions, and in at least a fifth of
+// the sessions that called the tool. A data variant for the tool whose
+// hints leave out "more": its results are never shortened.
+//
 // # Rules over transcripts (FromLogs)
 //
 // P1 pins the dominant model when it sent at least 80 % of the assistant

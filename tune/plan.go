@@ -32,7 +32,7 @@ type Plan struct {
 
 // Finding is one rule's outcome.
 type Finding struct {
-	Rule     string // R1..R5, P1..P3
+	Rule     string // R1..R6, P1..P3
 	Subject  string // tool, endpoint or "session profile"
 	Evidence string
 	Effect   string // "" for notes

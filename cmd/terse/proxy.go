@@ -206,6 +206,7 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 		MaxSizeBytes:  cfg.Proxy.MaxSizeBytes,
 		ExcludeTools:  cfg.Proxy.ExcludeTools,
 		FailOnError:   !cfg.Proxy.SkipOnError,
+		BrakeFetches:  cfg.Proxy.BrakeFetches,
 		DefaultBudget: eff.Budget,
 		MutatingTools: cfg.Dedup.MutatingTools,
 		IdleTimeout:   cfg.Gateway.IdleTimeout.Duration,

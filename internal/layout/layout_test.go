@@ -23,6 +23,7 @@ const module = "github.com/terse-dev/terse"
 // package must take its place in the layering on purpose.
 var allowed = map[string][]string{
 	"tree":             {},
+	"toolname":         {},
 	"tokens":           {},
 	"toon":             {"tree"},
 	"filter":           {"tree", "tokens"},
@@ -32,15 +33,15 @@ var allowed = map[string][]string{
 	"store/redisstore": {"store", "dedup"},
 	"store/storetest":  {"store", "internal/corpus"},
 	"internal/scale":   {}, // tests only: the gateway at scale (TERSE_SCALE)
-	"fit":              {"tree", "tokens", "toon", "render", "store"},
+	"fit":              {"tree", "tokens", "toon", "render", "store", "toolname"},
 	"history":          {"tree", "tokens"},
-	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "shape"},
-	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history"},
-	"telemetry":        {"", "tokens"},
-	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile"},
+	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "shape", "toolname"},
+	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history", "toolname"},
+	"telemetry":        {"", "tokens", "toolname"},
+	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile", "toolname"},
 	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store"},
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
-	"profile":          {"config"},
+	"profile":          {"config", "toolname"},
 	"fit/readtest":     {"tree"},
 	"apiproxy":         {"", "tree", "tokens", "history", "store", "telemetry", "shape", "hook"},
 	"cmd/terse":        {"*"},
@@ -48,7 +49,7 @@ var allowed = map[string][]string{
 	"internal/layout":  {},
 	"internal/memtest": {},
 	"shape":            {"tokens"},
-	"hook":             {"tree", "dedup"},
+	"hook":             {"tree", "dedup", "toolname"},
 }
 
 func moduleRoot(t *testing.T) string {

@@ -2,7 +2,9 @@
 // lists the tools (so the SDK validates results of tools with an
 // outputSchema), calls "items" with a small _budget, and fetches every
 // declared chunk recursively at that budget and whole. The SDK throws on
-// a reply without structuredContent, or with one the schema rejects.
+// a reply without structuredContent, or with one the schema rejects; the
+// client checks that every result and chunk reply carries its
+// terse/completeness fact in _meta.
 // Usage: node tsclient.cjs COMMAND [ARGS...] (the proxy to spawn), or
 // node tsclient.cjs URL (a gateway; its tool is fake__items); with
 // NODE_PATH naming the node_modules that hold @modelcontextprotocol/sdk.
@@ -20,12 +22,20 @@ async function main() {
   await client.connect(transport);
   await client.listTools();
   let calls = 0;
+  // checkFact returns the completeness fact of a result, as the SDK
+  // passed it on in the result's _meta.
+  function checkFact(r, what) {
+    const f = r._meta && r._meta['terse/completeness'];
+    if (!f || typeof f.complete !== 'boolean') throw new Error(`${what}: no terse/completeness in _meta: ${JSON.stringify(r._meta)}`);
+    return f;
+  }
   const text = (r) => r.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
   async function fetchAll(handle, budget) {
     for (let n = 1; ; n++) {
       const r = await client.callTool({ name: tool, arguments: { _chunk: `${handle}.${n}`, _budget: budget } });
       calls++;
       const t = text(r);
+      if (!r.isError) checkFact(r, `chunk ${handle}.${n}`);
       if (r.isError) {
         if (!t.includes('does not exist')) throw new Error(`chunk ${handle}.${n}: ${t}`);
         return;
@@ -38,6 +48,10 @@ async function main() {
     const r = await client.callTool({ name: tool, arguments: { n, big, _budget: budget } });
     const h = /c_[0-9a-f]{16}/.exec(text(r));
     if (!h) throw new Error('no handle in: ' + text(r));
+    const f = checkFact(r, `items n=${n}`);
+    if (f.complete !== false || f.handle !== h[0] || !(f.shown < f.total) || (f.unit === "items" && f.total !== n)) {
+      throw new Error(`fitted result's completeness: ${JSON.stringify(f)}`);
+    }
     await fetchAll(h[0], budget);
     await fetchAll(h[0], 100000);
   }

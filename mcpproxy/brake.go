@@ -1,0 +1,167 @@
+package mcpproxy
+
+import (
+	"strings"
+
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/tree"
+)
+
+// BrakeNotice is the line a braked tool's next result starts with: the
+// session fetched what terse left out of that tool's results again and
+// again, so terse stops leaving anything out of them. It is said once
+// per tool and session. Its wording is read by models.
+const BrakeNotice = "> [terse: results of this tool were fetched again after terse shortened them; for the rest of this session they come back whole, nothing left out]"
+
+// DefaultBrakeFetches is Options.BrakeFetches' default.
+const DefaultBrakeFetches = 8
+
+// maxBrakeSessions bounds the sessions whose re-fetches are tracked; past
+// it the tracking starts over (a braked tool may then elide again).
+const maxBrakeSessions = 1 << 14
+
+// brakeState is one session's re-fetch tracking, per tool (server and
+// tool name).
+type brakeState struct {
+	fetches map[string]int      // chunk fetches of the tool's results
+	last    map[string]lastCall // the tool's last result
+	braked  map[string]bool     // lossless for the rest of the session
+	told    map[string]bool     // BrakeNotice shown
+}
+
+// lastCall is what the brake remembers of a tool's last result.
+type lastCall struct {
+	args   string // the arguments as JSON, without reserved parameters
+	budget int    // the effective budget applied
+	elided bool   // something was left out
+}
+
+func brakeTool(c *call) string { return c.server + "\x00" + c.tool }
+
+// brakeThreshold is the number of chunk fetches of one tool's results in
+// a session beyond which the tool is braked; 0 when the brake is off.
+func (o *Options) brakeThreshold() int {
+	switch {
+	case o.BrakeFetches < 0:
+		return 0
+	case o.BrakeFetches == 0:
+		return DefaultBrakeFetches
+	}
+	return o.BrakeFetches
+}
+
+// brakeOf returns the state of a call's session, creating it when create
+// is set; nil for an ephemeral call (nothing is kept for it) or when the
+// brake is off. e.mu is held.
+func (e *engine) brakeOfLocked(c *call, create bool) *brakeState {
+	if e.opts.brakeThreshold() == 0 || isEphemeralScope(c.sessionID) {
+		return nil
+	}
+	b := e.brakes[c.sessionID]
+	if b == nil && create {
+		if e.brakes == nil || len(e.brakes) >= maxBrakeSessions {
+			e.brakes = map[string]*brakeState{}
+		}
+		b = &brakeState{fetches: map[string]int{}, last: map[string]lastCall{}, braked: map[string]bool{}, told: map[string]bool{}}
+		e.brakes[strings.Clone(c.sessionID)] = b
+	}
+	return b
+}
+
+// noteFetch counts a chunk fetch of a call's tool and reports whether the
+// tool is braked, and whether this fetch braked it.
+func (e *engine) noteFetch(c *call) (braked, now bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := e.brakeOfLocked(c, true)
+	if b == nil {
+		return false, false
+	}
+	t := brakeTool(c)
+	if b.braked[t] {
+		return true, false
+	}
+	b.fetches[t]++
+	if b.fetches[t] > e.opts.brakeThreshold() {
+		b.braked[t] = true
+		return true, true
+	}
+	return false, false
+}
+
+// noteCall checks a call of a tool against its last result: the same
+// arguments again, raw or with a larger budget, after a result that left
+// something out, brake the tool. It sets c.lossless when the tool is
+// braked and reports whether this call braked it.
+func (e *engine) noteCall(c *call) (now bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := e.brakeOfLocked(c, false)
+	if b == nil {
+		return false
+	}
+	t := brakeTool(c)
+	if !b.braked[t] {
+		l, ok := b.last[t]
+		if ok && l.elided && l.args == c.argsKey && (c.raw || c.budget > l.budget) {
+			b.braked[t], now = true, true
+		}
+	}
+	c.lossless = b.braked[t]
+	return now
+}
+
+// noteResult remembers a call's result for noteCall.
+func (e *engine) noteResult(c *call, budget int, elided bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b := e.brakeOfLocked(c, true); b != nil {
+		b.last[brakeTool(c)] = lastCall{args: c.argsKey, budget: budget, elided: elided}
+	}
+}
+
+// tell reports whether the notice of a braked tool is still to be shown
+// to the session, and marks it shown.
+func (e *engine) tell(c *call) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := e.brakeOfLocked(c, false)
+	if b == nil || !b.braked[brakeTool(c)] || b.told[brakeTool(c)] {
+		return false
+	}
+	b.told[brakeTool(c)] = true
+	return true
+}
+
+// lossless passes hints on but refuses "more": a result is never elided,
+// it comes back whole.
+type lossless struct{ h terse.Hints }
+
+func (l lossless) Allow(f string) bool { return f != "more" && (l.h == nil || l.h.Allow(f)) }
+func (l lossless) Take(f string) bool  { return f != "more" && (l.h == nil || l.h.Take(f)) }
+
+// withNotice puts BrakeNotice on its own line before the first text
+// block of a result (a text block of its own when there is none).
+func withNotice(result tree.Value) tree.Value {
+	content, _ := result.Get("content")
+	blocks := append([]tree.Value(nil), content.Items()...)
+	done := false
+	for i, b := range blocks {
+		if isText(b) {
+			tv, _ := b.Get("text")
+			f, _ := b.Get("_meta")
+			format, _ := f.Get(MetaFormat)
+			name := format.Str()
+			if name == "" {
+				name = "text"
+			}
+			blocks[i] = replaceText(b, BrakeNotice+"\n"+tv.Str(), name)
+			done = true
+			break
+		}
+	}
+	if !done {
+		blocks = append([]tree.Value{textBlock(BrakeNotice, "text")}, blocks...)
+	}
+	return setMember(result, "content", tree.Array(blocks...))
+}
