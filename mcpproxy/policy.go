@@ -96,7 +96,11 @@ const ClaudeCodeBudget = fit.ClaudeCodeBudget
 //   - Cursor ("cursor-vscode") and Windsurf ("windsurf-client") are closed
 //     source: their names are what servers log, and which field their
 //     model reads and any result limit are not confirmed from a source;
-//     they keep the default, content.
+//     they keep the default, content. Reports differ for Cursor
+//     (modelcontextprotocol/modelcontextprotocol#1411 says it uses
+//     structuredContent when present, server authors report it
+//     preferring content); the same thread says Windsurf ignores
+//     structuredContent.
 var builtinClients = []ClientRule{
 	{Match: "claude-code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "claude code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
