@@ -38,7 +38,11 @@ const SpillMetaKey = "anthropic/maxResultSizeChars"
 
 // Clients is the table of known clients' limits, in one place. Claude
 // Code's 25,000 tokens are its own tokenizer's, which counts about 13 %
-// more than o200k_base on JSON: 20,000 keeps results under it.
+// more than o200k_base on JSON: 20,000 keeps results under it. VS Code
+// and Zed set no limit in the path their model reads MCP results through
+// (microsoft/vscode mcpLanguageModelToolContribution.ts; zed
+// crates/agent/src/tools/context_server_registry.rs), so they have no
+// row; Cursor's and Windsurf's limits are not known from a source.
 var Clients = []Client{
 	{Name: "Claude Code", Match: []string{"claude-code", "claude code"}, LimitTokens: 25000, SpillChars: 50000, Budget: ClaudeCodeBudget},
 	{Name: "Copilot CLI", Match: []string{"copilot-cli", "copilot cli"}, Budget: ClaudeCodeBudget},

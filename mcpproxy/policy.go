@@ -25,10 +25,10 @@ const (
 	// is left untouched for programs; the compact text goes into content.
 	ReadsContent Reads = iota
 	// ReadsStructured: the client shows the model structuredContent when a
-	// result carries it (Claude Code, Copilot CLI, Codex). The proxy drops
-	// structuredContent from transformed results and outputSchema from the
-	// same tools in tools/list, so the compact content text is what the
-	// model sees.
+	// result carries it (Claude Code, Copilot CLI, Codex, VS Code). The
+	// proxy drops structuredContent from transformed results and
+	// outputSchema from the same tools in tools/list, so the compact
+	// content text is what the model sees.
 	ReadsStructured
 )
 
@@ -57,23 +57,60 @@ type ClientRule struct {
 const ClaudeCodeBudget = fit.ClaudeCodeBudget
 
 // builtinClients are tried after Options.Clients: what each client shows
-// its model, from its source.
+// its model, matched by the clientInfo.name it sends in initialize. A
+// client not here (or not confirmed from its source) is a content reader:
+// terse then compacts content and leaves structuredContent to programs,
+// which is right for a content reader; a structured reader taken for one
+// loses no data but gets no saving on results with structuredContent, and
+// its stats count the content's saving, which its model did not get.
 //
-//   - Claude Code and Copilot CLI show structuredContent when a result has
-//     it, and fail results above 25,000 tokens.
+//   - Claude Code (clientInfo "claude-code", title "Claude Code") replaces
+//     a result's text blocks with one text block of structuredContent when
+//     it is present and the result is not an error with text (its 2.1.332
+//     linux-x64 build from npm, the result-to-model conversion; observed
+//     in anthropics/claude-code#79944), and fails results above
+//     MAX_MCP_OUTPUT_TOKENS, 25,000 by default.
+//   - Copilot CLI forwards only structuredContent when a result has both
+//     (github/copilot-cli#3258; its build is a compiled binary whose
+//     bundle could not be read), given Claude Code's budget. Its exact
+//     clientInfo name is not confirmed from source: any name containing
+//     "copilot-cli" or "copilot cli" matches.
 //   - Codex (clientInfo "codex-mcp-client") gives the model the JSON of
 //     structuredContent when it is present and not null, else the
 //     content (codex-rs/protocol/src/models.rs, From<&CallToolResult>
 //     for FunctionCallOutputPayload); it sets no limit of its own.
-//   - Gemini CLI gives the model the content blocks only
-//     (transformMcpContentToParts in its mcp-tool.ts): the default,
-//     content, needs no rule.
+//   - VS Code (GitHub Copilot Chat's agent mode) sends its product's
+//     nameLong ("Visual Studio Code", "Visual Studio Code - Insiders",
+//     "Code - OSS" for builds from source, "VSCodium") and, when a result
+//     has structuredContent, gives the model its JSON in place of every
+//     text block (microsoft/vscode
+//     src/vs/workbench/contrib/mcp/common/mcpServerRequestHandler.ts,
+//     clientInfo; mcpLanguageModelToolContribution.ts, McpToolImplementation
+//     invoke). No result limit in that path.
+//   - Gemini CLI (clientInfo "gemini-cli-mcp-client") gives the model the
+//     content blocks only (transformMcpContentToParts in its mcp-tool.ts):
+//     the default, content, needs no rule.
+//   - Zed (clientInfo "Zed", crates/context_server/src/context_server.rs)
+//     gives the model the concatenated text blocks and ignores
+//     structuredContent (crates/agent/src/tools/context_server_registry.rs,
+//     ContextServerTool::run): content, no rule. No result limit there.
+//   - Cursor ("cursor-vscode") and Windsurf ("windsurf-client") are closed
+//     source: their names are what servers log, and which field their
+//     model reads and any result limit are not confirmed from a source;
+//     they keep the default, content. Reports differ for Cursor
+//     (modelcontextprotocol/modelcontextprotocol#1411 says it uses
+//     structuredContent when present, server authors report it
+//     preferring content); the same thread says Windsurf ignores
+//     structuredContent.
 var builtinClients = []ClientRule{
 	{Match: "claude-code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "claude code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "copilot-cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "copilot cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
 	{Match: "codex", Reads: ReadsStructured},
+	{Match: "visual studio code", Reads: ReadsStructured},
+	{Match: "code - oss", Reads: ReadsStructured},
+	{Match: "vscodium", Reads: ReadsStructured},
 }
 
 // Policy is what the proxy does for one client.

@@ -341,13 +341,53 @@ func TestPolicyFor(t *testing.T) {
 		{"codex-mcp-client", nil, Policy{Reads: ReadsStructured}},
 		{"gemini-cli-mcp-client", nil, Policy{}},
 		{"Codex", nil, Policy{Reads: ReadsStructured}},
+		{"Visual Studio Code", nil, Policy{Reads: ReadsStructured}},
+		{"Visual Studio Code - Insiders", nil, Policy{Reads: ReadsStructured}},
+		{"Code - OSS", nil, Policy{Reads: ReadsStructured}},
+		{"VSCodium", nil, Policy{Reads: ReadsStructured}},
+		{"Zed", nil, Policy{}},
+		// Closed source, not confirmed: the content default.
+		{"cursor-vscode", nil, Policy{}},
 		{"cursor", nil, Policy{}},
+		{"windsurf-client", nil, Policy{}},
 		{"claude-code", []ClientRule{{Match: "claude", Reads: ReadsContent, Budget: 5000}}, Policy{ReadsContent, 5000, 50000}},
 	}
 	for _, tt := range tests {
 		if got := PolicyFor(tt.client, tt.rules); got != tt.want {
 			t.Errorf("PolicyFor(%q, %v) = %+v, want %+v", tt.client, tt.rules, got, tt.want)
 		}
+	}
+}
+
+// TestClientTableOnWire: each client name of the table, as sent in
+// initialize, gets what its model reads compacted: structured readers lose
+// structuredContent (their model reads the compact content), content
+// readers keep it for programs.
+func TestClientTableOnWire(t *testing.T) {
+	for _, tt := range []struct {
+		client     string
+		structured bool
+	}{
+		{"claude-code", true},
+		{"codex-mcp-client", true},
+		{"github-copilot-cli", true},
+		{"Visual Studio Code", true},
+		{"Code - OSS", true},
+		{"gemini-cli-mcp-client", false},
+		{"Zed", false},
+		{"cursor-vscode", false},
+		{"windsurf-client", false},
+	} {
+		t.Run(tt.client, func(t *testing.T) {
+			h := connect(t, fakeUpstream(t), nil, tt.client)
+			res := h.call(t, "rows", map[string]any{"n": 50})
+			if got := res.StructuredContent == nil; got != tt.structured {
+				t.Errorf("structuredContent dropped = %v, want %v", got, tt.structured)
+			}
+			if textOf(t, res) == "" {
+				t.Error("no content text")
+			}
+		})
 	}
 }
 
