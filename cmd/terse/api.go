@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,6 +152,26 @@ func apiProfile(cfg *config.Config) func(model string) apiproxy.Profile {
 	}
 }
 
+// apiPrices is the config's [[api.prices]] rows before the shipped
+// table, unset cache prices filled in as config.APIPrice says.
+func apiPrices(rows []config.APIPrice) *apiproxy.Prices {
+	out := make([]apiproxy.PriceRow, 0, len(rows))
+	for _, r := range rows {
+		or := func(p *float64, d float64) float64 {
+			if p != nil {
+				return *p
+			}
+			return d
+		}
+		p := apiproxy.Price{Input: r.Input, Output: r.Output}
+		p.CacheWrite5m = or(r.CacheWrite5m, r.Input)
+		p.CacheWrite1h = or(r.CacheWrite1h, p.CacheWrite5m)
+		p.CacheRead = or(r.CacheRead, r.Input)
+		out = append(out, apiproxy.PriceRow{Model: strings.ToLower(r.Model), Price: p})
+	}
+	return apiproxy.NewPrices(out)
+}
+
 // apiServer is a running proxy.
 type apiServer struct {
 	srv   *http.Server
@@ -172,6 +193,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		s.file, out = f, f
 	}
 	s.stats = apiproxy.NewStats(nil, out)
+	s.stats.SetPrices(apiPrices(a.Prices))
 	fail := func(err error) (*apiServer, error) {
 		s.stats.Close()
 		s.rec.Close()
