@@ -43,7 +43,7 @@ func TestPriceLookup(t *testing.T) {
 		{"claude-opus-4-20250514", "claude-opus-4", 15},
 		{"claude-opus-4-7", "claude-opus-4-7", 5},
 		{"claude-opus-4-9", "default for claude-opus models", 5}, // not claude-opus-4's $15
-		{"claude-sonnet-4-5", "claude-sonnet-4-5", 2},           // the config's row
+		{"claude-sonnet-4-5", "claude-sonnet-4-5", 2},            // the config's row
 		{"claude-sonnet-5", "default for claude models", 3},
 		{"claude-haiku-4-5-20251001", "claude-haiku-4-5", 1},
 		{"gpt-5-mini-2025-08-07", "gpt-5-mini", 0.25},
