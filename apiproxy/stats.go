@@ -99,6 +99,12 @@ type Record struct {
 	Cost       float64 `json:"cost,omitempty"`
 	Direct     *Usage  `json:"direct,omitempty"`
 	DirectCost float64 `json:"direct_cost,omitempty"`
+	// Arm is the request's arm of the A/B holdout (ArmTerse or
+	// ArmHoldout; absent when the holdout is off) and Thread its
+	// conversation as the holdout knows it (a hash of the seed and the
+	// first message).
+	Arm    string `json:"arm,omitempty"`
+	Thread string `json:"thread,omitempty"`
 }
 
 // Stats collects per-request and per-conversation figures. Tokens are
@@ -225,7 +231,7 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
 		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped, InternalError: ex.internal,
 		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
-		AddedMicros: ex.added.Microseconds(), Usage: u,
+		AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
 	}
 	if r.Skipped == "" {
 		r.Skipped = res.Skipped
@@ -235,7 +241,7 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 		r.TokensAfter = r.TokensBefore
 	}
 	if ex.after != nil {
-		r.Rewritten = !ex.dryRun
+		r.Rewritten = !ex.dryRun && !ex.held
 		r.TokensAfter = tokens.CountBytes(counter, ex.after)
 		r.Saved = make(map[string]int)
 		other := 0

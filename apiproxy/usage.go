@@ -266,6 +266,8 @@ type exchange struct {
 	before, after []byte
 	res           Result
 	internal      bool // rewriting failed with an internal error
+	arm, thread   string
+	held          bool // held out: the original was sent
 	status        int
 	once          sync.Once
 }
