@@ -89,12 +89,23 @@ type ArmStats struct {
 }
 
 // Interval is a difference of means (terse − holdout) with its bootstrap
-// confidence interval, and the ratio of the means (terse / holdout).
+// confidence interval [Lo, Hi] (when Bootstrapped: each arm has two
+// conversations or more), and the ratio of the means (terse / holdout;
+// 0 when the holdout's is 0).
 type Interval struct {
-	Diff  float64 `json:"diff"`
-	Lo    float64 `json:"lo"`
-	Hi    float64 `json:"hi"`
-	Ratio float64 `json:"ratio"`
+	Diff         float64 `json:"diff"`
+	Lo           float64 `json:"lo"`
+	Hi           float64 `json:"hi"`
+	Bootstrapped bool    `json:"bootstrapped"`
+	Ratio        float64 `json:"ratio"`
+}
+
+func interval(t, h float64) Interval {
+	iv := Interval{Diff: t - h}
+	if h != 0 {
+		iv.Ratio = t / h
+	}
+	return iv
 }
 
 // Comparison compares the billed cost of the two arms.
@@ -166,7 +177,7 @@ func CompareArms(records []Record, resamples int, seed uint64) Comparison {
 			n += x.requests
 		}
 		if n == 0 {
-			return math.NaN(), math.NaN()
+			return 0, 0
 		}
 		return cost / float64(n), cost / float64(len(cs))
 	}
@@ -174,8 +185,8 @@ func CompareArms(records []Record, resamples int, seed uint64) Comparison {
 	c.Terse.Conversations, c.Holdout.Conversations = len(lists[ArmTerse]), len(lists[ArmHoldout])
 	c.Terse.PerRequest, c.Terse.PerConversation = means(lists[ArmTerse])
 	c.Holdout.PerRequest, c.Holdout.PerConversation = means(lists[ArmHoldout])
-	c.PerRequest = Interval{Diff: c.Terse.PerRequest - c.Holdout.PerRequest, Ratio: c.Terse.PerRequest / c.Holdout.PerRequest, Lo: math.NaN(), Hi: math.NaN()}
-	c.PerConversation = Interval{Diff: c.Terse.PerConversation - c.Holdout.PerConversation, Ratio: c.Terse.PerConversation / c.Holdout.PerConversation, Lo: math.NaN(), Hi: math.NaN()}
+	c.PerRequest = interval(c.Terse.PerRequest, c.Holdout.PerRequest)
+	c.PerConversation = interval(c.Terse.PerConversation, c.Holdout.PerConversation)
 	t, h := lists[ArmTerse], lists[ArmHoldout]
 	if len(t) < 2 || len(h) < 2 || resamples < 1 {
 		return c // no interval from fewer than two conversations an arm
@@ -199,6 +210,7 @@ func CompareArms(records []Record, resamples int, seed uint64) Comparison {
 	}
 	c.PerRequest.Lo, c.PerRequest.Hi = percentiles(dReq)
 	c.PerConversation.Lo, c.PerConversation.Hi = percentiles(dConv)
+	c.PerRequest.Bootstrapped, c.PerConversation.Bootstrapped = true, true
 	return c
 }
 

@@ -125,6 +125,7 @@ type Stats struct {
 	total    Totals
 	sessions map[string]*Totals
 	models   map[string]*Totals
+	calib    map[string]CalibrationRow
 	dropped  int
 	closed   bool
 }
@@ -141,7 +142,7 @@ func NewStats(c tokens.Counter, out io.Writer) *Stats {
 		c = tokens.O200kBase()
 	}
 	s := &Stats{counter: c, out: out, queue: make(chan *exchangeDone, 256), sessions: make(map[string]*Totals),
-		models: make(map[string]*Totals), prevDirect: make(map[string]int)}
+		models: make(map[string]*Totals), prevDirect: make(map[string]int), calib: make(map[string]CalibrationRow)}
 	s.prices.Store(NewPrices(nil))
 	s.wg.Add(1)
 	go s.run()
@@ -186,6 +187,9 @@ func (s *Stats) run() {
 		s.account(r)
 		s.mu.Lock()
 		s.total.add(r)
+		if s.counter.Name() == r.Tokenizer {
+			addCalibration(s.calib, r)
+		}
 		for _, g := range []struct {
 			m   map[string]*Totals
 			key string
@@ -296,6 +300,14 @@ func (s *Stats) Close() {
 	s.wg.Wait()
 }
 
+// Calibration returns, per model family, the ratio of provider-reported
+// input tokens to this Stats' o200k_base count of the requests sent.
+func (s *Stats) Calibration() map[string]CalibrationRow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calib)
+}
+
 // Models returns the totals per model id.
 func (s *Stats) Models() map[string]Totals {
 	s.mu.Lock()
@@ -368,6 +380,12 @@ func (s *Stats) Summary() string {
 			_, label := s.prices.Load().Lookup(m)
 			fmt.Fprintf(&b, "    %s (price: %s): %d requests, billed $%.4f, modeled original $%.4f\n", m, label, x.Usage.Reported, x.Cost, x.DirectCost)
 		}
+	}
+	calib := s.Calibration()
+	for _, f := range slices.Sorted(maps.Keys(calib)) {
+		c := calib[f]
+		fmt.Fprintf(&b, "  tokenizer calibration (estimated): %s: %.3f provider input tokens per %s token of the request (%d requests)\n",
+			f, c.Ratio, s.counter.Name(), c.Requests)
 	}
 	keys := make([]string, 0, len(sess))
 	for k := range sess {
