@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -145,5 +146,12 @@ func TestStatsCost(t *testing.T) {
 	}
 	if s := st.Summary(); !strings.Contains(s, "billed $") || !strings.Contains(s, "price: claude-sonnet-4-5") {
 		t.Errorf("summary:\n%s", s)
+	}
+	rec := httptest.NewRecorder()
+	st.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, kind := range []string{"billed", "direct_modeled"} {
+		if !strings.Contains(rec.Body.String(), `terse_api_cost_usd_total{kind="`+kind+`"}`) {
+			t.Errorf("metrics lack the %s cost:\n%s", kind, rec.Body.String())
+		}
 	}
 }

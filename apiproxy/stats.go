@@ -434,5 +434,17 @@ func (s *Stats) Handler() http.Handler {
 	counter("terse_api_provider_cache_read_tokens_total", "Cache-read input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.CacheRead })
 	counter("terse_api_provider_cache_write_tokens_total", "Cache-write input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.CacheCreation })
 	counter("terse_api_provider_output_tokens_total", "Output tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.Output })
+	for _, k := range []struct {
+		kind string
+		f    func(t *Totals) float64
+	}{{"billed", func(t *Totals) float64 { return t.Cost }}, {"direct_modeled", func(t *Totals) float64 { return t.DirectCost }}} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "terse_api_cost_usd_total",
+			Help: "Cost in USD of the requests with provider usage: billed, and the original requests as modeled.", ConstLabels: prometheus.Labels{"kind": k.kind}},
+			func() float64 {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return k.f(&s.total)
+			}))
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
