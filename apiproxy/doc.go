@@ -60,8 +60,21 @@
 // (or true, or yes), a body that does not decode, or one larger than the
 // size limit is forwarded untouched; the bypass header never reaches the
 // provider. An upstream that cannot be reached gets the client a 502
-// with an error body in its provider's shape. Provider usage (input, output, cache reads and
-// writes) is read from the response for [Stats] only.
+// with an error body in its provider's shape.
+//
+// # Accounting
+//
+// Provider usage (input, cache writes with their 5-minute and 1-hour
+// TTLs, cache reads, output) is read from the response for [Stats] only,
+// from the SSE events or the body of both providers. Each request with
+// usage is priced with [Prices] (configured rows, then [DefaultPrices],
+// then a labelled family default): its billed cost, and the modeled cost
+// of the original request in its place ([Record.DirectCost]). With
+// [Config.Holdout], a sticky, seeded share of conversations is forwarded
+// untouched; [CompareArms] compares the billed cost of both arms with a
+// seeded bootstrap interval. [Calibrate] learns per model family the
+// ratio of provider-reported input tokens to terse's o200k_base count
+// (an estimate, not used for windows).
 //
 // # Profiles and telemetry
 //

@@ -55,6 +55,10 @@ type Config struct {
 	MaxBody int64
 	// Stats records each exchange; nil records nothing.
 	Stats *Stats
+	// Holdout, when its share is above 0, forwards that share of
+	// conversations untouched (rewritten as in a dry run) for an A/B
+	// comparison.
+	Holdout Holdout
 	// Telemetry receives one event per request considered for rewriting
 	// (see docs/telemetry.md); nil records nothing. Events are made where
 	// Stats counts tokens, off the request path, so they need Stats.
@@ -227,6 +231,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("Anthropic-Beta"), "context-1m") {
 			window = 1_000_000 // the 1M-token context beta
 		}
+		if p.cfg.Holdout.Share > 0 {
+			ex.thread, ex.arm = p.cfg.Holdout.assign(body, f)
+			ex.held = ex.arm == ArmHoldout
+		}
 		res := p.cfg.Rewriter.RewriteWindow(body, f, window)
 		if res.Err != nil {
 			// Fail open: the original goes upstream (res.Body is nil).
@@ -235,7 +243,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		ex.res = res
 		out := body
-		if res.Body != nil && !p.cfg.DryRun {
+		if res.Body != nil && !p.cfg.DryRun && !ex.held {
 			out = res.Body
 		}
 		ex.after = res.Body

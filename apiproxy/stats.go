@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +35,12 @@ type Totals struct {
 	// rewriting failed (a recovered panic).
 	InternalErrors int   `json:"internal_errors,omitempty"`
 	Usage          Usage `json:"usage"`
+	// Cost is the billed cost in USD of the requests whose response
+	// reported usage (Usage.Reported of them), at the price table's
+	// prices; DirectCost the modeled cost of the original requests in
+	// their place (see directUsage).
+	Cost       float64 `json:"cost"`
+	DirectCost float64 `json:"direct_cost"`
 }
 
 func (t *Totals) add(r *Record) {
@@ -56,6 +65,8 @@ func (t *Totals) add(r *Record) {
 		t.PrefixChanges++
 	}
 	t.Usage.add(r.Usage)
+	t.Cost += r.Cost
+	t.DirectCost += r.DirectCost
 }
 
 // Record is one request's line in the stats file.
@@ -79,6 +90,21 @@ type Record struct {
 	Target        float64        `json:"target,omitempty"`
 	AddedMicros   int64          `json:"added_us"`
 	Usage         Usage          `json:"usage"`
+	// Price names the price-table row the costs use (a "default for …"
+	// label when the model matched none); Cost is the billed cost of
+	// Usage, Direct the modeled usage of the original request and
+	// DirectCost its cost (USD). All absent when the response reported no
+	// usage.
+	Price      string  `json:"price,omitempty"`
+	Cost       float64 `json:"cost,omitempty"`
+	Direct     *Usage  `json:"direct,omitempty"`
+	DirectCost float64 `json:"direct_cost,omitempty"`
+	// Arm is the request's arm of the A/B holdout (ArmTerse or
+	// ArmHoldout; absent when the holdout is off) and Thread its
+	// conversation as the holdout knows it (a hash of the seed and the
+	// first message).
+	Arm    string `json:"arm,omitempty"`
+	Thread string `json:"thread,omitempty"`
 }
 
 // Stats collects per-request and per-conversation figures. Tokens are
@@ -90,9 +116,16 @@ type Stats struct {
 	queue chan *exchangeDone
 	wg    sync.WaitGroup
 
+	prices atomic.Pointer[Prices]
+	// prevDirect is each conversation's latest modeled original prompt
+	// (used by the run goroutine only).
+	prevDirect map[string]int
+
 	mu       sync.Mutex
 	total    Totals
 	sessions map[string]*Totals
+	models   map[string]*Totals
+	calib    map[string]CalibrationRow
 	dropped  int
 	closed   bool
 }
@@ -108,10 +141,20 @@ func NewStats(c tokens.Counter, out io.Writer) *Stats {
 	if c == nil {
 		c = tokens.O200kBase()
 	}
-	s := &Stats{counter: c, out: out, queue: make(chan *exchangeDone, 256), sessions: make(map[string]*Totals)}
+	s := &Stats{counter: c, out: out, queue: make(chan *exchangeDone, 256), sessions: make(map[string]*Totals),
+		models: make(map[string]*Totals), prevDirect: make(map[string]int), calib: make(map[string]CalibrationRow)}
+	s.prices.Store(NewPrices(nil))
 	s.wg.Add(1)
 	go s.run()
 	return s
+}
+
+// SetPrices sets the price table costs are computed with (the shipped
+// table until then).
+func (s *Stats) SetPrices(p *Prices) {
+	if p != nil {
+		s.prices.Store(p)
+	}
 }
 
 func (s *Stats) record(ex *exchange, u Usage) {
@@ -141,13 +184,23 @@ func (s *Stats) run() {
 		if r == nil {
 			continue
 		}
+		s.account(r)
 		s.mu.Lock()
 		s.total.add(r)
-		if r.Conversation != "" {
-			t := s.sessions[r.Conversation]
+		if s.counter.Name() == r.Tokenizer {
+			addCalibration(s.calib, r)
+		}
+		for _, g := range []struct {
+			m   map[string]*Totals
+			key string
+		}{{s.sessions, r.Conversation}, {s.models, r.Model}} {
+			if g.key == "" {
+				continue
+			}
+			t := g.m[g.key]
 			if t == nil {
 				t = &Totals{}
-				s.sessions[r.Conversation] = t
+				g.m[g.key] = t
 			}
 			t.add(r)
 		}
@@ -182,7 +235,7 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
 		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped, InternalError: ex.internal,
 		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
-		AddedMicros: ex.added.Microseconds(), Usage: u,
+		AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
 	}
 	if r.Skipped == "" {
 		r.Skipped = res.Skipped
@@ -192,7 +245,7 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 		r.TokensAfter = r.TokensBefore
 	}
 	if ex.after != nil {
-		r.Rewritten = !ex.dryRun
+		r.Rewritten = !ex.dryRun && !ex.held
 		r.TokensAfter = tokens.CountBytes(counter, ex.after)
 		r.Saved = make(map[string]int)
 		other := 0
@@ -214,6 +267,26 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 	return r
 }
 
+// account prices a measured request: its billed cost from the provider's
+// usage, and the modeled usage and cost of the original in its place.
+func (s *Stats) account(r *Record) {
+	if r.Usage.Reported == 0 {
+		return
+	}
+	price, label := s.prices.Load().Lookup(r.Model)
+	r.Price = label
+	r.Cost = price.Cost(r.Usage)
+	direct := r.Usage
+	if r.Rewritten {
+		direct = directUsage(r.Usage, r.TokensBefore, r.TokensAfter, r.PrefixChanged, s.prevDirect[r.Conversation])
+	}
+	r.Direct = &direct
+	r.DirectCost = price.Cost(direct)
+	if r.Conversation != "" {
+		s.prevDirect[r.Conversation] = direct.Prompt()
+	}
+}
+
 // Close waits for the figures of finished requests and stops recording.
 func (s *Stats) Close() {
 	s.mu.Lock()
@@ -225,6 +298,27 @@ func (s *Stats) Close() {
 	s.mu.Unlock()
 	close(s.queue)
 	s.wg.Wait()
+}
+
+// Calibration returns, per model family, the ratio of provider-reported
+// input tokens to this Stats' o200k_base count of the requests sent.
+func (s *Stats) Calibration() map[string]CalibrationRow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calib)
+}
+
+// Models returns the totals per model id.
+func (s *Stats) Models() map[string]Totals {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Totals, len(s.models))
+	for k, v := range s.models {
+		t := *v
+		t.Saved = copyMap(t.Saved)
+		out[k] = t
+	}
+	return out
 }
 
 // Snapshot returns the totals and the per-conversation totals.
@@ -274,6 +368,25 @@ func (s *Stats) Summary() string {
 	}
 	fmt.Fprintf(&b, "  provider usage: input %d, cache read %d, cache write %d, output %d\n",
 		t.Usage.Input, t.Usage.CacheRead, t.Usage.CacheCreation, t.Usage.Output)
+	if t.Usage.Reported > 0 {
+		fmt.Fprintf(&b, "  cost of the %d requests with usage: billed $%.4f, original requests (modeled) $%.4f\n",
+			t.Usage.Reported, t.Cost, t.DirectCost)
+		models := s.Models()
+		for _, m := range slices.Sorted(maps.Keys(models)) {
+			x := models[m]
+			if x.Usage.Reported == 0 {
+				continue
+			}
+			_, label := s.prices.Load().Lookup(m)
+			fmt.Fprintf(&b, "    %s (price: %s): %d requests, billed $%.4f, modeled original $%.4f\n", m, label, x.Usage.Reported, x.Cost, x.DirectCost)
+		}
+	}
+	calib := s.Calibration()
+	for _, f := range slices.Sorted(maps.Keys(calib)) {
+		c := calib[f]
+		fmt.Fprintf(&b, "  tokenizer calibration (estimated): %s: %.3f provider input tokens per %s token of the request (%d requests)\n",
+			f, c.Ratio, s.counter.Name(), c.Requests)
+	}
 	keys := make([]string, 0, len(sess))
 	for k := range sess {
 		keys = append(keys, k)
@@ -321,5 +434,17 @@ func (s *Stats) Handler() http.Handler {
 	counter("terse_api_provider_cache_read_tokens_total", "Cache-read input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.CacheRead })
 	counter("terse_api_provider_cache_write_tokens_total", "Cache-write input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.CacheCreation })
 	counter("terse_api_provider_output_tokens_total", "Output tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.Output })
+	for _, k := range []struct {
+		kind string
+		f    func(t *Totals) float64
+	}{{"billed", func(t *Totals) float64 { return t.Cost }}, {"direct_modeled", func(t *Totals) float64 { return t.DirectCost }}} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "terse_api_cost_usd_total",
+			Help: "Cost in USD of the requests with provider usage: billed, and the original requests as modeled.", ConstLabels: prometheus.Labels{"kind": k.kind}},
+			func() float64 {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return k.f(&s.total)
+			}))
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

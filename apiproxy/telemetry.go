@@ -50,7 +50,9 @@ func (s *Stats) event(ex *exchange, r *Record) {
 		ev.Err, ev.Untouched = "parse", telemetry.UntouchedError
 	case skipped != "":
 		ev.Err, ev.Untouched = "pipeline", telemetry.UntouchedError
-	case ex.after != nil && !ex.dryRun:
+	case ex.held:
+		ev.Untouched = telemetry.UntouchedExcluded // the A/B holdout's arm
+	case ex.after != nil && !ex.dryRun && !ex.held:
 		ev.Format = "json"
 		ev.BytesOut, ev.TokensOut = len(ex.after), r.TokensAfter
 		for k, v := range r.Saved {

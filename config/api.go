@@ -27,6 +27,27 @@ type API struct {
 	// StableTurns is how many turns of observed growth one trimming step
 	// leaves room for; 0 means 40.
 	StableTurns int `toml:"stable_turns"`
+	// Prices are [[api.prices]] rows, tried before the shipped price
+	// table when costs are computed from the provider's usage.
+	Prices []APIPrice `toml:"prices"`
+	// Holdout is the share (0 to 1) of conversations forwarded untouched,
+	// for an A/B comparison; HoldoutSeed picks which ones ("": a fixed
+	// default seed).
+	Holdout     float64 `toml:"holdout"`
+	HoldoutSeed string  `toml:"holdout_seed"`
+}
+
+// APIPrice is a model's price in USD per million tokens. Model is a
+// model id (which also matches that id with a date suffix) or a glob.
+// Unset prices default to: cache_write_5m the input price,
+// cache_write_1h cache_write_5m, cache_read the input price.
+type APIPrice struct {
+	Model        string   `toml:"model"`
+	Input        float64  `toml:"input"`
+	CacheWrite5m *float64 `toml:"cache_write_5m"`
+	CacheWrite1h *float64 `toml:"cache_write_1h"`
+	CacheRead    *float64 `toml:"cache_read"`
+	Output       float64  `toml:"output"`
 }
 
 // DefaultAPIListen is the proxy's default address.
@@ -43,4 +64,18 @@ func (v *validator) api(a *API) {
 	v.nonNegative("api.stable_turns", a.StableTurns)
 	v.globs("api.include_tools", a.IncludeTools)
 	v.globs("api.exclude_tools", a.ExcludeTools)
+	if a.Holdout < 0 || a.Holdout > 1 {
+		v.errorf("api.holdout", "%v is not a share between 0 and 1", a.Holdout)
+	}
+	for i, p := range a.Prices {
+		if p.Model == "" {
+			v.errorf("api.prices", "row %d has no model", i+1)
+		}
+		for _, x := range []*float64{&p.Input, p.CacheWrite5m, p.CacheWrite1h, p.CacheRead, &p.Output} {
+			if x != nil && *x < 0 {
+				v.errorf("api.prices", "row %d (%s) has a negative price", i+1, p.Model)
+				break
+			}
+		}
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +51,11 @@ With [telemetry] enabled in the config, one anonymous event per request is
 written (docs/telemetry.md). A conversation's tokenizer, and its window
 when the config's [profiles] name one, come from the model id of its first
 request. See docs/api.md.
+
+--holdout SHARE forwards that share of conversations untouched (the same
+conversation always in the same arm) so that terse stats --api FILE can
+compare what the provider billed for both arms; 0.1 is a reasonable
+share for a trial, 0 (the default) holds out none.
 `
 
 // apiFlags are the flags terse api and terse wrap share.
@@ -56,16 +63,39 @@ type apiFlags struct {
 	config, anthropic, openai, statsFile *string
 	window                               *int
 	dryRun                               *bool
+	holdout                              *shareFlag
+	holdoutSeed                          *string
+}
+
+// shareFlag is a share from 0 to 1 that remembers whether it was given.
+type shareFlag struct {
+	v   float64
+	set bool
+}
+
+func (f *shareFlag) String() string { return strconv.FormatFloat(f.v, 'g', -1, 64) }
+
+func (f *shareFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v > 1 {
+		return fmt.Errorf("want a share from 0 to 1")
+	}
+	f.v, f.set = v, true
+	return nil
 }
 
 func addAPIFlags(fs *flag.FlagSet) apiFlags {
+	holdout := &shareFlag{}
+	fs.Var(holdout, "holdout", "forward this `share` (0 to 1) of conversations untouched, for the A/B comparison `terse stats --api` reports (default 0)")
 	return apiFlags{
-		config:    fs.String("config", "", "terse config `FILE` ([api] section)"),
-		anthropic: fs.String("anthropic-upstream", "", "Anthropic base `URL` (default "+apiproxy.DefaultAnthropic+")"),
-		openai:    fs.String("openai-upstream", "", "OpenAI base `URL` (default "+apiproxy.DefaultOpenAI+")"),
-		window:    fs.Int("window", 0, "context window in `TOKENS` (default: the model's)"),
-		statsFile: fs.String("stats-file", "", "append one JSON line per request to `FILE` (mode 0600; at 64 MiB it becomes FILE.1)"),
-		dryRun:    fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
+		holdout:     holdout,
+		holdoutSeed: fs.String("holdout-seed", "", "`seed` choosing the held-out conversations (default a fixed one)"),
+		config:      fs.String("config", "", "terse config `FILE` ([api] section)"),
+		anthropic:   fs.String("anthropic-upstream", "", "Anthropic base `URL` (default "+apiproxy.DefaultAnthropic+")"),
+		openai:      fs.String("openai-upstream", "", "OpenAI base `URL` (default "+apiproxy.DefaultOpenAI+")"),
+		window:      fs.Int("window", 0, "context window in `TOKENS` (default: the model's)"),
+		statsFile:   fs.String("stats-file", "", "append one JSON line per request to `FILE` (mode 0600; at 64 MiB it becomes FILE.1)"),
+		dryRun:      fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
 	}
 }
 
@@ -94,6 +124,12 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	}
 	if *f.dryRun {
 		a.DryRun = true
+	}
+	if f.holdout.set {
+		a.Holdout = f.holdout.v
+	}
+	if *f.holdoutSeed != "" {
+		a.HoldoutSeed = *f.holdoutSeed
 	}
 	if a.Listen == "" {
 		a.Listen = config.DefaultAPIListen
@@ -179,6 +215,26 @@ func apiProfile(cfg *config.Config) func(model string) apiproxy.Profile {
 	}
 }
 
+// apiPrices is the config's [[api.prices]] rows before the shipped
+// table, unset cache prices filled in as config.APIPrice says.
+func apiPrices(rows []config.APIPrice) *apiproxy.Prices {
+	out := make([]apiproxy.PriceRow, 0, len(rows))
+	for _, r := range rows {
+		or := func(p *float64, d float64) float64 {
+			if p != nil {
+				return *p
+			}
+			return d
+		}
+		p := apiproxy.Price{Input: r.Input, Output: r.Output}
+		p.CacheWrite5m = or(r.CacheWrite5m, r.Input)
+		p.CacheWrite1h = or(r.CacheWrite1h, p.CacheWrite5m)
+		p.CacheRead = or(r.CacheRead, r.Input)
+		out = append(out, apiproxy.PriceRow{Model: strings.ToLower(r.Model), Price: p})
+	}
+	return apiproxy.NewPrices(out)
+}
+
 // apiServer is a running proxy.
 type apiServer struct {
 	srv   *http.Server
@@ -200,6 +256,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		s.file, out = f, f
 	}
 	s.stats = apiproxy.NewStats(nil, out)
+	s.stats.SetPrices(apiPrices(a.Prices))
 	fail := func(err error) (*apiServer, error) {
 		s.stats.Close()
 		s.rec.Close()
@@ -225,6 +282,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		Rewriter: apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools,
 			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiProfile(cfg)}),
 		DryRun:    a.DryRun,
+		Holdout:   apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
 		MaxBody:   int64(a.MaxBodyBytes),
 		Stats:     s.stats,
 		Telemetry: s.rec,
@@ -261,7 +319,7 @@ func (s *apiServer) stop() string {
 }
 
 func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run]", apiDoc, stdout, stderr)
+	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE]", apiDoc, stdout, stderr)
 	listen := fs.String("listen", "", "address to serve on (default [api] listen, else "+config.DefaultAPIListen+")")
 	af := addAPIFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {

@@ -36,25 +36,52 @@ DIR defaults to the config's [telemetry] dir, else the user config
 directory's terse/telemetry. Lines that are not events (truncated,
 foreign) are skipped and counted.
 
+With --api FILE, stats reads instead the stats file of terse api
+(--stats-file; FILE.1 too when it was rotated) and prints the costs in USD
+computed from the provider's own usage: billed, and the original requests
+as modeled, in total, by model and by conversation; the A/B holdout's two
+arms (terse api --holdout SHARE) with a bootstrap confidence interval of
+the difference; and the tokenizer calibration learnt per model family
+(estimated). It shows model ids, conversation hashes and numbers only.
+
 Examples:
   terse stats
+  terse stats --api ~/.local/state/terse/api-stats.jsonl
   terse stats --since 7d --json ~/.config/terse/telemetry
   terse stats --entry hook
 `
 
 func runStats(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("stats", "[--json] [--since DURATION] [--top N] [--entry NAME] [--config FILE] [DIR]", statsDoc, stdout, stderr)
+	fs := newFlagSet("stats", "[--json] [--since DURATION] [--top N] [--entry NAME] [--config FILE] [DIR | --api FILE]", statsDoc, stdout, stderr)
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	since := fs.String("since", "", "only events newer than this `duration` (\"36h\", \"7d\")")
 	top := fs.Int("top", 10, "rows per breakdown")
 	cfgPath := fs.String("config", "", "terse config `FILE` whose [telemetry] dir to read")
 	entry := fs.String("entry", "", "only events of this entry `point` (proxy, gateway, api, compact, hook)")
+	apiFile := fs.String("api", "", "read terse api's stats `FILE` (--stats-file) and report costs and the A/B holdout")
 	pos, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 1 {
 		return &usageError{"stats: at most one DIR"}
+	}
+	if *apiFile != "" {
+		if len(pos) > 0 {
+			return &usageError{"stats: --api FILE takes no DIR"}
+		}
+		recs, lines, skipped, err := readAPIStats(*apiFile)
+		if err != nil {
+			return err
+		}
+		rep := summarizeAPI(recs, lines, skipped)
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep)
+		}
+		printAPIStats(stdout, rep, *top)
+		return nil
 	}
 	var from time.Time
 	if *since != "" {
