@@ -911,7 +911,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		obj, _ := tree.Lookup(root, ptr)
 		mems = obj.Members()
 	}
-	ck := partition(fullCosts, o.Budget, o.FetchBudget, &chunker{
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, o.Store != nil, &chunker{
 		counter: o.Counter,
 		where: func(a, b int) string {
 			if mode == modeSingle {

@@ -201,7 +201,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		}
 	}
 	// A chunk is fetched as its source lines.
-	ck := partition(fullCosts, o.Budget, o.FetchBudget, &chunker{
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, o.Store != nil, &chunker{
 		counter: o.Counter,
 		where: func(a, b int) string {
 			if kind == "diff" {
