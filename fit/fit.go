@@ -384,7 +384,8 @@ func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
 
 // run finds the selection: solve with an estimated capacity, render, count
 // the whole output exactly, and tighten until it fits. The budget is a
-// guarantee: the returned text is ≤ Budget by the counter, or empty.
+// guarantee: the returned text is ≤ Budget by the counter, or, when not
+// even the notice of what is left out fits, that notice.
 func (e *engine) run(st *Stats) string {
 	// Tiers of in-band apparatus, richest first: hint and chunk index,
 	// hint only, declarations only. The tier is the same at every budget
@@ -424,14 +425,14 @@ func (e *engine) run(st *Stats) string {
 		for i := range sel {
 			sel[i] = Skip
 		}
-		text, st.Tokens, st.Counted = "", 0, true
-		if minTier > tierNone {
-			// Not even the hint fits: it is shown anyway, over the
-			// budget, so that nothing is left out without its handle.
-			e.tier = tierHint
-			text = e.assemble(sel, tierHint)
-			st.Tokens = e.count(text)
-		}
+		// Not even the notice that declares what is left out fits: it
+		// is shown anyway, over the budget, so that nothing is left out
+		// undeclared (nor without its handle, when stored) and a
+		// non-empty source never gives an empty text. The caller raises
+		// its budget to it (see the package doc, "The budget rule").
+		e.tier = tierHint
+		text = e.assemble(sel, tierHint)
+		st.Tokens, st.Counted = e.count(text), true
 	}
 	e.sel = sel
 	st.Truncated = false
@@ -514,20 +515,24 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 	if e.linear {
 		st.Solver = SolverHeadTail
 	}
+	type probe struct {
+		sel  []Level
+		text string
+		n    int
+	}
+	best := probe{sel: skip, text: empty, n: base}
+	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
+	// sel is the selection of the first k steps, k > lo: the best one
+	// so far (of lo steps) and the steps after it.
 	sel := func(k int) []Level {
-		s := slices.Clone(skip)
-		for _, x := range steps[:k] {
+		s := slices.Clone(best.sel)
+		for _, x := range steps[lo:k] {
 			s[x.item] = e.levels[x.item][x.to]
 			if e.promote != nil {
 				s[x.item] = e.promote(x.item, s[x.item])
 			}
 		}
 		return s
-	}
-	type probe struct {
-		sel  []Level
-		text string
-		n    int
 	}
 	try := func(k int) (probe, bool) {
 		*iters++
@@ -536,8 +541,6 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 		p.n = e.count(p.text)
 		return p, p.n <= e.o.Budget
 	}
-	best := probe{sel: skip, text: empty, n: base}
-	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
 	for k := 1; k <= len(steps); k = min(2*k, len(steps)) {
 		p, ok := try(k)
 		if !ok {

@@ -239,7 +239,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 	}
 	handle := ref[:i]
 	pl := e.pipeline(c)
-	req := &terse.Request{Tool: c.tool, Budget: chunkBudget(c.budget, pol.Budget), Scope: c.scope}
+	req := &terse.Request{Tool: c.tool, Budget: chunkBudget(c.budget, pol.Budget), FetchBudget: chunkBudget(0, pol.Budget), Scope: c.scope}
 	start := time.Now()
 	ch, err := pl.Chunk(ctx, handle, n, req)
 	rec.Pipeline = time.Since(start)
@@ -633,7 +633,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
 		text := tv.Str()
-		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope, Hints: gate}
+		req := &terse.Request{Tool: c.tool, Budget: shares[k], FetchBudget: chunkBudget(0, pol.Budget), Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope, Hints: gate}
 		var r terse.Result
 		var err error
 		t0 := time.Now()
