@@ -1146,6 +1146,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minim
 //
 //	> [92 of 118 lines left out: not stored; re-run with a larger budget to see them]
 //	> [all 2 items left out, too large for this budget: get chunk N of 2 whole with: terse chunk c_0123456789012345 N; chunk 1: item 1, chunk 2: item 2 (over budget); a fetch returns up to 20,000 tokens]
+//	> [114 of 120 items left out, 5 shortened: get all 120 items whole with: terse chunk c_0123456789012345 1; a fetch returns up to 20,000 tokens]
 //	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
 	skipped, short := 0, 0
@@ -1181,6 +1182,17 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		// The index says it all: what is here, what is not, and the call.
 		idx.write(sb, o, sel)
 		return
+	case idx.handle != "" && len(idx.ranges) == 1:
+		// One chunk: the source whole, by one call.
+		all := fmt.Sprintf("all %d %s", len(sel), unit)
+		if len(sel) == 1 {
+			all = posRange(unit, 0, 1)
+		}
+		if idx.over(0) {
+			fmt.Fprintf(sb, "> [%s: get %s with: %s, over budget: it comes back as smaller chunks, fetched the same way; a fetch returns up to %s tokens]\n", what, all, fetch(o, idx.handle, "1"), thousands(idx.fetch))
+		} else {
+			fmt.Fprintf(sb, "> [%s: get %s whole with: %s; a fetch returns up to %s tokens]\n", what, all, fetch(o, idx.handle, "1"), thousands(idx.fetch))
+		}
 	case idx.handle != "":
 		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s; ", what, len(idx.ranges), fetch(o, idx.handle, "N"))
 		idx.list(sb)

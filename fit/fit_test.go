@@ -228,7 +228,8 @@ func FuzzFitText(f *testing.F) {
 	})
 }
 
-// FuzzFitJSON checks the budget guarantee on arbitrary JSON.
+// FuzzFitJSON checks the budget guarantee on arbitrary JSON, without a
+// store (TestBudgetEdgeNoStore in the root checks the raise).
 func FuzzFitJSON(f *testing.F) {
 	f.Add(`[{"id":1,"title":"a"},{"id":2,"title":"b"}]`, 5)
 	f.Add(`{"items":[{"id":1,"url":"https://x","body":"long long long"}],"total":1}`, 8)
@@ -243,7 +244,12 @@ func FuzzFitJSON(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := c.Count(res.Text); n > budget {
+		if res.Text == "" {
+			t.Fatalf("empty text for %q at budget %d", doc, budget)
+		}
+		// Over the budget only with nothing shown: the notice of what
+		// is left out, which the caller raises its budget to.
+		if n := c.Count(res.Text); n > budget && res.Stats.Full+res.Stats.Standard+res.Stats.Minimal > 0 {
 			t.Fatalf("%d tokens, budget %d: %q", n, budget, res.Text)
 		}
 	})
