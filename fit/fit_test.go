@@ -457,3 +457,59 @@ func TestDraft(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetBelowNotice: with no store, a budget below the notice of
+// what is left out gives that notice, not an empty text
+// ({"items":[200 objects]} at 20, a 300-line log at 10).
+func TestBudgetBelowNotice(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := range 200 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"title":"item %d","body":"words about item %d"}`, i, i, i)
+	}
+	sb.WriteString("]}")
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FitJSON(context.Background(), v, &Options{Budget: 20})
+	if err != nil || res.Text == "" || !strings.Contains(res.Text, "left out") {
+		t.Fatalf("JSON at 20: %v %q", err, res.Text)
+	}
+	var lb strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&lb, "INFO line %d of the log\n", i)
+	}
+	res, err = FitText(context.Background(), lb.String(), &Options{Budget: 10})
+	if err != nil || res.Text == "" || !strings.Contains(res.Text, "left out") {
+		t.Fatalf("log at 10: %v %q", err, res.Text)
+	}
+}
+
+// TestIndexWithoutStore: an index of chunks that were not stored lists
+// no sizes (nothing can fetch them), and readtest still reads it.
+func TestIndexWithoutStore(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`[`)
+	for i := range 3000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"title":"item %d","body":"%s"}`, i, i, strings.Repeat("some words ", 40))
+	}
+	sb.WriteString("]")
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FitJSON(context.Background(), v, &Options{Budget: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "[chunks] ") || strings.Contains(res.Text, "≈") || strings.Contains(res.Text, "over budget") {
+		t.Fatalf("want an index without sizes:\n%s", res.Text[strings.Index(res.Text, "\n"):])
+	}
+}
