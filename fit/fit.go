@@ -771,15 +771,25 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	// needed (levels are pure functions of the item): only their sizes
 	// are kept, so that a large array is not held a second and third
 	// time while a few of its items are chosen.
+	// The probes of the prefix search show the same items again: the
+	// levels of an item shown are kept (as many as the budget shows).
+	shown := map[int]tree.Value{} // key: item<<2 | level
 	value := func(i int, l Level) tree.Value {
-		switch l {
-		case Standard:
-			s, _ := r.standard(items[i])
-			return s
-		case Minimal:
-			return r.minimal(items[i])
+		if l == Full {
+			return items[i]
 		}
-		return items[i]
+		key := i<<2 | int(l)
+		if v, ok := shown[key]; ok {
+			return v
+		}
+		var v tree.Value
+		if l == Standard {
+			v, _ = r.standard(items[i])
+		} else {
+			v = r.minimal(items[i])
+		}
+		shown[key] = v
+		return v
 	}
 	// The order in which items gain detail must not depend on the
 	// budget (see upgrades): levels are costed with strings cut at the
