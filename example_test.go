@@ -32,11 +32,10 @@ func Example() {
 	r := res.Report
 	fmt.Printf("%d → %d tokens (%s), kept %d of %d by %s\n", r.RawTokens, r.OutputTokens, r.Tokenizer, r.Items.Kept, r.Items.Total, r.Strategy)
 	// Output:
-	// [{"number":5,"title":"Crash on start","state":"open"},{"number":4,"title":"Typo in README","state":"closed"},{"number":3,"title":"Add a logo","state":"open"}]
-	// > [left out of the root array: items 4–5 (2 of 5 items)]
-	// > [detail the root array: items 1–3 minimal (identity fields only)]
-	// > [2 of 5 items left out, 3 shortened: get chunk N of 1 whole with: terse chunk c_8506753776990064 N; chunk 1: items 1–5; a fetch returns up to 20,000 tokens]
-	// 170 → 141 tokens (o200k_base), kept 3 of 5 by element_count
+	// [{"number":5,"title":"Crash on start","state":"open"},{"number":4,"title":"Typo in README","state":"closed"},{"number":3,"title":"Add a logo","state":"open"},{"number":2,"title":"Slow on large files","state":"open"},{"number":1,"title":"Support Windows","state":"closed"}]
+	// > [detail the root array: items 1–5 minimal (identity fields only)]
+	// > [5 of 5 items shortened: get all 5 items whole with: terse chunk c_8506753776990064 1; a fetch returns up to 20,000 tokens]
+	// 170 → 133 tokens (o200k_base), kept 5 of 5 by element_count
 }
 
 // A Pipeline with the dedup stage, built once and used for every call:

@@ -189,7 +189,7 @@ func TestPipelineOrder(t *testing.T) {
 		none   []string // absent
 	}{
 		{"full", 1 << 20, []string{"> [id: ", "> [filtered", "@1 = "}, []string{"> [levels", "[chunks]"}},
-		{"trimmed", 1500, []string{"> [filtered", "@1 = ", "> [detail", "> [23 of 25 items shortened: get chunk"}, []string{"> [id: "}},
+		{"trimmed", 1500, []string{"> [filtered", "@1 = ", "> [detail", "> [23 of 25 items shortened: get all 25 items whole"}, []string{"> [id: "}},
 	}
 	for _, tc := range tests {
 		cache := dedup.New(dedup.Options{})

@@ -120,6 +120,11 @@ type Request struct {
 	// whole result when that is smaller: nothing is ever dropped without
 	// a handle. Report.Budget is the budget applied.
 	Budget int
+	// FetchBudget, when positive, is what a chunk fetch without a budget
+	// of its own gets on the caller's surface (the client's limit): the
+	// chunk index promises it and sizes chunks to it
+	// (fit.Options.FetchBudget). Zero means fit.DefaultFetchBudget.
+	FetchBudget int
 	// Session is the dedup partition (session and context) of the call;
 	// the zero Key is a partition like any other.
 	Session dedup.Key
@@ -375,6 +380,9 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if req.Budget > 0 {
 		fo0.Budget = req.Budget
 	}
+	if req.FetchBudget > 0 {
+		fo0.FetchBudget = req.FetchBudget
+	}
 	if req.Hints != nil && !req.Hints.Allow("more") {
 		fo0.Budget = unbounded // no elision: see Hints
 	}
@@ -573,6 +581,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		}
 	}
 	if res.Stats.Truncated && tn > fo0.Budget {
+		asked := fo0.Budget
 		// Not even the one-line notice that declares what is left out
 		// fits: the budget is raised to that notice, the least text that
 		// keeps everything retrievable, and the result is fitted to it
@@ -587,6 +596,14 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		if tn > rep.Budget {
 			// A whole document no larger than the notice, but marked.
 			fo0.Budget, rep.Budget = tn, tn
+		}
+		if res.Stats.Truncated {
+			// Said in-band, once, with its size: a caller that shares
+			// a budget between blocks sees what went past its share.
+			d := 0
+			body, d, rep.Budget = declareRaise(c, body, tn, asked)
+			t3, tm, tn = t3+d, tm+d, tn+d
+			fo0.Budget = rep.Budget
 		}
 	}
 	if res.Stats.Truncated && rep.ShapeClass != "" {
@@ -660,6 +677,28 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	r := p.finish(out, tout, rep)
 	r.StoreErr = res.StoreErr
 	return r, nil
+}
+
+// declareRaise appends to body, a result whose budget (asked) was
+// raised to the notice that declares what it leaves out, the line that
+// says so, and returns the text, the tokens the line added (n was the
+// text's count) and the budget raised to, the line included:
+//
+//	> [budget raised from 20 to 64 tokens: the least that declares what is left out]
+func declareRaise(c tokens.Counter, body string, n, asked int) (string, int, int) {
+	sep, end := "\n", ""
+	if strings.HasSuffix(body, "\n") {
+		sep, end = "", "\n"
+	}
+	raised, text, m := n, body, n
+	for range 4 {
+		text = body + sep + fmt.Sprintf("> [budget raised from %d to %d tokens: the least that declares what is left out]", asked, raised) + end
+		if m = c.Count(text); m <= raised {
+			break
+		}
+		raised = m
+	}
+	return text, m - n, raised
 }
 
 // farOver reports whether a result of this compact JSON is far too large
@@ -879,6 +918,9 @@ func (p *Pipeline) Chunk(ctx context.Context, handle string, n int, req *Request
 		fo.Tool, fo.Scope = req.Tool, req.Scope
 		if req.Budget > 0 {
 			fo.Budget = req.Budget
+		}
+		if req.FetchBudget > 0 {
+			fo.FetchBudget = req.FetchBudget
 		}
 	}
 	return fit.FetchChunk(ctx, handle, n, &fo)

@@ -80,7 +80,7 @@ func TestTrimmedReportAndChunks(t *testing.T) {
 	if r.RawTokens <= r.OutputTokens || r.Ratio >= 1 {
 		t.Errorf("raw %d output %d ratio %g", r.RawTokens, r.OutputTokens, r.Ratio)
 	}
-	if !strings.Contains(res.Text, "terse chunk "+r.Handle+" N") {
+	if !strings.Contains(res.Text, "terse chunk "+r.Handle+" N") && !(r.Chunks == 1 && strings.Contains(res.Text, "terse chunk "+r.Handle+" 1")) {
 		t.Errorf("output does not say how to fetch chunks:\n%s", res.Text)
 	}
 	// Every chunk comes back, each within the budget.

@@ -26,6 +26,9 @@ type chunkIndex struct {
 	span func(a, b int) string
 	// levels: units have detail levels (else a kept unit is "shown").
 	levels bool
+	// uncounted: nothing can be fetched (no store), so chunks are packed
+	// by their estimates and the index states no sizes.
+	uncounted bool
 }
 
 // wholeHead is the first line of a chunk fetched whole: which chunk of
@@ -77,8 +80,9 @@ func (c *chunker) size(n, of, a, b int) int {
 // comes back in parts). When that makes more chunks than the index can
 // list within about a fifth of the budget, it makes that many chunks of
 // about equal cost instead (a chunk over the fetch budget comes back
-// split into smaller ones).
-func partition(costs []int, budget, fetch int, c *chunker) *chunkIndex {
+// split into smaller ones). With no store (stored false) nothing can be
+// fetched: runs are packed by their estimates alone, and never counted.
+func partition(costs []int, budget, fetch int, stored bool, c *chunker) *chunkIndex {
 	n := len(costs)
 	maxChunks := min(max(2, budget/250), 32)
 	total := 0
@@ -91,7 +95,7 @@ func partition(costs []int, budget, fetch int, c *chunker) *chunkIndex {
 	room := fetch - 2
 	const headEstimate = 64
 	near := room * 9 / 10
-	ck := &chunkIndex{fetch: fetch, c: c}
+	ck := &chunkIndex{fetch: fetch, c: c, uncounted: !stored}
 	var rs [][2]int
 	if total/max(1, room) < maxChunks {
 		of := maxChunks
@@ -102,7 +106,7 @@ func partition(costs []int, budget, fetch int, c *chunker) *chunkIndex {
 				used += costs[b]
 				b++
 			}
-			if used > near && b > a+1 && !fits(a, b) {
+			if stored && used > near && b > a+1 && !fits(a, b) {
 				// Over by the count: the longest run that fits.
 				lo, hi := a+1, b
 				for lo+1 < hi {
@@ -160,7 +164,7 @@ func (c *chunkIndex) size(k int) int {
 // over reports whether chunk k (0-based) is larger than a fetch returns:
 // a chunk estimated well under the fetch budget is not counted.
 func (c *chunkIndex) over(k int) bool {
-	if c.est[k] <= c.fetch*9/10 {
+	if c.uncounted || c.est[k] <= c.fetch*9/10 {
 		return false
 	}
 	return c.size(k) > c.fetch
@@ -297,7 +301,8 @@ func allOf(sel []Level, l Level) bool {
 //
 // Every size is the count of what fetching the chunk returns (its first
 // line and its units in full); a chunk is over budget when that is more
-// than the fetch budget the last line states.
+// than the fetch budget the last line states. An index of chunks that
+// were not stored states no sizes: nothing can fetch them.
 func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	total := len(sel)
 	var counts [4]int
@@ -331,8 +336,11 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	fmt.Fprintf(sb, " and leaves out %d:\n", counts[Skip])
 	over := false
 	for k, r := range c.ranges {
-		fmt.Fprintf(sb, "  chunk %d: %s, ≈%s tokens", k+1, c.span(r[0], r[1]), thousands(c.size(k)))
-		if c.size(k) > c.fetch {
+		fmt.Fprintf(sb, "  chunk %d: %s", k+1, c.span(r[0], r[1]))
+		if !c.uncounted {
+			fmt.Fprintf(sb, ", ≈%s tokens", thousands(c.size(k)))
+		}
+		if !c.uncounted && c.size(k) > c.fetch {
 			sb.WriteString(", over budget")
 			over = true
 		}

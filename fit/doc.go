@@ -78,12 +78,26 @@
 //
 // A source of one chunk (or, when the index leaves no room for any item,
 // any source) is declared by notes that name the left-out and shortened
-// items, and the overflow hint, which gives the call, every chunk's range
-// and the budget a fetch gets:
+// items, and the overflow hint, which gives the call (for one chunk, the
+// call that gets the whole source; else every chunk's range) and the
+// budget a fetch gets:
 //
 //	> [left out of /items: items 11–14, 16–120 (114 of 120 items)]
 //	> [detail /items: items 11–14 standard (…); item 15 minimal (identity fields only); the rest full]
-//	> [114 of 120 items left out, 5 shortened: get chunk N of 1 whole with: terse chunk c_0123456789012345 N; chunk 1: items 1–120; a fetch returns up to 20,000 tokens]
+//	> [114 of 120 items left out, 5 shortened: get all 120 items whole with: terse chunk c_0123456789012345 1; a fetch returns up to 20,000 tokens]
+//	> [all 2 items left out, too large for this budget: get chunk N of 2 whole with: terse chunk c_0123456789012345 N; chunk 1: item 1, chunk 2: item 2 (over budget); a fetch returns up to 20,000 tokens]
+//
+// Without a store nothing can be fetched: chunks are then packed by
+// their estimated costs, never counted, and the index lists no sizes.
+//
+// # The budget rule
+//
+// The text is within Options.Budget by the counter, unless not even the
+// notice that declares what is left out fits (the notes and the hint,
+// with its handle when stored): then that notice is returned, over the
+// budget, never an empty text. The root pipeline raises its call's
+// budget to it and says so in-band; the whole rule, for every surface,
+// is in docs/limits.md ("The budget rule").
 //
 // Text declares each gap where it is, in source lines; a line too long
 // for the budget is shown cut, with its marker; a diff file at minimal

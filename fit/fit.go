@@ -384,7 +384,8 @@ func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
 
 // run finds the selection: solve with an estimated capacity, render, count
 // the whole output exactly, and tighten until it fits. The budget is a
-// guarantee: the returned text is ≤ Budget by the counter, or empty.
+// guarantee: the returned text is ≤ Budget by the counter, or, when not
+// even the notice of what is left out fits, that notice.
 func (e *engine) run(st *Stats) string {
 	// Tiers of in-band apparatus, richest first: hint and chunk index,
 	// hint only, declarations only. The tier is the same at every budget
@@ -424,14 +425,14 @@ func (e *engine) run(st *Stats) string {
 		for i := range sel {
 			sel[i] = Skip
 		}
-		text, st.Tokens, st.Counted = "", 0, true
-		if minTier > tierNone {
-			// Not even the hint fits: it is shown anyway, over the
-			// budget, so that nothing is left out without its handle.
-			e.tier = tierHint
-			text = e.assemble(sel, tierHint)
-			st.Tokens = e.count(text)
-		}
+		// Not even the notice that declares what is left out fits: it
+		// is shown anyway, over the budget, so that nothing is left out
+		// undeclared (nor without its handle, when stored) and a
+		// non-empty source never gives an empty text. The caller raises
+		// its budget to it (see the package doc, "The budget rule").
+		e.tier = tierHint
+		text = e.assemble(sel, tierHint)
+		st.Tokens, st.Counted = e.count(text), true
 	}
 	e.sel = sel
 	st.Truncated = false
@@ -514,20 +515,24 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 	if e.linear {
 		st.Solver = SolverHeadTail
 	}
+	type probe struct {
+		sel  []Level
+		text string
+		n    int
+	}
+	best := probe{sel: skip, text: empty, n: base}
+	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
+	// sel is the selection of the first k steps, k > lo: the best one
+	// so far (of lo steps) and the steps after it.
 	sel := func(k int) []Level {
-		s := slices.Clone(skip)
-		for _, x := range steps[:k] {
+		s := slices.Clone(best.sel)
+		for _, x := range steps[lo:k] {
 			s[x.item] = e.levels[x.item][x.to]
 			if e.promote != nil {
 				s[x.item] = e.promote(x.item, s[x.item])
 			}
 		}
 		return s
-	}
-	type probe struct {
-		sel  []Level
-		text string
-		n    int
 	}
 	try := func(k int) (probe, bool) {
 		*iters++
@@ -536,8 +541,6 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 		p.n = e.count(p.text)
 		return p, p.n <= e.o.Budget
 	}
-	best := probe{sel: skip, text: empty, n: base}
-	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
 	for k := 1; k <= len(steps); k = min(2*k, len(steps)) {
 		p, ok := try(k)
 		if !ok {
@@ -768,15 +771,25 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	// needed (levels are pure functions of the item): only their sizes
 	// are kept, so that a large array is not held a second and third
 	// time while a few of its items are chosen.
+	// The probes of the prefix search show the same items again: the
+	// levels of an item shown are kept (as many as the budget shows).
+	shown := map[int]tree.Value{} // key: item<<2 | level
 	value := func(i int, l Level) tree.Value {
-		switch l {
-		case Standard:
-			s, _ := r.standard(items[i])
-			return s
-		case Minimal:
-			return r.minimal(items[i])
+		if l == Full {
+			return items[i]
 		}
-		return items[i]
+		key := i<<2 | int(l)
+		if v, ok := shown[key]; ok {
+			return v
+		}
+		var v tree.Value
+		if l == Standard {
+			v, _ = r.standard(items[i])
+		} else {
+			v = r.minimal(items[i])
+		}
+		shown[key] = v
+		return v
 	}
 	// The order in which items gain detail must not depend on the
 	// budget (see upgrades): levels are costed with strings cut at the
@@ -911,7 +924,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		obj, _ := tree.Lookup(root, ptr)
 		mems = obj.Members()
 	}
-	ck := partition(fullCosts, o.Budget, o.FetchBudget, &chunker{
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, o.Store != nil, &chunker{
 		counter: o.Counter,
 		where: func(a, b int) string {
 			if mode == modeSingle {
@@ -1143,6 +1156,7 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minim
 //
 //	> [92 of 118 lines left out: not stored; re-run with a larger budget to see them]
 //	> [all 2 items left out, too large for this budget: get chunk N of 2 whole with: terse chunk c_0123456789012345 N; chunk 1: item 1, chunk 2: item 2 (over budget); a fetch returns up to 20,000 tokens]
+//	> [114 of 120 items left out, 5 shortened: get all 120 items whole with: terse chunk c_0123456789012345 1; a fetch returns up to 20,000 tokens]
 //	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
 	skipped, short := 0, 0
@@ -1178,6 +1192,17 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		// The index says it all: what is here, what is not, and the call.
 		idx.write(sb, o, sel)
 		return
+	case idx.handle != "" && len(idx.ranges) == 1:
+		// One chunk: the source whole, by one call.
+		all := fmt.Sprintf("all %d %s", len(sel), unit)
+		if len(sel) == 1 {
+			all = posRange(unit, 0, 1)
+		}
+		if idx.over(0) {
+			fmt.Fprintf(sb, "> [%s: get %s with: %s, over budget: it comes back as smaller chunks, fetched the same way; a fetch returns up to %s tokens]\n", what, all, fetch(o, idx.handle, "1"), thousands(idx.fetch))
+		} else {
+			fmt.Fprintf(sb, "> [%s: get %s whole with: %s; a fetch returns up to %s tokens]\n", what, all, fetch(o, idx.handle, "1"), thousands(idx.fetch))
+		}
 	case idx.handle != "":
 		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s; ", what, len(idx.ranges), fetch(o, idx.handle, "N"))
 		idx.list(sb)

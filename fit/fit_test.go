@@ -228,7 +228,8 @@ func FuzzFitText(f *testing.F) {
 	})
 }
 
-// FuzzFitJSON checks the budget guarantee on arbitrary JSON.
+// FuzzFitJSON checks the budget guarantee on arbitrary JSON, without a
+// store (TestBudgetEdgeNoStore in the root checks the raise).
 func FuzzFitJSON(f *testing.F) {
 	f.Add(`[{"id":1,"title":"a"},{"id":2,"title":"b"}]`, 5)
 	f.Add(`{"items":[{"id":1,"url":"https://x","body":"long long long"}],"total":1}`, 8)
@@ -243,7 +244,12 @@ func FuzzFitJSON(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := c.Count(res.Text); n > budget {
+		if res.Text == "" {
+			t.Fatalf("empty text for %q at budget %d", doc, budget)
+		}
+		// Over the budget only with nothing shown: the notice of what
+		// is left out, which the caller raises its budget to.
+		if n := c.Count(res.Text); n > budget && res.Stats.Full+res.Stats.Standard+res.Stats.Minimal > 0 {
 			t.Fatalf("%d tokens, budget %d: %q", n, budget, res.Text)
 		}
 	})
@@ -449,5 +455,61 @@ func TestDraft(t *testing.T) {
 		if n := c.Count(got.Text); n > budget {
 			t.Errorf("budget %d: with a rejected draft, %d tokens", budget, n)
 		}
+	}
+}
+
+// TestBudgetBelowNotice: with no store, a budget below the notice of
+// what is left out gives that notice, not an empty text
+// ({"items":[200 objects]} at 20, a 300-line log at 10).
+func TestBudgetBelowNotice(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := range 200 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"title":"item %d","body":"words about item %d"}`, i, i, i)
+	}
+	sb.WriteString("]}")
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FitJSON(context.Background(), v, &Options{Budget: 20})
+	if err != nil || res.Text == "" || !strings.Contains(res.Text, "left out") {
+		t.Fatalf("JSON at 20: %v %q", err, res.Text)
+	}
+	var lb strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&lb, "INFO line %d of the log\n", i)
+	}
+	res, err = FitText(context.Background(), lb.String(), &Options{Budget: 10})
+	if err != nil || res.Text == "" || !strings.Contains(res.Text, "left out") {
+		t.Fatalf("log at 10: %v %q", err, res.Text)
+	}
+}
+
+// TestIndexWithoutStore: an index of chunks that were not stored lists
+// no sizes (nothing can fetch them), and readtest still reads it.
+func TestIndexWithoutStore(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`[`)
+	for i := range 3000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"title":"item %d","body":"%s"}`, i, i, strings.Repeat("some words ", 40))
+	}
+	sb.WriteString("]")
+	v, err := tree.ParseString(sb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := FitJSON(context.Background(), v, &Options{Budget: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "[chunks] ") || strings.Contains(res.Text, "≈") || strings.Contains(res.Text, "over budget") {
+		t.Fatalf("want an index without sizes:\n%s", res.Text[strings.Index(res.Text, "\n"):])
 	}
 }

@@ -201,7 +201,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		}
 	}
 	// A chunk is fetched as its source lines.
-	ck := partition(fullCosts, o.Budget, o.FetchBudget, &chunker{
+	ck := partition(fullCosts, o.Budget, o.FetchBudget, o.Store != nil, &chunker{
 		counter: o.Counter,
 		where: func(a, b int) string {
 			if kind == "diff" {
@@ -333,7 +333,7 @@ func lineOrder(levels [][]Level, vals []float64, head float64) []step {
 	for _, i := range boosted {
 		isBoosted[i] = true
 	}
-	var order []int
+	order := make([]int, 0, n)
 	h, t, fromHead, taken := 0, n-1, 0, 0
 	next := func() int { // the next head or tail line, -1 when none is left
 		for h <= t && isBoosted[h] {
@@ -366,7 +366,11 @@ func lineOrder(levels [][]Level, vals []float64, head float64) []step {
 			break
 		}
 	}
-	steps := make([]step, 0, n)
+	size := 0
+	for _, ls := range levels {
+		size += len(ls)
+	}
+	steps := make([]step, 0, size)
 	for _, i := range order {
 		steps = append(steps, step{item: i, from: -1, to: len(levels[i]) - 1})
 	}

@@ -259,7 +259,7 @@ func (e *engine) chunk(ctx context.Context, c *call, pol Policy, info toolInfo, 
 	}
 	handle := ref[:i]
 	pl := e.pipeline(c)
-	req := &terse.Request{Tool: c.tool, Budget: chunkBudget(c.budget, pol.Budget), Scope: c.scope}
+	req := &terse.Request{Tool: c.tool, Budget: chunkBudget(c.budget, pol.Budget), FetchBudget: chunkBudget(0, pol.Budget), Scope: c.scope}
 	if c.lossless {
 		// Braked: as much as the client takes.
 		req.Budget = chunkBudget(math.MaxInt32, pol.Budget)
@@ -668,7 +668,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 	for k, i := range jobs {
 		tv, _ := blocks[i].Get("text")
 		text := tv.Str()
-		req := &terse.Request{Tool: c.tool, Budget: shares[k], Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope, Hints: hints}
+		req := &terse.Request{Tool: c.tool, Budget: shares[k], FetchBudget: chunkBudget(0, pol.Budget), Session: key, Paths: c.paths, Mutating: c.mutating, Scope: c.scope, Hints: hints}
 		var r terse.Result
 		var err error
 		t0 := time.Now()

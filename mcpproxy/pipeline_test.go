@@ -46,7 +46,7 @@ func TestPipelineInProxy(t *testing.T) {
 	if n := tokens.Estimate().Count(text); n > 2000 {
 		t.Errorf("fitted result is %d tokens, budget 2000", n)
 	}
-	m := regexp.MustCompile(`_chunk "([^"]+)\.N"`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`_chunk "([^"]+)\.[N1]"`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("over-budget result has no chunk fetch instruction:\n%s", text)
 	}

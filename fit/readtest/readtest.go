@@ -76,10 +76,11 @@ type Run struct {
 
 var (
 	reIndex   = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
-	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?, ≈([\d,]+) tokens.*; in this response: (.*)$`)
+	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?(?:, ≈([\d,]+) tokens)?.*; in this response: (.*)$`)
 	reRun     = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
 	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed(?:: a fetch returns up to ([\d,]+) tokens)?\)`)
 	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*?)(?:; (chunk 1: .*); a fetch returns up to ([\d,]+) tokens)?\]$`)
+	reHint1   = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get (?:all \d+ \w+|\w+ 1) (whole )?with: (.*?)(, over budget: .*?)?; a fetch returns up to ([\d,]+) tokens\]$`)
 	reRange   = regexp.MustCompile(`^chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \((?:lines [^)]*|the whole document)\))?( \(over budget\))?$`)
 	reHandle  = regexp.MustCompile(`c_[0-9a-f]{16}`)
 	reHead    = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
@@ -142,6 +143,19 @@ func Parse(text string) (*Response, error) {
 					r.note(x[1], x[2])
 				}
 			}
+			continue
+		}
+		if m := reHint1.FindStringSubmatch(l); m != nil {
+			// One chunk: the whole source, by the call the hint names.
+			if m[1] != "" {
+				r.Total, r.Unit = atoi(m[1]), m[2]
+			} else {
+				r.Total, r.Unit = atoi(m[4]), m[5]
+			}
+			r.NChunks = 1
+			r.Call, r.Handle = m[7], reHandle.FindString(m[7])
+			r.FetchBudget = atoi(m[9])
+			r.Ranges = append(r.Ranges, Chunk{N: 1, A: 1, B: r.Total, Over: m[8] != ""})
 			continue
 		}
 		if m := reHint.FindStringSubmatch(l); m != nil {
