@@ -64,6 +64,11 @@ func checkRedisTarget(u *url.URL) error {
 			return errors.New("empty unix socket path")
 		}
 	default:
+		// The scheme is named unless it holds the password's text: an
+		// error never shows a credential.
+		if pw, _ := u.User.Password(); pw != "" && strings.Contains(u.Scheme, pw) {
+			return errors.New("invalid URL scheme (want redis, rediss or unix)")
+		}
 		return fmt.Errorf("invalid URL scheme: %s", u.Scheme)
 	}
 	q := u.Query()
