@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/tree"
 )
@@ -33,7 +33,7 @@ const maxJSONDocs = 1000
 
 // docLine is the line before document k of n.
 func docLine(k, n int) string {
-	return "> [JSON document " + strconv.Itoa(k) + " of " + strconv.Itoa(n) + "]"
+	return inband.JSONDoc{K: k, N: n}.String()
 }
 
 // splitJSONDocs returns the documents of text when it holds only two or
@@ -97,8 +97,10 @@ func encodeJSONDocs(docs []tree.Value, enc func([]byte, tree.Value) []byte) (str
 // "> [JSON document K of N]", in order.
 func DecodeJSONDocuments(text string) ([]tree.Value, error) {
 	first, _, _ := strings.Cut(text, "\n")
-	var n int
-	if _, err := fmt.Sscanf(first, "> [JSON document 1 of %d]", &n); err != nil || first != docLine(1, n) || n < 1 || n > maxJSONDocs {
+	head, err := inband.Parse(first)
+	d, ok := head.(inband.JSONDoc)
+	n := d.N
+	if err != nil || !ok || d.K != 1 || n < 1 || n > maxJSONDocs {
 		return nil, errors.New("not JSON documents: the first line is not \"> [JSON document 1 of N]\"")
 	}
 	lines := strings.Split(text, "\n")

@@ -12,6 +12,7 @@ import (
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/filter"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
@@ -692,7 +693,7 @@ func declareRaise(c tokens.Counter, body string, n, asked int) (string, int, int
 	}
 	raised, text, m := n, body, n
 	for range 4 {
-		text = body + sep + fmt.Sprintf("> [budget raised from %d to %d tokens: the least that declares what is left out]", asked, raised) + end
+		text = body + sep + inband.BudgetRaised{From: asked, To: raised}.String() + end
 		if m = c.Count(text); m <= raised {
 			break
 		}
@@ -808,19 +809,12 @@ func markAuto(text string, v tree.Value, truncated bool) string {
 // before a note line that decodes, and its value. ok is false when no
 // document opens the text.
 func shownDoc(text string) (doc string, v tree.Value, ok bool) {
-	for k := 0; k < len(text); {
-		if k > 0 && (strings.HasPrefix(text[k:], "> [") || strings.HasPrefix(text[k:], "[chunks] ")) {
-			if v, err := render.Decode(text[:k-1]); err == nil {
-				return text[:k-1], v, true
-			}
+	for k := range inband.Notes(text) {
+		if v, err := render.Decode(text[:k-1]); err == nil {
+			return text[:k-1], v, true
 		}
-		i := strings.IndexByte(text[k:], '\n')
-		if i < 0 {
-			break
-		}
-		k += i + 1
 	}
-	if strings.HasPrefix(text, "> [") || strings.HasPrefix(text, "[chunks] ") {
+	if inband.IsNote(text) {
 		return "", tree.Value{}, false
 	}
 	v, err := render.Decode(text)

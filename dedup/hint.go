@@ -3,18 +3,19 @@ package dedup
 import (
 	"strings"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
 )
 
-// The in-band texts a model reads. Their wording is API: golden files in
-// testdata pin them.
+// The in-band texts a model reads are written by package inband. Their
+// wording is API: golden files in testdata pin them.
 
 // IDLine is the line shown with a recorded result so that later
 // references can be resolved by text match.
-func IDLine(id string) string { return "> [id: " + id + "]" }
+func IDLine(id string) string { return inband.ID{ID: id}.String() }
 
 // RefHint replaces a result byte-identical to the one shown with id.
-func RefHint(id string) string { return "> [ref: " + id + ", byte-identical]" }
+func RefHint(id string) string { return inband.Ref{ID: id}.String() }
 
 // Change is one scalar leaf that differs between two JSON values.
 type Change struct {
@@ -25,19 +26,11 @@ type Change struct {
 // NearRefHint replaces a result equal to the one shown with id except for
 // the listed changes, e.g. "> [near-ref: 3f2a1c9d, status: pending→success]".
 func NearRefHint(id string, changes []Change) string {
-	var b strings.Builder
-	b.WriteString("> [near-ref: ")
-	b.WriteString(id)
-	for _, c := range changes {
-		b.WriteString(", ")
-		b.WriteString(c.Path)
-		b.WriteString(": ")
-		b.WriteString(deltaText(c.Old))
-		b.WriteString("→")
-		b.WriteString(deltaText(c.New))
+	x := inband.NearRef{ID: id, Changes: make([]inband.Change, len(changes))}
+	for i, c := range changes {
+		x.Changes[i] = inband.Change{Path: c.Path, Old: deltaText(c.Old), New: deltaText(c.New)}
 	}
-	b.WriteString("]")
-	return b.String()
+	return x.String()
 }
 
 // deltaText writes a scalar so that the hint is exact: numbers, booleans

@@ -6,10 +6,10 @@ package eval
 
 import (
 	"context"
-	"regexp"
 	"strings"
 
 	terse "github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
@@ -64,7 +64,7 @@ func decodeText(text string, dec func(string) (tree.Value, error)) (v tree.Value
 	// decoding the whole text could succeed and hide that it was trimmed.
 	off := 0
 	for _, l := range strings.SplitAfter(text, "\n") {
-		if off > 0 && (strings.HasPrefix(l, "> [") || strings.HasPrefix(l, "[chunks]") || strings.HasPrefix(l, "[… ")) {
+		if off > 0 && (inband.IsNote(l) || inband.IsGap(l)) {
 			if v, err := dec(strings.TrimSuffix(text[:off], "\n")); err == nil {
 				return v, true, nil
 			}
@@ -78,8 +78,6 @@ func decodeText(text string, dec func(string) (tree.Value, error)) (v tree.Value
 	return v, false, nil
 }
 
-// cutMarker matches a string shortened by fitting: "…[+N chars]".
-var cutMarker = regexp.MustCompile(`…\[\+\d+ chars\]$`)
-
-// shortened reports whether a string answer was cut by fitting.
-func shortened(s string) bool { return cutMarker.MatchString(s) }
+// shortened reports whether a string answer was cut by fitting: it ends
+// with "…[+N chars]".
+func shortened(s string) bool { return inband.IsCut(s) }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
@@ -127,7 +128,7 @@ func (r *Rule) apply(v tree.Value) Result {
 	target, ok := lookupTokens(v, toks)
 	if !ok {
 		rep.Err = &RootError{Root: rep.Root}
-		res.Note = "> [filter failed: root " + rep.Root + " not found; output is unfiltered]"
+		res.Note = inband.FilterFailed{Reason: inband.FilterRootMissing(rep.Root)}.String()
 		return res
 	}
 	st := &state{r: r, found: make([]bool, len(r.fields))}
@@ -165,7 +166,7 @@ func (r *Rule) apply(v tree.Value) Result {
 		slices.Sort(paths)
 		rep.Err = &MissError{Paths: slices.Compact(paths)}
 		rep.Total, rep.Count, rep.TruncatedFrom = 0, 0, 0
-		res.Note = "> [filter failed: no select path matched; output is unfiltered]"
+		res.Note = inband.FilterFailed{Reason: inband.FilterNoMatch}.String()
 		return res
 	}
 	for i, f := range r.fields {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -124,11 +125,10 @@ func (r *Rule) note(parts []string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	s := "> [filtered: " + strings.Join(parts, "; ")
 	if r.spec.Recover != "" {
-		s += "; " + r.spec.Recover
+		parts = append(parts[:len(parts):len(parts)], r.spec.Recover)
 	}
-	return s + "]"
+	return inband.Filtered{Parts: parts}.String()
 }
 
 func structParts(rep *Report) []string {

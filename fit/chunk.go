@@ -1,9 +1,9 @@
 package fit
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/terse-dev/terse/inband"
 )
 
 // chunkIndex splits the source into sequential chunks and describes them.
@@ -35,7 +35,7 @@ type chunkIndex struct {
 // which handle, and where its units are ("items 5–8 of 30 at the root
 // array", "the document"). The index counts it into a chunk's size.
 func wholeHead(n, of int, handle, where string) string {
-	return fmt.Sprintf("> [chunk %d of %d of %s: %s, in full]\n", n, of, handle, where)
+	return inband.ChunkHead{N: n, Of: of, Handle: handle, Where: where}.String() + "\n"
 }
 
 // chunker measures chunks as a fetch returns them: where names the
@@ -170,68 +170,6 @@ func (c *chunkIndex) over(k int) bool {
 	return c.size(k) > c.fetch
 }
 
-// singular returns the singular of a unit name: "items" → "item".
-func singular(unit string) string { return strings.TrimSuffix(unit, "s") }
-
-// posRange names the units [a, b) by their 1-based numbers: "items 5–8",
-// "item 7".
-func posRange(unit string, a, b int) string {
-	if b == a+1 {
-		return fmt.Sprintf("%s %d", singular(unit), a+1)
-	}
-	return fmt.Sprintf("%s %d–%d", unit, a+1, b)
-}
-
-// posList names sorted 0-based unit indexes by their 1-based numbers,
-// merging runs: "items 1–9, 14, 20–24", "item 7".
-func posList(unit string, idx []int) string {
-	var sb strings.Builder
-	if len(idx) == 1 {
-		sb.WriteString(singular(unit))
-	} else {
-		sb.WriteString(unit)
-	}
-	sb.WriteByte(' ')
-	first := true
-	for j := 0; j < len(idx); {
-		k := j
-		for k+1 < len(idx) && idx[k+1] == idx[k]+1 {
-			k++
-		}
-		if !first {
-			sb.WriteString(", ")
-		}
-		first = false
-		if k == j {
-			fmt.Fprintf(&sb, "%d", idx[j]+1)
-		} else {
-			fmt.Fprintf(&sb, "%d–%d", idx[j]+1, idx[k]+1)
-		}
-		j = k + 1
-	}
-	return sb.String()
-}
-
-// thousands writes n with comma separators: 12,345.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 || len(s) <= 3 {
-		return s
-	}
-	var sb strings.Builder
-	pre := len(s) % 3
-	if pre > 0 {
-		sb.WriteString(s[:pre])
-	}
-	for i := pre; i < len(s); i += 3 {
-		if sb.Len() > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(s[i : i+3])
-	}
-	return sb.String()
-}
-
 // levelWord is how the index names the level of a unit in this response.
 func (c *chunkIndex) levelWord(l Level) string {
 	switch {
@@ -249,38 +187,16 @@ func (c *chunkIndex) levelWord(l Level) string {
 // the same level: "items 1–3 standard, item 4 full, items 5–6 left out",
 // or "all full" / "none" when the whole range is one level.
 func (c *chunkIndex) runs(sb *strings.Builder, sel []Level, a, b int) {
-	if allOf(sel[a:b], sel[a]) {
-		if sel[a] == Skip {
-			sb.WriteString("none")
-		} else {
-			sb.WriteString("all " + c.levelWord(sel[a]))
-		}
-		return
-	}
-	var num [20]byte
+	var runs []inband.Run
 	for i := a; i < b; {
 		j := i
 		for j < b && sel[j] == sel[i] {
 			j++
 		}
-		if i > a {
-			sb.WriteString(", ")
-		}
-		if j == i+1 {
-			sb.WriteString(singular(c.unit))
-		} else {
-			sb.WriteString(c.unit)
-		}
-		sb.WriteByte(' ')
-		sb.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
-		if j > i+1 {
-			sb.WriteString("–")
-			sb.Write(strconv.AppendInt(num[:0], int64(j), 10))
-		}
-		sb.WriteByte(' ')
-		sb.WriteString(c.levelWord(sel[i]))
+		runs = append(runs, inband.Run{A: i + 1, B: j, Level: c.levelWord(sel[i])})
 		i = j
 	}
+	sb.WriteString(inband.Runs(c.unit, runs))
 }
 
 func allOf(sel []Level, l Level) bool {
@@ -304,45 +220,26 @@ func allOf(sel []Level, l Level) bool {
 // than the fetch budget the last line states. An index of chunks that
 // were not stored states no sizes: nothing can fetch them.
 func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
-	total := len(sel)
 	var counts [4]int
 	for _, l := range sel {
 		counts[l]++
 	}
-	shown := total - counts[Skip]
-	at := ""
-	switch {
-	case strings.HasPrefix(c.label, "the diff"):
-		at = " in " + c.label
-	case c.label != "":
-		at = " at " + c.label
+	head := inband.Index{Total: len(sel), Unit: c.unit, Label: c.label, Chunks: len(c.ranges),
+		Shown: len(sel) - counts[Skip], Levels: c.levels, LeftOut: counts[Skip]}
+	if c.levels {
+		head.Full, head.Standard, head.Minimal = counts[Full], counts[Standard], counts[Minimal]
+	} else {
+		head.Cut = counts[Standard] + counts[Minimal]
 	}
-	numbered := fmt.Sprintf("numbered 1–%d", total)
-	if total == 1 {
-		numbered = "numbered 1"
-	}
-	fmt.Fprintf(sb, "[chunks] %s%s, %s, in %s; this response shows %d of them", plural(total, singular(c.unit)), at, numbered, plural(len(c.ranges), "chunk"), shown)
-	if cut := counts[Standard] + counts[Minimal]; !c.levels && cut > 0 {
-		fmt.Fprintf(sb, " (%d cut)", cut)
-	} else if shown > 0 && c.levels {
-		var parts []string
-		for l := Full; l < Skip; l++ {
-			if counts[l] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", counts[l], l))
-			}
-		}
-		fmt.Fprintf(sb, " (%s)", strings.Join(parts, ", "))
-	}
-	fmt.Fprintf(sb, " and leaves out %d:\n", counts[Skip])
+	sb.WriteString(head.String())
+	sb.WriteByte('\n')
 	over := false
 	for k, r := range c.ranges {
-		fmt.Fprintf(sb, "  chunk %d: %s", k+1, c.span(r[0], r[1]))
+		line := inband.IndexChunk{N: k + 1, Span: c.span(r[0], r[1])}
 		if !c.uncounted {
-			fmt.Fprintf(sb, ", ≈%s tokens", thousands(c.size(k)))
-		}
-		if !c.uncounted && c.size(k) > c.fetch {
-			sb.WriteString(", over budget")
-			over = true
+			line.Tokens = c.size(k)
+			line.Over = line.Tokens > c.fetch
+			over = over || line.Over
 		}
 		if c.sums == nil {
 			c.sums = make([]string, len(c.ranges))
@@ -350,39 +247,32 @@ func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 				c.sums[j] = c.summary(q[0], q[1])
 			}
 		}
-		if s := c.sums[k]; s != "" {
-			sb.WriteString("; " + s)
-		}
-		sb.WriteString("; in this response: ")
-		c.runs(sb, sel, r[0], r[1])
+		line.Summary = c.sums[k]
+		var runs strings.Builder
+		c.runs(&runs, sel, r[0], r[1])
+		line.Runs = runs.String()
+		sb.WriteString(line.String())
 		sb.WriteByte('\n')
 	}
+	foot := inband.IndexFoot{How: inband.NothingStored}
 	switch {
 	case c.handle != "":
-		fmt.Fprintf(sb, "[/chunks] Get chunk N whole: %s (no other arguments needed: a fetch returns up to %s tokens)", fetch(o, c.handle, "N"), thousands(c.fetch))
-		if over {
-			sb.WriteString("; a chunk over budget comes back as smaller chunks, fetched the same way")
-		}
-		sb.WriteByte('\n')
+		foot = inband.IndexFoot{How: inband.FetchWhole, Call: fetch(o, c.handle, "N"), Fetch: c.fetch, Over: over}
 	case c.failed:
-		fmt.Fprintf(sb, "[/chunks] The rest is not retrievable right now (the chunk store is unavailable); %s.\n", o.RawHint)
-	default:
-		sb.WriteString("[/chunks] Not stored: re-run with a larger budget to get more.\n")
+		foot = inband.IndexFoot{How: inband.StoreDown, RawHint: o.RawHint}
 	}
+	sb.WriteString(foot.String())
+	sb.WriteByte('\n')
 }
 
 // list names every chunk's range, for a hint without the index: "chunk
 // 1: items 1–24, chunk 2: item 25 (over budget)".
-func (c *chunkIndex) list(sb *strings.Builder) {
+func (c *chunkIndex) list() string {
+	cs := make([]inband.ChunkRange, len(c.ranges))
 	for k, r := range c.ranges {
-		if k > 0 {
-			sb.WriteString(", ")
-		}
-		fmt.Fprintf(sb, "chunk %d: %s", k+1, c.span(r[0], r[1]))
-		if c.over(k) {
-			sb.WriteString(" (over budget)")
-		}
+		cs[k] = inband.ChunkRange{N: k + 1, Span: c.span(r[0], r[1]), Over: c.over(k)}
 	}
+	return inband.ChunkList(cs)
 }
 
 func fetch(o Options, handle, n string) string {

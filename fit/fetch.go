@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
@@ -78,7 +79,6 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 	if !src.valid(sp) {
 		return ChunkResult{}, &ExpiredError{handle}
 	}
-	title := fmt.Sprintf("chunk %d of %d of %s", n, len(h.Chunks), handle)
 	var whole string
 	var doc tree.Value
 	if sp.cut() {
@@ -92,7 +92,7 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 		return ChunkResult{Text: whole, Whole: true, Doc: doc, Tokens: o.Counter.Count(whole)}, nil
 	}
 	need := o.Counter.Count(whole)
-	text, err := src.split(ctx, h, handle, title, sp, need)
+	text, err := src.split(ctx, h, handle, n, sp, need)
 	if err != nil {
 		return ChunkResult{}, err
 	}
@@ -102,7 +102,7 @@ func FetchChunk(ctx context.Context, handle string, n int, opts *Options) (Chunk
 // partHead is the first line of a byte range of one unit's text fetched
 // whole.
 func partHead(n, of int, handle, where string) string {
-	return fmt.Sprintf("> [chunk %d of %d of %s: %s, in full (join the parts in order)]\n", n, of, handle, where)
+	return inband.ChunkHead{N: n, Of: of, Handle: handle, Where: where, Parts: true}.String() + "\n"
 }
 
 // source is a stored payload, cut into its units.
@@ -207,11 +207,11 @@ func (s *source) at() string {
 func (s *source) name(a, b int) string {
 	switch {
 	case s.h.Kind == "diff":
-		return fmt.Sprintf("%s (lines %d–%d)", posRange("files", a, b), s.h.Files[a][0]+1, s.h.Files[b-1][1])
+		return fmt.Sprintf("%s (lines %d–%d)", inband.Range("files", a, b), s.h.Files[a][0]+1, s.h.Files[b-1][1])
 	case s.h.Kind == "json" && jsonMode(s.h.Mode) == modeSingle:
 		return "the document"
 	}
-	return posRange(s.h.Unit, a, b)
+	return inband.Range(s.h.Unit, a, b)
 }
 
 // where names the units [a, b) within the source: "items 5–8 of 30 at
@@ -286,7 +286,7 @@ func (s *source) render(a, b int) (string, tree.Value) {
 // partWhere names a byte range of one unit's text: "bytes 1–3,064 of
 // 13,625 of the compact JSON of item 17 of 30 at the root array".
 func (s *source) partWhere(sp span) string {
-	return fmt.Sprintf("bytes %s–%s of %s of %s", thousands(sp.Off+1), thousands(sp.End), thousands(len(s.unitText(sp.A))), s.textOf(sp.A))
+	return fmt.Sprintf("bytes %s–%s of %s of %s", inband.Thousands(sp.Off+1), inband.Thousands(sp.End), inband.Thousands(len(s.unitText(sp.A))), s.textOf(sp.A))
 }
 
 // fetchSize is the token count of what fetching sp as chunk n of of
@@ -306,36 +306,35 @@ func (s *source) fetchSize(n, of int, sp span) int {
 // them as a view of their own and returns the index of that view, with
 // every smaller chunk's size as its fetch returns it. need is the
 // chunk's size in full.
-func (s *source) split(ctx context.Context, h header, handle, title string, sp span, need int) (string, error) {
+func (s *source) split(ctx context.Context, h header, handle string, n int, sp span, need int) (string, error) {
 	o := s.o
 	parts := sp.cut() || sp.B == sp.A+1
 	var intro string
 	if sp.cut() {
-		intro = fmt.Sprintf("bytes %s–%s of %s", thousands(sp.Off+1), thousands(sp.End), s.textOf(sp.A))
+		intro = fmt.Sprintf("bytes %s–%s of %s", inband.Thousands(sp.Off+1), inband.Thousands(sp.End), s.textOf(sp.A))
 	} else {
 		intro = s.where(sp.A, sp.B)
 	}
 	short := false // the short header, when the budget is very tight
 	head := func(k int) string {
-		how := fmt.Sprintf("split into %d chunks", k)
+		x := inband.SplitHead{N: n, Of: len(h.Chunks), Handle: handle, Need: need, Budget: o.Budget, K: k}
 		switch {
 		case !parts:
+			x.How = inband.Chunks
 		case sp.cut():
-			how = fmt.Sprintf("split into %d parts to join in order", k)
+			x.How = inband.Parts
 		case s.h.Kind == "json":
-			how = fmt.Sprintf("its compact JSON is split into %d parts to join in order", k)
+			x.How = inband.JSONParts
 		default:
-			how = fmt.Sprintf("its text is split into %d parts to join in order", k)
+			x.How = inband.TextParts
 		}
-		if short {
-			return fmt.Sprintf("> [%s: %s tokens in full, over the budget of %s, so %s]\n", title, thousands(need), thousands(o.Budget), how)
+		if !short {
+			x.Intro = intro
+			if need > o.FetchBudget {
+				x.MaxFetch = o.FetchBudget
+			}
 		}
-		whole := fmt.Sprintf("a budget of at least %s gets it in one piece", thousands(need))
-		if need > o.FetchBudget {
-			whole = fmt.Sprintf("no fetch returns more than %s tokens, so it comes back only in pieces", thousands(o.FetchBudget))
-		}
-		return fmt.Sprintf("> [%s: %s, %s tokens in full: over the budget of %s, so %s; %s]\n",
-			title, intro, thousands(need), thousands(o.Budget), how, whole)
+		return x.String() + "\n"
 	}
 	// Every smaller chunk is fetched within the budget, its own first
 	// line included; its number is counted as the largest it can be.
@@ -361,28 +360,21 @@ func (s *source) split(ctx context.Context, h header, handle, title string, sp s
 	}
 	costs := sizes(subs)
 	line := func(k int, x span, c int) string {
-		var l string
+		l := inband.SubChunk{N: k + 1, Tokens: c, Over: c > o.Budget}
 		if x.cut() {
-			l = fmt.Sprintf("  chunk %d: bytes %s–%s, ≈%s tokens", k+1, thousands(x.Off+1), thousands(x.End), thousands(c))
+			l.Span = "bytes " + inband.Thousands(x.Off+1) + "–" + inband.Thousands(x.End)
 		} else {
-			l = fmt.Sprintf("  chunk %d: %s, ≈%s tokens", k+1, s.name(x.A, x.B), thousands(c))
+			l.Span = s.name(x.A, x.B)
 		}
-		if c > o.Budget {
-			l += ", over budget"
-		}
-		return l + "\n"
+		return l.String() + "\n"
 	}
 	foot := func(hd string) string {
-		return fmt.Sprintf("[/chunks] Get chunk N: %s (no other arguments needed)\n", fetch(o, hd, "N"))
+		return inband.SubFoot{Call: fetch(o, hd, "N")}.String() + "\n"
 	}
 	render := func(subs []span, costs []int, hd string) string {
 		var sb strings.Builder
 		sb.WriteString(head(len(subs)))
-		if parts {
-			fmt.Fprintf(&sb, "[chunks] %d parts:\n", len(subs))
-		} else {
-			fmt.Fprintf(&sb, "[chunks] %d chunks:\n", len(subs))
-		}
+		sb.WriteString(inband.SubIndex{K: len(subs), Parts: parts}.String() + "\n")
 		for k, x := range subs {
 			sb.WriteString(line(k, x, costs[k]))
 		}

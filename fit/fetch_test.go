@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/fit/readtest"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -118,7 +119,7 @@ func TestChunkFetchBudget(t *testing.T) {
 			}
 			continue
 		}
-		if small.Whole || !strings.Contains(small.Text, fmt.Sprintf("a budget of at least %s gets it in one piece", thousands(whole.Tokens))) {
+		if small.Whole || !strings.Contains(small.Text, fmt.Sprintf("a budget of at least %s gets it in one piece", inband.Thousands(whole.Tokens))) {
 			t.Errorf("chunk %d (%d tokens) at 300:\n%s", n, whole.Tokens, small.Text)
 		}
 		// The smaller chunks' ranges add up to the chunk's.

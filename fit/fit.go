@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -930,7 +931,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			if mode == modeSingle {
 				return "the document"
 			}
-			return fmt.Sprintf("%s of %d at %s", posRange(st.Unit, a, b), n, label)
+			return fmt.Sprintf("%s of %d at %s", inband.Range(st.Unit, a, b), n, label)
 		},
 		body: func(a, b int) string {
 			switch mode {
@@ -943,7 +944,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		},
 	})
 	ck.unit, ck.levels, ck.label = st.Unit, true, label
-	ck.span = func(a, b int) string { return posRange(st.Unit, a, b) }
+	ck.span = func(a, b int) string { return inband.Range(st.Unit, a, b) }
 	switch mode {
 	case modeArray:
 		ck.summary = func(a, b int) string { return summarizeItems(items[a:b]) }
@@ -963,7 +964,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			}
 			return keyList(ks, 8)
 		}
-		return posList(st.Unit, idx)
+		return inband.List(st.Unit, idx)
 	}
 	// Whether an item's minimal level cuts a string, once known: its
 	// level is then declared with the cut marker.
@@ -1108,16 +1109,16 @@ func detailNote(strategy string) string {
 //	> [left out of the root object: history, info (2 of 5 members)]
 func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minimal string, names func([]int) string, indexed bool) {
 	if indexed && unit == "items" {
-		hasStd, hasMin := slices.Contains(sel, Standard), slices.Contains(sel, Minimal)
-		if hasStd || hasMin {
-			sb.WriteString("> [levels: full = as in the source;")
-			if hasStd {
-				fmt.Fprintf(sb, " standard = %s;", detail)
-			}
-			if hasMin {
-				fmt.Fprintf(sb, " minimal = %s;", minimal)
-			}
-			sb.WriteString(" missing or blank fields of a shortened item were left out]\n")
+		var x inband.Levels
+		if slices.Contains(sel, Standard) {
+			x.Standard = detail
+		}
+		if slices.Contains(sel, Minimal) {
+			x.Minimal = minimal
+		}
+		if x != (inband.Levels{}) {
+			sb.WriteString(x.String())
+			sb.WriteByte('\n')
 		}
 		return
 	}
@@ -1133,22 +1134,19 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minim
 		}
 	}
 	if len(skipped) > 0 {
-		fmt.Fprintf(sb, "> [left out of %s: %s (%d of %d %s)]\n", label, names(skipped), len(skipped), len(sel), unit)
+		sb.WriteString(inband.LeftOut{Label: label, Names: names(skipped), N: len(skipped), Of: len(sel), Unit: unit}.String())
+		sb.WriteByte('\n')
 	}
 	if len(std)+len(min) > 0 {
-		fmt.Fprintf(sb, "> [detail %s:", label)
-		sep := " "
+		x := inband.Detail{Label: label, RestFull: len(std)+len(min)+len(skipped) < len(sel)}
 		if len(std) > 0 {
-			fmt.Fprintf(sb, "%s%s standard (%s)", sep, names(std), detail)
-			sep = "; "
+			x.Standard, x.StandardNote = names(std), detail
 		}
 		if len(min) > 0 {
-			fmt.Fprintf(sb, "%s%s minimal (%s)", sep, names(min), minimal)
+			x.Minimal, x.MinimalNote = names(min), minimal
 		}
-		if len(std)+len(min)+len(skipped) < len(sel) {
-			sb.WriteString("; the rest full")
-		}
-		sb.WriteString("]\n")
+		sb.WriteString(x.String())
+		sb.WriteByte('\n')
 	}
 }
 
@@ -1171,22 +1169,7 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 	if skipped+short == 0 || tier == tierNone {
 		return
 	}
-	unit := idx.unit
-	shortened := "shortened"
-	if !idx.levels {
-		shortened = "cut"
-	}
-	var what string
-	switch {
-	case skipped == len(sel):
-		what = fmt.Sprintf("all %d %s left out, too large for this budget", skipped, unit)
-	case skipped == 0:
-		what = fmt.Sprintf("%d of %d %s %s", short, len(sel), unit, shortened)
-	case short == 0:
-		what = fmt.Sprintf("%d of %d %s left out", skipped, len(sel), unit)
-	default:
-		what = fmt.Sprintf("%d of %d %s left out, %d %s", skipped, len(sel), unit, short, shortened)
-	}
+	x := inband.Overflow{What: inband.Elided{Skipped: skipped, Short: short, Total: len(sel), Unit: idx.unit, Cut: !idx.levels}}
 	switch {
 	case tier == tierIndex:
 		// The index says it all: what is here, what is not, and the call.
@@ -1194,22 +1177,18 @@ func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIn
 		return
 	case idx.handle != "" && len(idx.ranges) == 1:
 		// One chunk: the source whole, by one call.
-		all := fmt.Sprintf("all %d %s", len(sel), unit)
+		x.How, x.Get = inband.OneChunk, fmt.Sprintf("all %d %s", len(sel), idx.unit)
 		if len(sel) == 1 {
-			all = posRange(unit, 0, 1)
+			x.Get = inband.Range(idx.unit, 0, 1)
 		}
-		if idx.over(0) {
-			fmt.Fprintf(sb, "> [%s: get %s with: %s, over budget: it comes back as smaller chunks, fetched the same way; a fetch returns up to %s tokens]\n", what, all, fetch(o, idx.handle, "1"), thousands(idx.fetch))
-		} else {
-			fmt.Fprintf(sb, "> [%s: get %s whole with: %s; a fetch returns up to %s tokens]\n", what, all, fetch(o, idx.handle, "1"), thousands(idx.fetch))
-		}
+		x.Call, x.Over, x.Fetch = fetch(o, idx.handle, "1"), idx.over(0), idx.fetch
 	case idx.handle != "":
-		fmt.Fprintf(sb, "> [%s: get chunk N of %d whole with: %s; ", what, len(idx.ranges), fetch(o, idx.handle, "N"))
-		idx.list(sb)
-		fmt.Fprintf(sb, "; a fetch returns up to %s tokens]\n", thousands(idx.fetch))
+		x.How, x.Chunks, x.Call, x.List, x.Fetch = inband.ByChunk, len(idx.ranges), fetch(o, idx.handle, "N"), idx.list(), idx.fetch
 	case idx.failed:
-		fmt.Fprintf(sb, "> [%s: not retrievable right now (the chunk store is unavailable); %s]\n", what, o.RawHint)
+		x.How, x.RawHint = inband.Unavailable, o.RawHint
 	default:
-		fmt.Fprintf(sb, "> [%s: not stored; re-run with a larger budget to see them]\n", what)
+		x.How = inband.NotStored
 	}
+	sb.WriteString(x.String())
+	sb.WriteByte('\n')
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/terse-dev/terse/inband"
 )
 
 // splitLines splits s into lines without their "\n". A final newline does
@@ -36,14 +38,7 @@ func isDiff(lines []string) bool {
 //	[… 1 line left out: line 7 …]
 //	[… 40 lines left out: lines 120–159, +30/−10 …]
 func gapMarker(a, b int, extra string) string {
-	if extra != "" {
-		extra = ", " + extra
-	}
-	n := b - a
-	if n == 1 {
-		return fmt.Sprintf("[… 1 line left out: line %d%s …]", a+1, extra)
-	}
-	return fmt.Sprintf("[… %d lines left out: lines %d–%d%s …]", n, a+1, b, extra)
+	return inband.Gap{First: a + 1, Last: b, Extra: extra}.String()
 }
 
 // textUnit is a run of source lines [a, b) fitted as one item: a line, or a
@@ -205,9 +200,9 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		counter: o.Counter,
 		where: func(a, b int) string {
 			if kind == "diff" {
-				return fmt.Sprintf("%s (lines %d–%d) of %d in %s", posRange("files", a, b), units[a].a+1, units[b-1].b, n, label)
+				return fmt.Sprintf("%s (lines %d–%d) of %d in %s", inband.Range("files", a, b), units[a].a+1, units[b-1].b, n, label)
 			}
-			return fmt.Sprintf("%s of %d", posRange("lines", a, b), n)
+			return fmt.Sprintf("%s of %d", inband.Range("lines", a, b), n)
 		},
 		body: func(a, b int) string { return strings.Join(lines[units[a].a:units[b-1].b], "\n") },
 	})
@@ -215,7 +210,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	if kind == "diff" {
 		ck.levels = true
 		ck.span = func(a, b int) string {
-			return fmt.Sprintf("%s (lines %d–%d)", posRange("files", a, b), units[a].a+1, units[b-1].b)
+			return fmt.Sprintf("%s (lines %d–%d)", inband.Range("files", a, b), units[a].a+1, units[b-1].b)
 		}
 		ck.summary = func(a, b int) string {
 			var paths []string
@@ -232,7 +227,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 			return fmt.Sprintf("%s; +%d/−%d", dirSummary(paths), add, del)
 		}
 	} else {
-		ck.span = func(a, b int) string { return posRange("lines", a, b) }
+		ck.span = func(a, b int) string { return inband.Range("lines", a, b) }
 		ck.summary = func(a, b int) string {
 			ne := 0
 			for _, isErr := range errs[a:b] {
@@ -241,7 +236,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 				}
 			}
 			if ne > 0 {
-				return plural(ne, "error line")
+				return inband.Plural(ne, "error line")
 			}
 			return ""
 		}
@@ -265,7 +260,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 						}
 					}
 					if files > 0 {
-						extra = plural(files, "file")
+						extra = inband.Plural(files, "file")
 					}
 				}
 				sb.WriteString(gapMarker(units[i].a+base, units[j-1].b+base, extra))
@@ -393,14 +388,8 @@ func writeDiffLevels(sb *strings.Builder, sel []Level) {
 	if !std && !min {
 		return
 	}
-	sb.WriteString("> [levels: full = the file's whole diff;")
-	if std {
-		sb.WriteString(" standard = hunks over 8 lines cut to their first 5 and last 2, later hunks after 20 lines left out;")
-	}
-	if min {
-		sb.WriteString(" minimal = the file's header line and +/− counts;")
-	}
-	sb.WriteString(" every cut is marked where it is]\n")
+	sb.WriteString(inband.DiffLevels{Standard: std, Minimal: min}.String())
+	sb.WriteByte('\n')
 }
 
 // diffUnits splits a diff into its preamble and one unit per file, with
@@ -512,13 +501,6 @@ func diffFile(lines []string, a, b, base int) textUnit {
 }
 
 // plural returns "1 file", "2 files".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // errorLines marks the lines that contain an error marker, searching the
 // whole text once per marker rather than every line for every marker.
 func errorLines(s string, lines []string) []bool {

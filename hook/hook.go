@@ -29,7 +29,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
@@ -156,7 +156,7 @@ func RefHint(tool string, ref Ref) string {
 			break
 		}
 	}
-	return dedup.RefHint(ref.ID + " (" + label + ")")
+	return inband.Ref{ID: ref.ID + " (" + label + ")"}.String()
 }
 
 // clip shortens s to at most n characters (with "…" when cut) and replaces

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -332,7 +333,7 @@ func sameTexts(slots []Slot, texts []string) bool {
 }
 
 func showsAll(visible string, texts []string) bool {
-	if strings.HasPrefix(visible, "> [ref: ") {
+	if inband.Family(visible) == "ref" {
 		return false
 	}
 	for _, s := range texts {

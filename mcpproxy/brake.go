@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -11,7 +12,7 @@ import (
 // session fetched what terse left out of that tool's results again and
 // again, so terse stops leaving anything out of them. It is said once
 // per tool and session. Its wording is read by models.
-const BrakeNotice = "> [terse: results of this tool were fetched again after terse shortened them; for the rest of this session they come back whole, nothing left out]"
+var BrakeNotice = inband.Brake{}.String()
 
 // DefaultBrakeFetches is Options.BrakeFetches' default.
 const DefaultBrakeFetches = 8

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -75,113 +76,54 @@ type Run struct {
 }
 
 var (
-	reIndex   = regexp.MustCompile(`^\[chunks\] (\d+) (\w+)(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them.* and leaves out (\d+):$`)
-	reLine    = regexp.MustCompile(`^  chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \([^)]*\))?(?:, ≈([\d,]+) tokens)?.*; in this response: (.*)$`)
-	reRun     = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
-	reFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N(?: whole)?: (.*) \(no other arguments needed(?:: a fetch returns up to ([\d,]+) tokens)?\)`)
-	reHint    = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get chunk N(?: of (\d+))? whole with: (.*?)(?:; (chunk 1: .*); a fetch returns up to ([\d,]+) tokens)?\]$`)
-	reHint1   = regexp.MustCompile(`^> \[(?:all (\d+) (\w+) left out|(\d+) of (\d+) (\w+) (?:left out|shortened|cut)).*?: get (?:all \d+ \w+|\w+ 1) (whole )?with: (.*?)(, over budget: .*?)?; a fetch returns up to ([\d,]+) tokens\]$`)
-	reRange   = regexp.MustCompile(`^chunk (\d+): (\w+?)s? (\d+)(?:–(\d+))?(?: \((?:lines [^)]*|the whole document)\))?( \(over budget\))?$`)
-	reHandle  = regexp.MustCompile(`c_[0-9a-f]{16}`)
-	reHead    = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (c_[0-9a-f]+): (.*)\]$`)
-	reWhole   = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?, in full$`)
-	reBytes   = regexp.MustCompile(`^bytes ([\d,]+)–([\d,]+) of ([\d,]+) of .*, in full \(join the parts in order\)$`)
-	reSub     = regexp.MustCompile(`^  chunk (\d+): (?:bytes ([\d,]+)–([\d,]+)|(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))?), ≈`)
-	reLeft    = regexp.MustCompile(`^> \[left out of .+?: ((?:items?|lines?) [\d–, ]+) \(\d+ of (\d+) (\w+)\)\]$`)
-	reDetail  = regexp.MustCompile(`^> \[detail .+?: (.*)\]$`)
-	reLevel   = regexp.MustCompile(`^((?:items?|lines?) [\d–, ]+) (standard|minimal) \(`)
-	reSplitOf = regexp.MustCompile(`^(?:bytes [\d,]+–[\d,]+ of (?:the compact JSON of )?)?(\w+?)s? (\d+)(?:–(\d+))?`)
-	reSubFt   = regexp.MustCompile(`^\[/chunks\] Get chunk N: (.*) \(no other arguments needed\)`)
+	reHandle = regexp.MustCompile(`c_[0-9a-f]{16}`)
+	reWhole  = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))?(?: \(lines [^)]*\))? of (\d+)(?: at (.+))?$`)
 )
 
-// Parse reads a fitted result.
+// Parse reads a fitted result: its document, then its in-band notes,
+// each read by inband.Parse.
 func Parse(text string) (*Response, error) {
 	r := &Response{Total: -1}
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	body := len(lines)
-	for i, l := range lines {
-		if strings.HasPrefix(l, "> [") || strings.HasPrefix(l, "[chunks] ") {
-			body = i
-			break
-		}
-	}
-	r.Body = strings.Join(lines[:body], "\n")
-	for _, l := range lines[body:] {
-		if m := reIndex.FindStringSubmatch(l); m != nil {
-			r.Total, _ = strconv.Atoi(m[1])
-			r.Unit, r.Label = m[2], m[3]
+	doc, notes := inband.Split(strings.TrimSuffix(text, "\n"))
+	r.Body = doc
+	for _, l := range strings.Split(notes, "\n") {
+		v, err := inband.Parse(l)
+		if err != nil {
 			continue
 		}
-		if m := reLine.FindStringSubmatch(l); m != nil {
-			c := Chunk{N: atoi(m[1]), A: atoi(m[3]), Size: atoi(m[5]), Over: strings.Contains(l, " tokens, over budget")}
-			c.B = c.A
-			if m[4] != "" {
-				c.B = atoi(m[4])
-			}
-			runs, err := parseRuns(m[6], c.A, c.B)
+		switch x := v.(type) {
+		case inband.Index:
+			r.Total, r.Unit, r.Label = x.Total, x.Unit, x.Label
+		case inband.IndexChunk:
+			_, a, b, _ := inband.ParseSpan(x.Span)
+			c := Chunk{N: x.N, A: a, B: b, Size: x.Tokens, Over: x.Over}
+			runs, err := inband.ParseRuns(x.Runs, c.A, c.B)
 			if err != nil {
 				return nil, fmt.Errorf("chunk %d: %w", c.N, err)
 			}
-			c.Runs = runs
+			for _, run := range runs {
+				c.Runs = append(c.Runs, Run(run))
+			}
 			r.Chunks = append(r.Chunks, c)
-			continue
-		}
-		if m := reFoot.FindStringSubmatch(l); m != nil {
-			r.Call, r.Handle = m[1], reHandle.FindString(m[1])
-			r.FetchBudget = atoi(m[2])
-			continue
-		}
-		if m := reLeft.FindStringSubmatch(l); m != nil {
-			r.note(m[1], "left out")
-			continue
-		}
-		if m := reDetail.FindStringSubmatch(l); m != nil {
-			for _, p := range strings.Split(m[1], "; ") {
-				if p == "the rest full" {
-					r.Rest = "full"
-				} else if x := reLevel.FindStringSubmatch(p); x != nil {
-					r.note(x[1], x[2])
-				}
+		case inband.IndexFoot:
+			if x.How == inband.FetchWhole {
+				r.Call, r.Handle, r.FetchBudget = x.Call, reHandle.FindString(x.Call), x.Fetch
 			}
-			continue
-		}
-		if m := reHint1.FindStringSubmatch(l); m != nil {
-			// One chunk: the whole source, by the call the hint names.
-			if m[1] != "" {
-				r.Total, r.Unit = atoi(m[1]), m[2]
-			} else {
-				r.Total, r.Unit = atoi(m[4]), m[5]
+		case inband.LeftOut:
+			r.note(x.Names, "left out")
+		case inband.Detail:
+			if x.Standard != "" {
+				r.note(x.Standard, "standard")
 			}
-			r.NChunks = 1
-			r.Call, r.Handle = m[7], reHandle.FindString(m[7])
-			r.FetchBudget = atoi(m[9])
-			r.Ranges = append(r.Ranges, Chunk{N: 1, A: 1, B: r.Total, Over: m[8] != ""})
-			continue
-		}
-		if m := reHint.FindStringSubmatch(l); m != nil {
-			if m[1] != "" {
-				r.Total, r.Unit = atoi(m[1]), m[2]
-			} else {
-				r.Total, r.Unit = atoi(m[4]), m[5]
+			if x.Minimal != "" {
+				r.note(x.Minimal, "minimal")
 			}
-			if m[6] != "" {
-				r.NChunks = atoi(m[6])
+			if x.RestFull {
+				r.Rest = "full"
 			}
-			r.Call, r.Handle = m[7], reHandle.FindString(m[7])
-			r.FetchBudget = atoi(m[9])
-			if m[8] != "" {
-				for _, p := range strings.Split(m[8], ", chunk ") {
-					x := reRange.FindStringSubmatch("chunk " + strings.TrimPrefix(p, "chunk "))
-					if x == nil {
-						return nil, fmt.Errorf("cannot read the chunk range %q", p)
-					}
-					c := Chunk{N: atoi(x[1]), A: atoi(x[3]), Over: x[5] != ""}
-					c.B = c.A
-					if x[4] != "" {
-						c.B = atoi(x[4])
-					}
-					r.Ranges = append(r.Ranges, c)
-				}
+		case inband.Overflow:
+			if err := r.overflow(x); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -191,10 +133,30 @@ func Parse(text string) (*Response, error) {
 	return r, nil
 }
 
-var (
-	reGap = regexp.MustCompile(`^\[… (\d+) lines? left out: lines? (\d+)(?:–(\d+))?(?:, .*)? …\]$`)
-	reCut = regexp.MustCompile(`…\[\+\d+ chars\]$`)
-)
+// overflow reads an overflow hint that names a call: the whole source
+// in one chunk, or chunk N of several with their ranges.
+func (r *Response) overflow(x inband.Overflow) error {
+	switch x.How {
+	case inband.OneChunk:
+		r.Total, r.Unit = x.What.Total, x.What.Unit
+		r.NChunks = 1
+		r.Call, r.Handle, r.FetchBudget = x.Call, reHandle.FindString(x.Call), x.Fetch
+		r.Ranges = append(r.Ranges, Chunk{N: 1, A: 1, B: r.Total, Over: x.Over})
+	case inband.ByChunk:
+		r.Total, r.Unit = x.What.Total, x.What.Unit
+		r.NChunks = x.Chunks
+		r.Call, r.Handle, r.FetchBudget = x.Call, reHandle.FindString(x.Call), x.Fetch
+		cs, err := inband.ParseChunkList(x.List)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			_, a, b, _ := inband.ParseSpan(c.Span)
+			r.Ranges = append(r.Ranges, Chunk{N: c.N, A: a, B: b, Over: c.Over})
+		}
+	}
+	return nil
+}
 
 // walkLines reads which lines a text shows from the text itself: every
 // body line is the next source line, shown or cut, or a gap marker that
@@ -203,12 +165,14 @@ func (r *Response) walkLines() {
 	r.Notes, r.Rest = map[int]string{}, "left out"
 	k := 1
 	for _, l := range strings.Split(r.Body, "\n") {
-		if m := reGap.FindStringSubmatch(l); m != nil {
-			k = atoi(m[2]) + atoi(m[1])
-			continue
+		if v, err := inband.Parse(l); err == nil {
+			if g, ok := v.(inband.Gap); ok {
+				k = g.Last + 1
+				continue
+			}
 		}
 		r.Notes[k] = "full"
-		if reCut.MatchString(l) {
+		if inband.IsCut(l) {
 			r.Notes[k] = "cut"
 		}
 		k++
@@ -224,50 +188,14 @@ func (r *Response) note(list, level string) {
 	_, nums, _ := strings.Cut(list, " ")
 	for _, p := range strings.Split(nums, ", ") {
 		a, b, ok := strings.Cut(p, "–")
-		x, y := atoi(a), atoi(a)
+		x, y := inband.Number(a), inband.Number(a)
 		if ok {
-			y = atoi(b)
+			y = inband.Number(b)
 		}
 		for k := x; k <= y; k++ {
 			r.Notes[k] = level
 		}
 	}
-}
-
-func parseRuns(s string, a, b int) ([]Run, error) {
-	switch {
-	case s == "none":
-		return []Run{{a, b, "left out"}}, nil
-	case strings.HasPrefix(s, "all "):
-		return []Run{{a, b, strings.TrimPrefix(s, "all ")}}, nil
-	}
-	var runs []Run
-	next := a
-	for _, p := range strings.Split(s, ", ") {
-		m := reRun.FindStringSubmatch(p)
-		if m == nil {
-			return nil, fmt.Errorf("cannot read %q", p)
-		}
-		x := Run{A: atoi(m[2]), Level: m[4]}
-		x.B = x.A
-		if m[3] != "" {
-			x.B = atoi(m[3])
-		}
-		if x.A != next || x.B < x.A {
-			return nil, fmt.Errorf("runs out of order or with gaps at %q", p)
-		}
-		next = x.B + 1
-		runs = append(runs, x)
-	}
-	if next != b+1 {
-		return nil, fmt.Errorf("runs %q do not cover %d–%d", s, a, b)
-	}
-	return runs, nil
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
-	return n
 }
 
 // TotalItems is the number of units in the source: from the index or
@@ -383,23 +311,30 @@ func (r *Response) retrieve(fetch Fetch, handle string, n, k int, calls *int) (s
 		return "", err
 	}
 	head, body, _ := strings.Cut(text, "\n")
-	m := reHead.FindStringSubmatch(head)
-	if m == nil {
+	v, err := inband.Parse(head)
+	if err != nil {
 		return "", fmt.Errorf("not a chunk header: %q", head)
 	}
-	what := m[4]
-	if what == "the document, in full" {
-		v, err := r.decode(body)
-		if err != nil {
-			return "", err
+	switch x := v.(type) {
+	case inband.ChunkHead:
+		if x.Parts {
+			return body, nil // a byte range of one unit
 		}
-		return string(tree.AppendJSON(nil, v)), nil
-	}
-	if w := reWhole.FindStringSubmatch(what); w != nil {
-		a := atoi(w[2])
+		if x.Where == "the document" {
+			v, err := r.decode(body)
+			if err != nil {
+				return "", err
+			}
+			return string(tree.AppendJSON(nil, v)), nil
+		}
+		w := reWhole.FindStringSubmatch(x.Where)
+		if w == nil {
+			return "", fmt.Errorf("cannot read chunk header %q", head)
+		}
+		a := inband.Number(w[2])
 		b := a
 		if w[3] != "" {
-			b = atoi(w[3])
+			b = inband.Number(w[3])
 		}
 		if k < a || k > b {
 			return "", errNotHere
@@ -408,51 +343,24 @@ func (r *Response) retrieve(fetch Fetch, handle string, n, k int, calls *int) (s
 			return strings.Split(body, "\n")[k-a], nil
 		}
 		return r.itemOf(body, w[5], k-a)
-	}
-	if reBytes.MatchString(what) {
-		return body, nil
-	}
-	if !strings.Contains(what, "over the budget") {
-		return "", fmt.Errorf("cannot read chunk header %q", head)
-	}
-	if u := reSplitOf.FindStringSubmatch(what); u != nil && !strings.Contains(what, "the document") {
-		a := atoi(u[2])
-		b := a
-		if u[3] != "" {
-			b = atoi(u[3])
-		}
-		if k < a || k > b {
-			return "", errNotHere
-		}
-	}
-	// Split: read the smaller chunks.
-	var subs [][4]int // n, a, b, isBytes
-	call := ""
-	for _, l := range strings.Split(body, "\n") {
-		if s := reSub.FindStringSubmatch(l); s != nil {
-			if s[2] != "" {
-				subs = append(subs, [4]int{atoi(s[1]), atoi(s[2]), atoi(s[3]), 1})
-			} else {
-				a := atoi(s[5])
-				b := a
-				if s[6] != "" {
-					b = atoi(s[6])
-				}
-				subs = append(subs, [4]int{atoi(s[1]), a, b, 0})
+	case inband.SplitHead:
+		if x.Intro != "" && !strings.HasPrefix(x.Intro, "bytes ") && !strings.Contains(x.Intro, "the document") {
+			if _, a, b, ok := inband.ParseSpan(x.Intro); ok && (k < a || k > b) {
+				return "", errNotHere
 			}
 		}
-		if s := reSubFt.FindStringSubmatch(l); s != nil {
-			call = s[1]
-		}
+	default:
+		return "", fmt.Errorf("cannot read chunk header %q", head)
 	}
-	h := reHandle.FindString(call)
+	// Split: read the smaller chunks.
+	subs, h := subChunks(body)
 	if h == "" || len(subs) == 0 {
 		return "", fmt.Errorf("split chunk without index: %q", text)
 	}
-	if subs[0][3] == 1 { // byte ranges of one unit: join them all
+	if subs[0].bytes { // byte ranges of one unit: join them all
 		var sb strings.Builder
 		for _, s := range subs {
-			t, err := r.retrieve(fetch, h, s[0], k, calls)
+			t, err := r.retrieve(fetch, h, s.N, k, calls)
 			if err != nil {
 				return "", err
 			}
@@ -461,11 +369,39 @@ func (r *Response) retrieve(fetch Fetch, handle string, n, k int, calls *int) (s
 		return sb.String(), nil
 	}
 	for _, s := range subs {
-		if k >= s[1] && k <= s[2] {
-			return r.retrieve(fetch, h, s[0], k, calls)
+		if k >= s.A && k <= s.B {
+			return r.retrieve(fetch, h, s.N, k, calls)
 		}
 	}
 	return "", errNotHere
+}
+
+// subChunk is a smaller chunk of a split chunk: units A–B, or bytes A–B
+// of one unit.
+type subChunk struct {
+	Chunk
+	bytes bool
+}
+
+// subChunks reads the index of a split chunk's smaller chunks: each
+// chunk, and the handle of the call that fetches them.
+func subChunks(body string) ([]subChunk, string) {
+	var subs []subChunk
+	handle := ""
+	for _, l := range strings.Split(body, "\n") {
+		v, err := inband.Parse(l)
+		if err != nil {
+			continue
+		}
+		switch x := v.(type) {
+		case inband.SubChunk:
+			unit, a, b, _ := inband.ParseSpan(x.Span)
+			subs = append(subs, subChunk{Chunk{N: x.N, A: a, B: b, Size: x.Tokens, Over: x.Over}, unit == "byte"})
+		case inband.SubFoot:
+			handle = reHandle.FindString(x.Call)
+		}
+	}
+	return subs, handle
 }
 
 // itemOf returns the compact JSON of item i of a chunk body: an array
@@ -496,39 +432,20 @@ type Split struct {
 	Subs         []Chunk // A–B: units, or bytes when Parts
 }
 
-var (
-	reSplitHead = regexp.MustCompile(`^> \[chunk \d+ of \d+ of c_[0-9a-f]+: .*?([\d,]+) tokens in full(?::|,) over the budget of ([\d,]+), so `)
-	reSubSize   = regexp.MustCompile(`, ≈([\d,]+) tokens`)
-)
-
 // ParseSplit reads the text of a chunk that came back split.
 func ParseSplit(text string) (*Split, error) {
 	head, body, _ := strings.Cut(text, "\n")
-	m := reSplitHead.FindStringSubmatch(head)
-	if m == nil {
+	v, err := inband.Parse(head)
+	x, ok := v.(inband.SplitHead)
+	if err != nil || !ok {
 		return nil, fmt.Errorf("not a split chunk: %q", head)
 	}
-	sp := &Split{Need: atoi(m[1]), Budget: atoi(m[2]), Parts: strings.Contains(head, "parts to join in order")}
-	for _, l := range strings.Split(body, "\n") {
-		if s := reSub.FindStringSubmatch(l); s != nil {
-			c := Chunk{N: atoi(s[1]), Over: strings.HasSuffix(l, ", over budget")}
-			if z := reSubSize.FindStringSubmatch(l); z != nil {
-				c.Size = atoi(z[1])
-			}
-			if s[2] != "" {
-				c.A, c.B = atoi(s[2]), atoi(s[3])
-			} else {
-				c.A, c.B = atoi(s[5]), atoi(s[5])
-				if s[6] != "" {
-					c.B = atoi(s[6])
-				}
-			}
-			sp.Subs = append(sp.Subs, c)
-		}
-		if s := reSubFt.FindStringSubmatch(l); s != nil {
-			sp.Handle = reHandle.FindString(s[1])
-		}
+	sp := &Split{Need: x.Need, Budget: x.Budget, Parts: x.How != inband.Chunks}
+	subs, handle := subChunks(body)
+	for _, c := range subs {
+		sp.Subs = append(sp.Subs, c.Chunk)
 	}
+	sp.Handle = handle
 	if sp.Handle == "" || len(sp.Subs) == 0 {
 		return nil, fmt.Errorf("split chunk without its index: %q", text)
 	}
