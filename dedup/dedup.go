@@ -37,6 +37,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/terse-dev/terse/internal/lru"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -162,7 +163,6 @@ type partition struct {
 	byFP  map[[16]byte]*list.Element
 	byID  map[string]*list.Element
 	bytes int
-	elem  *list.Element // in Cache.parts
 }
 
 // Cache remembers what each partition has been shown.
@@ -172,8 +172,7 @@ type Cache struct {
 	globs  []string
 
 	mu    sync.Mutex
-	parts map[Key]*partition
-	plru  *list.List // of *partition
+	parts lru.Cache[Key, *partition] // at most MaxPartitions
 
 	// shared, when set (SetShared), keeps the partitions instead of parts.
 	shared     Shared
@@ -184,7 +183,8 @@ type Cache struct {
 // New returns an empty cache.
 func New(opts Options) *Cache {
 	o := opts.withDefaults()
-	c := &Cache{opts: o, mutate: map[string]bool{}, parts: map[Key]*partition{}, plru: list.New()}
+	c := &Cache{opts: o, mutate: map[string]bool{}}
+	c.parts.Max = o.MaxPartitions
 	for _, t := range o.MutatingTools {
 		if strings.ContainsAny(t, `*?[\`) {
 			c.globs = append(c.globs, t)
@@ -224,22 +224,14 @@ func Fingerprint(variant string, content []byte) [16]byte {
 }
 
 func (c *Cache) part(k Key, create bool) *partition {
-	p := c.parts[k]
-	if p != nil {
-		c.plru.MoveToFront(p.elem)
+	if p, ok := c.parts.Get(k); ok {
 		return p
 	}
 	if !create {
 		return nil
 	}
-	p = &partition{key: k, lru: list.New(), byFP: map[[16]byte]*list.Element{}, byID: map[string]*list.Element{}}
-	p.elem = c.plru.PushFront(p)
-	c.parts[k] = p
-	for c.plru.Len() > c.opts.MaxPartitions {
-		old := c.plru.Back().Value.(*partition)
-		c.plru.Remove(old.elem)
-		delete(c.parts, old.key)
-	}
+	p := &partition{key: k, lru: list.New(), byFP: map[[16]byte]*list.Element{}, byID: map[string]*list.Element{}}
+	c.parts.Set(k, p)
 	return p
 }
 
@@ -418,10 +410,7 @@ func (c *Cache) Invalidate(k Key, paths ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(paths) == 0 {
-		if p := c.parts[k]; p != nil {
-			c.plru.Remove(p.elem)
-			delete(c.parts, k)
-		}
+		c.parts.Delete(k)
 		return
 	}
 	c.invalidate(k, paths)
@@ -436,10 +425,7 @@ func (c *Cache) Compact(k Key) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p := c.parts[k]; p != nil {
-		c.plru.Remove(p.elem)
-		delete(c.parts, k)
-	}
+	c.parts.Delete(k)
 }
 
 // Forget drops the results with the given ids, for example those context
@@ -451,8 +437,8 @@ func (c *Cache) Forget(k Key, ids ...string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p := c.parts[k]
-	if p == nil {
+	p, ok := c.parts.Peek(k)
+	if !ok {
 		return
 	}
 	for _, id := range ids {
@@ -469,7 +455,7 @@ func (c *Cache) Len(k Key) (entries, bytes int) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p := c.parts[k]; p != nil {
+	if p, ok := c.parts.Peek(k); ok {
 		return p.lru.Len(), p.bytes
 	}
 	return 0, 0

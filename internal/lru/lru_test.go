@@ -1,0 +1,61 @@
+package lru
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestBoundAndOrder(t *testing.T) {
+	var evicted []int
+	c := Cache[int, string]{Max: 2, OnEvict: func(k int, _ string) { evicted = append(evicted, k) }}
+	c.Set(1, "a")
+	c.Set(2, "b")
+	c.Get(1) // 2 is now the least recently used
+	c.Set(3, "c")
+	if _, ok := c.Peek(2); ok || c.Len() != 2 || !slices.Equal(evicted, []int{2}) {
+		t.Fatalf("after a third entry: len %d, evicted %v", c.Len(), evicted)
+	}
+	c.Peek(1) // does not mark 1 used
+	c.Set(4, "d")
+	if _, ok := c.Get(1); ok {
+		t.Error("1 kept though it was the least recently used")
+	}
+	if v, ok := c.Get(3); !ok || v != "c" {
+		t.Errorf("Get(3) = %q, %v", v, ok)
+	}
+	c.Set(3, "C")
+	if v, _ := c.Get(3); v != "C" || c.Len() != 2 {
+		t.Errorf("replace: %q, len %d", v, c.Len())
+	}
+	c.Delete(3)
+	c.Delete(9)
+	if c.Len() != 1 {
+		t.Errorf("after Delete: len %d", c.Len())
+	}
+	c.Clear()
+	if c.Len() != 0 {
+		t.Error("Clear kept entries")
+	}
+	c.Set(5, "e")
+	if v, ok := c.Get(5); !ok || v != "e" {
+		t.Error("Set after Clear")
+	}
+}
+
+func TestZeroValueUnbounded(t *testing.T) {
+	var c Cache[string, int]
+	for i := range 1000 {
+		c.Set(string(rune('a'+i%26))+string(rune(i)), i)
+	}
+	if c.Len() != 1000 {
+		t.Errorf("len %d", c.Len())
+	}
+	if _, ok := c.Get("nope"); ok {
+		t.Error("Get of a missing key")
+	}
+	var empty Cache[int, int]
+	if _, ok := empty.Get(1); ok || empty.Len() != 0 {
+		t.Error("zero cache")
+	}
+	empty.Delete(1)
+}
