@@ -1,8 +1,6 @@
 package mcpproxy
 
 import (
-	"strings"
-
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
@@ -16,10 +14,6 @@ var BrakeNotice = inband.Brake{}.String()
 
 // DefaultBrakeFetches is Options.BrakeFetches' default.
 const DefaultBrakeFetches = 8
-
-// maxBrakeSessions bounds the sessions whose re-fetches are tracked; past
-// it the tracking starts over (a braked tool may then elide again).
-const maxBrakeSessions = 1 << 14
 
 // brakeState is one session's re-fetch tracking, per tool (server and
 // tool name).
@@ -58,15 +52,11 @@ func (e *engine) brakeOfLocked(c *call, create bool) *brakeState {
 	if e.opts.brakeThreshold() == 0 || isEphemeralScope(c.sessionID) {
 		return nil
 	}
-	b := e.brakes[c.sessionID]
-	if b == nil && create {
-		if e.brakes == nil || len(e.brakes) >= maxBrakeSessions {
-			e.brakes = map[string]*brakeState{}
-		}
-		b = &brakeState{fetches: map[string]int{}, last: map[string]lastCall{}, braked: map[string]bool{}, told: map[string]bool{}}
-		e.brakes[strings.Clone(c.sessionID)] = b
+	st := e.sessionLocked(c.sessionID, create)
+	if st.brake == nil && create {
+		st.brake = &brakeState{fetches: map[string]int{}, last: map[string]lastCall{}, braked: map[string]bool{}, told: map[string]bool{}}
 	}
-	return b
+	return st.brake
 }
 
 // noteFetch counts a chunk fetch of a call's tool and reports whether the

@@ -47,6 +47,35 @@
 //	                   └─ engine: reserved parameters, policy, budget,
 //	                      terse pipelines, chunks, dedup partitions, Stats
 //
+// # Terminology
+//
+//   - tenant: whom a bearer token names (Options tokens of the gateway);
+//     "" without authentication. Tenants never see each other's state.
+//   - session: an MCP session (Mcp-Session-Id), held by one gateway
+//     replica or found in the shared state; the stdio proxy has one. A
+//     stateless request (protocol 2026-07-28) has none.
+//   - conversation: what a client names in params._meta
+//     "terse/conversation"; within a session, or on its own for a
+//     stateless client.
+//   - scope ([Scope]): tenant, session and conversation together, whom a
+//     call belongs to. Its string form is the owner of the chunk handles
+//     its results carry and the key of its records; every other key (the
+//     compaction counter, the chunk scope, the session record) is derived
+//     from it. A stateless call without a conversation is ephemeral:
+//     nothing is kept for it.
+//   - generation: how many times a scope was compacted. The engine counts
+//     them per session (and per conversation in it); a gateway with
+//     shared state reads them from its GatewayState, one store for every
+//     replica.
+//   - partition: the dedup state of a scope at one generation,
+//     "SESSION/N" or "SESSION#CONVERSATION/N.M". A compaction moves to a
+//     new partition and drops the old one; a result is only ever a
+//     reference to one shown in the same partition.
+//
+// The engine keeps per-session state (generations, the conversations a
+// session named, hint counts, the re-fetch brake) in one bounded LRU; a
+// session dropped from it has its partitions reset first.
+//
 // # Sessions
 //
 // Dedup state is kept per client session and partition. The notification

@@ -17,6 +17,7 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/internal/lru"
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
@@ -51,12 +52,12 @@ type engine struct {
 	sem chan struct{}
 
 	mu sync.Mutex
-	// gens counts compactions: of a whole session (key "SESSION") and of
-	// one conversation in it (key "SESSION#CONVERSATION").
-	gens map[string]int
-	// convs lists the conversations a session named, so that a compaction
-	// of the whole session resets each conversation's partition.
-	convs map[string][]string
+	// sessions holds what the engine keeps per session (sessionState),
+	// bounded; nothing is kept for an ephemeral call.
+	sessions lru.Cache[string, *sessionState]
+	// evicted are the partitions of sessions the bound dropped, reset
+	// once e.mu is released (unlockAndReset).
+	evicted []string
 	// resetHook, when set (tests), sees every partition reset.
 	resetHook func(partition string)
 	// stageHook, when set (tests), runs as each stage starts: "begin"
@@ -66,10 +67,9 @@ type engine struct {
 	// tokens numbers the progress tokens minted for upstreams.
 	tokens atomic.Int64
 	// shapes remembers, per chunk handle, the shape of the
-	// structuredContent its chunk replies carry (chunkStructured), in
-	// the order they were minted.
-	shapes     map[string]shape
-	shapeOrder []string
+	// structuredContent its chunk replies carry (chunkStructured), the
+	// least recently used dropped past maxShapes.
+	shapes lru.Cache[string, shape]
 	// storeErr is the last chunk store failure, "" once a store call
 	// succeeds again; storeSince is when it failed.
 	storeErr   string
@@ -81,10 +81,6 @@ type engine struct {
 	// id (its one session is named alike in every process); "" for the
 	// gateway, whose session ids are unique and shared by replicas.
 	scopePrefix string
-	// hints counts each session's hints by family (max_per_session).
-	hints map[string]*profile.HintCounter
-	// brakes tracks each session's re-fetches per tool (brake.go).
-	brakes map[string]*brakeState
 }
 
 // progressToken mints a progress token for a request sent upstream:
@@ -96,7 +92,12 @@ func (e *engine) progressToken() string {
 }
 
 func newEngine(o *Options) *engine {
-	e := &engine{opts: o.withDefaults(), gens: map[string]int{}, convs: map[string][]string{}}
+	e := &engine{opts: o.withDefaults()}
+	e.sessions.Max = maxSessions
+	e.sessions.OnEvict = func(session string, st *sessionState) {
+		e.evicted = append(e.evicted, st.partitions(session)...)
+	}
+	e.shapes.Max = maxShapes
 	e.pipe = e.opts.Pipeline
 	if e.pipe == nil {
 		// Compact JSON, no store, no dedup: cannot fail.
@@ -133,16 +134,12 @@ func (e *engine) hintGate(c *call) terse.Hints {
 		return profile.Gate{E: c.prof.Hints, C: new(profile.HintCounter)}
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.hints == nil {
-		e.hints = map[string]*profile.HintCounter{}
+	defer e.unlockAndReset()
+	st := e.sessionLocked(c.sessionID, true)
+	if st.hints == nil {
+		st.hints = new(profile.HintCounter)
 	}
-	hc := e.hints[c.sessionID]
-	if hc == nil {
-		hc = new(profile.HintCounter)
-		e.hints[c.sessionID] = hc
-	}
-	return profile.Gate{E: c.prof.Hints, C: hc}
+	return profile.Gate{E: c.prof.Hints, C: st.hints}
 }
 
 // giveBack uncounts the hints a result carried that the model is not
@@ -303,7 +300,8 @@ type shape struct {
 	origin string // "HANDLE.N" whose whole chunk holds the document, for parts
 }
 
-// maxShapes bounds the remembered shapes; past it the oldest half goes.
+// maxShapes bounds the remembered shapes; past it the least recently
+// used goes.
 const maxShapes = 4096
 
 func (e *engine) rememberShape(handle string, s shape) {
@@ -315,25 +313,12 @@ func (e *engine) rememberShape(handle string, s shape) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.shapes == nil {
-		e.shapes = map[string]shape{}
-	}
-	if _, ok := e.shapes[handle]; !ok {
-		e.shapeOrder = append(e.shapeOrder, handle)
-	}
-	e.shapes[handle] = s
-	if len(e.shapeOrder) > maxShapes {
-		drop := e.shapeOrder[:maxShapes/2]
-		for _, h := range drop {
-			delete(e.shapes, h)
-		}
-		e.shapeOrder = append([]string(nil), e.shapeOrder[maxShapes/2:]...)
-	}
+	e.shapes.Set(handle, s)
 }
 
 func (e *engine) shapeOf(handle string) (shape, bool) {
 	e.mu.Lock()
-	s, ok := e.shapes[handle]
+	s, ok := e.shapes.Get(handle)
 	e.mu.Unlock()
 	if !ok && e.sharedShapes != nil {
 		s, ok = e.sharedShapes.shapeOf(handle)
@@ -954,27 +939,20 @@ func (l *restartLimiter) allow() (bool, time.Time) {
 // conversation, when the client names one): "SESSION/N" where N counts
 // the session's compactions, or "SESSION#CONVERSATION/N" and
 // "SESSION#CONVERSATION/N.M" once the conversation itself was compacted M
-// times. A name is never reused after a compaction.
+// times. A name is never reused after a compaction while the session is
+// kept; a session the bound drops has its partitions reset first.
 func (e *engine) partition(session, conversation string) string {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if conversation != "" && !slices.Contains(e.convs[session], conversation) {
-		// A copy: the name may be a substring of the request it came in.
-		e.convs[session] = append(e.convs[session], strings.Clone(conversation))
-	}
-	return e.partitionLocked(session, conversation)
-}
-
-func (e *engine) partitionLocked(session, conversation string) string {
-	n := strconv.Itoa(e.gens[session])
+	defer e.unlockAndReset()
 	if conversation == "" {
-		return session + "/" + n
+		return partitionName(session, conversation, e.sessionLocked(session, false))
 	}
-	key := session + "#" + conversation
-	if m := e.gens[key]; m > 0 {
-		return key + "/" + n + "." + strconv.Itoa(m)
+	st := e.sessionLocked(session, true)
+	if !slices.Contains(st.convs, conversation) {
+		// A copy: the name may be a substring of the request it came in.
+		st.convs = append(st.convs, strings.Clone(conversation))
 	}
-	return key + "/" + n
+	return partitionName(session, conversation, st)
 }
 
 // compact advances the partition of one conversation of a session, or,
@@ -982,34 +960,37 @@ func (e *engine) partitionLocked(session, conversation string) string {
 // it, and drops the dedup state of the partitions left behind.
 func (e *engine) compact(session, conversation string) {
 	e.mu.Lock()
+	st := e.sessionLocked(session, true)
 	var old []string
 	if conversation != "" {
-		old = append(old, e.partitionLocked(session, conversation))
-		e.gens[session+"#"+conversation]++
-	} else {
-		old = append(old, e.partitionLocked(session, ""))
-		for _, c := range e.convs[session] {
-			old = append(old, e.partitionLocked(session, c))
+		old = append(old, partitionName(session, conversation, st))
+		if st.convGens == nil {
+			st.convGens = map[string]int{}
 		}
-		e.gens[session]++
+		st.convGens[strings.Clone(conversation)]++
+	} else {
+		old = st.partitions(session)
+		st.gen++
 	}
-	e.mu.Unlock()
-	e.reset(old)
+	e.evicted = append(e.evicted, old...)
+	e.unlockAndReset()
 }
 
 // forget drops an ended session: its partitions and those of its
-// conversations are reset and its counters deleted.
+// conversations are reset and everything kept for it deleted.
 func (e *engine) forget(session string) {
 	e.mu.Lock()
-	old := []string{e.partitionLocked(session, "")}
-	for _, c := range e.convs[session] {
-		old = append(old, e.partitionLocked(session, c))
-		delete(e.gens, session+"#"+c)
-	}
-	delete(e.gens, session)
-	delete(e.convs, session)
-	delete(e.hints, session)
-	delete(e.brakes, session)
+	st := e.sessionLocked(session, false)
+	e.evicted = append(e.evicted, st.partitions(session)...)
+	e.sessions.Delete(session)
+	e.unlockAndReset()
+}
+
+// unlockAndReset releases e.mu and then resets the partitions waiting
+// in e.evicted.
+func (e *engine) unlockAndReset() {
+	old := e.evicted
+	e.evicted = nil
 	e.mu.Unlock()
 	e.reset(old)
 }
@@ -1175,7 +1156,7 @@ func (e *engine) baseEvent(c *call) telemetry.Event {
 		entry, tool = telemetry.EntryGateway, c.server+toolname.Sep+c.tool
 	}
 	e.mu.Lock()
-	part := e.gens[c.sessionID]
+	part := e.sessionLocked(c.sessionID, false).gen
 	e.mu.Unlock()
 	return telemetry.Event{Entry: entry, Session: c.sessionID, Partition: part, Tool: tool, Brake: c.brake}
 }

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -17,8 +18,32 @@ func TestGatewayStatelessKeepsNothing(t *testing.T) {
 	e := g.eng
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if n := len(e.hints) + len(e.brakes) + len(e.gens) + len(e.convs); n != 0 {
-		t.Errorf("after 40 stateless calls the engine keeps %d hint counters, %d brake states, %d generations, %d conversation lists; want none",
-			len(e.hints), len(e.brakes), len(e.gens), len(e.convs))
+	if n := e.sessions.Len(); n != 0 {
+		t.Errorf("after 40 stateless calls the engine keeps the state of %d sessions; want none", n)
+	}
+}
+
+// TestEngineSessionsBounded: the engine keeps the state of a bounded
+// number of sessions; a session dropped to keep the bound has its
+// partitions reset first, so a partition name is never reused with
+// what it held.
+func TestEngineSessionsBounded(t *testing.T) {
+	var hooks resetLog
+	e := newEngine(testOptions())
+	e.resetHook = hooks.Reset
+	e.sessions.Max = 2
+	e.compact("s1", "")
+	e.partition("s1", "c")
+	hooks.take()
+	e.compact("s2", "")
+	e.compact("s3", "") // drops s1, the least recently used
+	if n := e.sessions.Len(); n != 2 {
+		t.Fatalf("%d sessions kept, want 2", n)
+	}
+	if got := hooks.take(); !slices.Contains(got, "s1/1") || !slices.Contains(got, "s1#c/1") {
+		t.Errorf("partitions reset = %q, want s1/1 and s1#c/1 among them", got)
+	}
+	if p := e.partition("s1", ""); p != "s1/0" {
+		t.Errorf("partition of a dropped session = %q, want s1/0", p)
 	}
 }

@@ -393,10 +393,7 @@ func (g *Gateway) watchSessions(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
 			id := ss.ID()
 			if _, loaded := g.watched.LoadOrStore(id, struct{}{}); !loaded {
-				scope := id
-				if t := tenantOf(req); t != "" {
-					scope = t + ":" + id
-				}
+				scope := Scope{Tenant: tenantOf(req), Session: id}.String()
 				go func() {
 					defer g.watched.Delete(id)
 					defer func() {

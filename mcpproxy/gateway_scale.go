@@ -5,14 +5,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/internal/lru"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -75,7 +74,7 @@ type gwScale struct {
 	down    atomic.Bool
 
 	namedMu sync.Mutex
-	named   map[string]namedAt // conversation key -> client name this replica recorded
+	named   lru.Cache[string, namedAt] // conversation key -> client name this replica recorded
 
 	// sessions are the records of the sessions this replica opened or
 	// served, kept in the process as well as in the shared state: with
@@ -288,10 +287,6 @@ func byVersion(stateful, stateless http.Handler) http.Handler {
 	})
 }
 
-// ephemeral marks the scope of a call that is a partition of its own:
-// nothing in it is ever referenced (see SharedDedup).
-const ephemeral = "~!"
-
 // SharedDedup wraps the dedup.Shared of a gateway's cache: the partition
 // of a stateless call without a conversation, which no later call reads,
 // is neither looked up nor recorded (no round trip, no key left in Redis
@@ -382,17 +377,16 @@ type chunkScopeKey struct{}
 // compaction counters) and the same for every call of a stateless client
 // without a conversation (whose dedup partition is per call).
 func withChunkScope(ctx context.Context, id identity) context.Context {
-	return context.WithValue(ctx, chunkScopeKey{}, "gw\x00"+id.owner+"\x00"+id.rawConv)
+	return context.WithValue(ctx, chunkScopeKey{}, id.who.chunkScope())
 }
 
 // identity is who a call belongs to.
 type identity struct {
-	rawConv string // the conversation the client named
-	scope   string // the session given to the engine: dedup partitions
-	conv    string // the conversation given to the engine ("" when folded into scope)
-	owner   string // what chunk handles are bound to
-	key     string // the scope of the shared compaction counter ("": the engine's)
-	gen     int    // that counter as read
+	who   Scope
+	scope string // the session given to the engine: dedup partitions
+	conv  string // the conversation given to the engine ("" when folded into scope)
+	key   string // the key of the shared compaction counter ("": the engine's)
+	gen   int    // that counter as read
 }
 
 // who names the caller of req; see whoFor.
@@ -413,8 +407,8 @@ type namedAt struct {
 const renameAfter = time.Minute
 
 // maxNamed bounds the conversations whose client name a replica
-// remembers having recorded; past it, it forgets them all (and records
-// again, idempotently).
+// remembers having recorded; past it, it forgets the least recently used
+// (and records it again, idempotently, when it comes back).
 const maxNamed = 1 << 16
 
 // clientFor returns the name of the client of a call, from which its
@@ -429,10 +423,10 @@ const maxNamed = 1 << 16
 func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) string {
 	name := clientName(req)
 	st, shared := g.scale.current()
-	if !shared || id.rawConv == "" || sessionOf(req) != "" || isEphemeral(dedup.Key{Session: id.scope}) {
+	if !shared || id.who.Conversation == "" || sessionOf(req) != "" || id.who.Ephemeral() {
 		return name
 	}
-	key := "c:" + id.owner
+	key := id.who.clientKey()
 	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
 	if name == "" {
@@ -442,20 +436,19 @@ func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) s
 			// The shared state is down: the name this replica
 			// recorded, if any.
 			g.scale.namedMu.Lock()
-			v = g.scale.named[key].name
+			n, _ := g.scale.named.Get(key)
+			v = n.name
 			g.scale.namedMu.Unlock()
 		}
 		return v
 	}
 	now := time.Now()
 	g.scale.namedMu.Lock()
-	n := g.scale.named[key]
+	n, _ := g.scale.named.Get(key)
 	done := n.name == name && now.Sub(n.at) < renameAfter
 	if !done {
-		if g.scale.named == nil || len(g.scale.named) >= maxNamed {
-			g.scale.named = map[string]namedAt{}
-		}
-		g.scale.named[key] = namedAt{name, now}
+		g.scale.named.Max = maxNamed
+		g.scale.named.Set(key, namedAt{name, now})
 	}
 	g.scale.namedMu.Unlock()
 	if !done {
@@ -463,7 +456,7 @@ func (g *Gateway) clientFor(ctx context.Context, req mcp.Request, id identity) s
 		g.scale.failed("session", err)
 		if err != nil {
 			g.scale.namedMu.Lock()
-			delete(g.scale.named, key)
+			g.scale.named.Delete(key)
 			g.scale.namedMu.Unlock()
 		}
 	}
@@ -493,38 +486,20 @@ func sessionOf(req mcp.Request) string {
 // GatewayState's, read on each call and part of the scope given to the
 // engine, whose own counters then stay at 0.
 func (g *Gateway) whoFor(ctx context.Context, tenant, sid, conv string) identity {
-	id := g.whoFor1(ctx, tenant, sid, conv)
-	id.rawConv = conv
-	return id
-}
-
-func (g *Gateway) whoFor1(ctx context.Context, tenant, sid, conv string) identity {
-	prefix := ""
-	if tenant != "" {
-		prefix = tenant + ":"
-	}
+	who := Scope{Tenant: tenant, Session: sid, Conversation: conv}
 	g.scale.mu.RLock()
 	st, shared := g.scale.state, g.scale.shared
 	g.scale.mu.RUnlock()
-	if sid != "" && !shared {
-		return identity{scope: prefix + sid, conv: conv, owner: prefix + sid}
-	}
-	var id identity
 	switch {
-	case sid != "" && conv != "":
-		id.owner, id.key = prefix+sid, prefix+sid+"#"+conv
-	case sid != "":
-		id.owner, id.key = prefix+sid, prefix+sid
-	case conv != "":
-		id.owner, id.key = prefix+"~#"+conv, prefix+"~#"+conv
-	default:
-		var b [8]byte
-		rand.Read(b[:])
-		return identity{scope: prefix + ephemeral + hex.EncodeToString(b[:]), owner: prefix + "~"}
+	case sid != "" && !shared:
+		return identity{who: who, scope: who.String(), conv: conv}
+	case who.Ephemeral():
+		return identity{who: who, scope: who.ephemeralSession()}
 	}
+	id := identity{who: who, key: who.Counter()}
 	keys := []string{id.key}
 	if sid != "" && conv != "" {
-		keys = append(keys, prefix+sid) // the whole session's counter
+		keys = append(keys, who.String()) // the whole session's counter
 	}
 	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
@@ -536,10 +511,7 @@ func (g *Gateway) whoFor1(ctx context.Context, tenant, sid, conv string) identit
 		gens = make([]int, len(keys))
 	}
 	id.gen = gens[0]
-	id.scope = id.key + "@" + strconv.Itoa(gens[0])
-	if len(gens) > 1 {
-		id.scope += "." + strconv.Itoa(gens[1])
-	}
+	id.scope = who.Generation(gens)
 	return id
 }
 
@@ -591,7 +563,7 @@ func (g *Gateway) own(ctx context.Context, id identity, out, upstream []byte) {
 	g.scale.mu.RUnlock()
 	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	if err := st.Own(sctx, id.owner, handles...); shared {
+	if err := st.Own(sctx, id.who.String(), handles...); shared {
 		g.scale.failed("own", err)
 	}
 }
@@ -615,7 +587,7 @@ func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value) 
 	g.scale.mu.RUnlock()
 	sctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	owns, known, err := st.Owns(sctx, h, id.owner)
+	owns, known, err := st.Owns(sctx, h, id.who.String())
 	if shared {
 		g.scale.failed("owner", err)
 	}
@@ -628,31 +600,26 @@ func (g *Gateway) checkChunk(ctx context.Context, id identity, args tree.Value) 
 }
 
 // memState is the GatewayState of a gateway without shared state: in
-// memory, bounded (oldest first out).
+// memory, bounded (the least recently used entry out).
 type memState struct {
-	mu    sync.Mutex
-	gens  map[string]int
-	own   map[string][]string
-	sess  map[string]string
-	order []string // keys of gens ("g"+k), own ("o"+k) and sess ("s"+k), oldest first
+	mu sync.Mutex
+	// entries holds the compaction counters ("g"+scope), the owners of a
+	// chunk handle ("o"+handle) and the session records ("s"+key).
+	entries lru.Cache[string, memEntry]
+}
+
+// memEntry is one entry of a memState: the field its key's kind uses.
+type memEntry struct {
+	gen    int
+	owners []string
+	record string
 }
 
 const maxMemState = 1 << 16
 
-func (m *memState) add(k string) {
-	m.order = append(m.order, k)
-	for len(m.order) > maxMemState {
-		old := m.order[0]
-		m.order = m.order[1:]
-		switch old[0] {
-		case 'g':
-			delete(m.gens, old[1:])
-		case 's':
-			delete(m.sess, old[1:])
-		default:
-			delete(m.own, old[1:])
-		}
-	}
+func (m *memState) get(k string) (memEntry, bool) {
+	m.entries.Max = maxMemState
+	return m.entries.Get(k)
 }
 
 func (m *memState) Generations(_ context.Context, scopes ...string) ([]int, error) {
@@ -660,7 +627,8 @@ func (m *memState) Generations(_ context.Context, scopes ...string) ([]int, erro
 	defer m.mu.Unlock()
 	out := make([]int, len(scopes))
 	for i, s := range scopes {
-		out[i] = m.gens[s]
+		e, _ := m.get("g" + s)
+		out[i] = e.gen
 	}
 	return out, nil
 }
@@ -668,32 +636,23 @@ func (m *memState) Generations(_ context.Context, scopes ...string) ([]int, erro
 func (m *memState) Advance(_ context.Context, scope string, seen int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.gens == nil {
-		m.gens = map[string]int{}
+	e, _ := m.get("g" + scope)
+	if e.gen <= seen {
+		e.gen = seen + 1
 	}
-	if _, ok := m.gens[scope]; !ok {
-		m.add("g" + scope)
-	}
-	if m.gens[scope] <= seen {
-		m.gens[scope] = seen + 1
-	}
+	m.entries.Set("g"+scope, e)
 	return nil
 }
 
 func (m *memState) Own(_ context.Context, owner string, handles ...string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.own == nil {
-		m.own = map[string][]string{}
-	}
 	for _, h := range handles {
-		os, ok := m.own[h]
-		if !ok {
-			m.add("o" + h)
+		e, _ := m.get("o" + h)
+		if !slices.Contains(e.owners, owner) {
+			e.owners = append(e.owners, owner)
 		}
-		if !slices.Contains(os, owner) {
-			m.own[h] = append(os, owner)
-		}
+		m.entries.Set("o"+h, e)
 	}
 	return nil
 }
@@ -701,34 +660,29 @@ func (m *memState) Own(_ context.Context, owner string, handles ...string) error
 func (m *memState) Owns(_ context.Context, h, owner string) (bool, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	os, known := m.own[h]
-	return slices.Contains(os, owner), known, nil
+	e, known := m.get("o" + h)
+	return slices.Contains(e.owners, owner), known, nil
 }
 
 func (m *memState) PutRecord(_ context.Context, k, v string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.sess == nil {
-		m.sess = map[string]string{}
-	}
-	if _, ok := m.sess[k]; !ok {
-		m.add("s" + k)
-	}
-	m.sess[k] = v
+	m.get("s" + k)
+	m.entries.Set("s"+k, memEntry{record: v})
 	return nil
 }
 
 func (m *memState) Record(_ context.Context, k string) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := m.sess[k]
-	return v, ok, nil
+	e, ok := m.get("s" + k)
+	return e.record, ok, nil
 }
 
 func (m *memState) DropRecord(_ context.Context, k string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.sess, k) // its place in order goes with the bound
+	m.entries.Delete("s" + k)
 	return nil
 }
 
@@ -775,10 +729,7 @@ type sessionRecord struct {
 
 // sessionKey is the key of a session's record: its tenant's.
 func sessionKey(tenant, sid string) string {
-	if tenant == "" {
-		return "s:" + sid
-	}
-	return "s:" + tenant + ":" + sid
+	return Scope{Tenant: tenant, Session: sid}.recordKey()
 }
 
 // validSessionID reports whether id can be a session id the gateway

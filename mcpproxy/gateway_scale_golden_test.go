@@ -34,13 +34,13 @@ func TestGoldenRefusals(t *testing.T) {
 		return s.Str() + "\n"
 	}
 	got := map[string]string{
-		"own":          text(g.checkChunk(ctx, identity{owner: "team-a:s1"}, args(h+".2"))),
-		"other_owner":  text(g.checkChunk(ctx, identity{owner: "team-b:s1"}, args(h+".2"))),
-		"unknown":      text(g.checkChunk(ctx, identity{owner: "team-a:s1"}, args("c_fedcba9876543210.1"))),
-		"not_a_handle": text(g.checkChunk(ctx, identity{owner: "team-a:s1"}, args("r1.2"))),
+		"own":          text(g.checkChunk(ctx, identity{who: Scope{Tenant: "team-a", Session: "s1"}}, args(h+".2"))),
+		"other_owner":  text(g.checkChunk(ctx, identity{who: Scope{Tenant: "team-b", Session: "s1"}}, args(h+".2"))),
+		"unknown":      text(g.checkChunk(ctx, identity{who: Scope{Tenant: "team-a", Session: "s1"}}, args("c_fedcba9876543210.1"))),
+		"not_a_handle": text(g.checkChunk(ctx, identity{who: Scope{Tenant: "team-a", Session: "s1"}}, args("r1.2"))),
 	}
 	g.SetState(downState{})
-	got["state_down"] = text(g.checkChunk(ctx, identity{owner: "team-a:s1"}, args(h+".2")))
+	got["state_down"] = text(g.checkChunk(ctx, identity{who: Scope{Tenant: "team-a", Session: "s1"}}, args(h+".2")))
 	names := []string{"own", "other_owner", "unknown", "not_a_handle", "state_down"}
 	if *update {
 		ar := &txtar.Archive{Comment: []byte("What a model reads when the gateway refuses a _chunk fetch (TestGoldenRefusals).\n")}

@@ -371,7 +371,7 @@ func TestGatewayOwnsOnlyWhatItIssued(t *testing.T) {
 	}
 	ctx := context.Background()
 	const minted, quoted = "c_1111111111111111", "c_2222222222222222"
-	g.own(ctx, identity{owner: "t:s"}, []byte(`{"text":"`+quoted+` ... _chunk \"`+minted+`.1\""}`), []byte(`{"text":"`+quoted+`"}`))
+	g.own(ctx, identity{who: Scope{Tenant: "t", Session: "s"}}, []byte(`{"text":"`+quoted+` ... _chunk \"`+minted+`.1\""}`), []byte(`{"text":"`+quoted+`"}`))
 	if owns, _, _ := g.scale.state.Owns(ctx, minted, "t:s"); !owns {
 		t.Error("the handle terse issued is not owned")
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/filter"
+	"github.com/terse-dev/terse/inband"
 )
 
 // connTap keeps the client's connection, so that a test can send what the
@@ -87,7 +88,33 @@ func (c *client) compactTool(t testing.TB, conv string) {
 	}
 }
 
-var idLine = regexp.MustCompile(`^> \[id: ([0-9a-f]+)\]\n`)
+// idLine reads the id line a recorded result opens with (inband.ID),
+// as a regexp's submatches: the line and the id.
+var idLine idLineReader
+
+type idLineReader struct{}
+
+func (idLineReader) FindStringSubmatch(text string) []string {
+	first, _, ok := strings.Cut(text, "\n")
+	if !ok {
+		return nil
+	}
+	v, err := inband.Parse(first)
+	if x, is := v.(inband.ID); err == nil && is {
+		return []string{first + "\n", x.ID}
+	}
+	return nil
+}
+
+func (r idLineReader) MatchString(text string) bool { return r.FindStringSubmatch(text) != nil }
+
+// ReplaceAllString drops the id line text opens with.
+func (r idLineReader) ReplaceAllString(text, with string) string {
+	if m := r.FindStringSubmatch(text); m != nil {
+		return with + text[len(m[0]):]
+	}
+	return text
+}
 
 // full checks that text is rows(n) shown in full with its id line, and
 // returns the id.
@@ -458,11 +485,9 @@ func TestGatewayForgetsEndedSessions(t *testing.T) {
 func engineState(e *engine, session string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := len(e.convs[session])
-	for k := range e.gens {
-		if k == session || strings.HasPrefix(k, session+"#") {
-			n++
-		}
+	st, ok := e.sessions.Peek(session)
+	if !ok {
+		return 0
 	}
-	return n
+	return 1 + len(st.convs)
 }
