@@ -79,9 +79,8 @@ type gwScale struct {
 	// sessions are the records of the sessions this replica opened or
 	// served, kept in the process as well as in the shared state: with
 	// the shared state down, a session keeps its client's policy here.
-	sessMu    sync.Mutex
-	sessions  map[string]keptSession // by sessionKey
-	sessOrder []string               // keys, oldest first
+	sessMu   sync.Mutex
+	sessions lru.Cache[string, keptSession] // by sessionKey
 }
 
 // keptSession is a session's record as this replica keeps it; unsynced
@@ -93,37 +92,26 @@ type keptSession struct {
 }
 
 // keepSession records a session in the process (bounded: past
-// maxNamed, the oldest go first).
+// maxNamed, the least recently used goes).
 func (s *gwScale) keepSession(key string, k keptSession) {
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
-	if s.sessions == nil {
-		s.sessions = map[string]keptSession{}
-	}
-	if _, ok := s.sessions[key]; !ok {
-		s.sessOrder = append(s.sessOrder, key)
-	}
-	s.sessions[key] = k
-	for len(s.sessOrder) > maxNamed {
-		delete(s.sessions, s.sessOrder[0])
-		s.sessOrder = s.sessOrder[1:]
-	}
+	s.sessions.Max = maxNamed
+	s.sessions.Set(key, k)
 }
 
 // keptSession returns the in-process record of a session.
 func (s *gwScale) keptSession(key string) (keptSession, bool) {
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
-	k, ok := s.sessions[key]
-	return k, ok
+	return s.sessions.Get(key)
 }
 
-// dropSession forgets the in-process record of a session (its place in
-// the order goes with the bound).
+// dropSession forgets the in-process record of a session.
 func (s *gwScale) dropSession(key string) {
 	s.sessMu.Lock()
 	defer s.sessMu.Unlock()
-	delete(s.sessions, key)
+	s.sessions.Delete(key)
 }
 
 func newScale(reg prometheus.Registerer) *gwScale {
