@@ -518,16 +518,29 @@ func isURL(s string) bool {
 // upper bounds and a lazy max-heap recomputes only the top candidates.
 func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	sc := &e.px
-	cands := sc.cands // prefix → its index in list
-	if cands == nil {
-		cands = map[string]int32{}
-		sc.cands = cands
+	if sc.cands == nil {
+		sc.cands = map[string]int32{}
 	}
-	// The candidates: prefix, first and last use. The distinct URLs come
-	// first, in document order: URL ui is list[ui].p, seen counts[ui]
-	// times. Its own text is the candidate of its last cut.
+	nurls, ncuts := e.collectURLs(root)
+	if nurls < 2 || ncuts > math.MaxInt32 { // cuts are numbered in int32
+		return
+	}
+	sc.cutURLs(nurls, ncuts)
+	chosen := sc.choosePrefixes(nurls)
+	if len(chosen) == 0 {
+		return
+	}
+	e.indexPrefixes(chosen)
+}
+
+// collectURLs lists the distinct URLs written in root, in document order,
+// as the first candidates: URL ui is sc.list[ui].p, seen sc.counts[ui]
+// times; its own text is the candidate of its last cut. It returns their
+// number and the number of their cuts.
+func (e *autoEncoder) collectURLs(root tree.Value) (nurls, ncuts int) {
+	sc := &e.px
+	cands := sc.cands // prefix → its index in list
 	list, counts := sc.list[:0], sc.counts[:0]
-	ncuts := 0
 	e.walkWritten(root, func(v tree.Value) {
 		if v.Kind() == tree.KindString && !v.Escaped() && isURL(v.Str()) {
 			s := v.Str()
@@ -542,17 +555,18 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 			counts[ci]++
 		}
 	})
-	nurls := len(list)
-	sc.counts = counts
-	if nurls < 2 || ncuts > math.MaxInt32 { // cuts are numbered in int32
-		sc.list = list
-		return
-	}
-	// The cuts of all URLs, in URL order, have flat indexes f: cum[f] is
-	// the cost of the URL up to the cut, ui[f] the URL, and next[f] the
-	// next use (in URL order) of the same prefix. Cuts are at '/' and the
-	// end, where the cost model is additive. Their number is known, so
-	// each slice is allocated once at its size.
+	sc.list, sc.counts = list, counts
+	return len(list), ncuts
+}
+
+// cutURLs cuts every URL at '/' and its end, where the cost model is
+// additive, and adds each cut as a candidate prefix. The cuts of all
+// URLs, in URL order, have flat indexes f: cum[f] is the cost of the URL
+// up to the cut, ui[f] the URL, and next[f] the next use (in URL order)
+// of the same prefix. Their number is known, so each slice is allocated
+// once at its size.
+func (sc *prefixScratch) cutURLs(nurls, ncuts int) {
+	cands, list := sc.cands, sc.list
 	cum := slices.Grow(sc.cum[:0], ncuts)
 	uiOf, next := slices.Grow(sc.ui[:0], ncuts), slices.Grow(sc.next[:0], ncuts)
 	for ui := range nurls {
@@ -585,36 +599,47 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 		}
 	}
 	sc.list, sc.cum, sc.ui, sc.next = list, cum, uiOf, next
+}
+
+// gain is what declaring c saves now: every use of it by a URL whose
+// chosen prefix (sc.best) is shorter, less its declaration line.
+func (sc *prefixScratch) gain(c *prefixCand) float64 {
+	next, uiOf, best, cum, counts := sc.next, sc.ui, sc.best, sc.cum, sc.counts
+	g := -(approxTokens(c.p) + 3) // the declaration line
+	for f := c.first; f >= 0; f = next[f] {
+		ui := uiOf[f]
+		b := best[ui]
+		if f+1 <= b {
+			continue
+		}
+		saved := cum[f]
+		if b > 0 {
+			saved -= cum[b-1]
+		} else {
+			saved -= 1.5 // the ~N reference
+		}
+		g += float64(counts[ui]) * saved
+	}
+	return g
+}
+
+// choosePrefixes takes, round by round, the candidate whose declaration
+// saves the most, until none saves enough or 64 are chosen, from a lazy
+// max-heap of gains that only shrink.
+func (sc *prefixScratch) choosePrefixes(nurls int) []string {
+	list, next, uiOf, counts := sc.list, sc.next, sc.ui, sc.counts
 	best := slices.Grow(sc.best[:0], nurls) // per URL: flat index+1 of the chosen prefix's cut, 0 none
 	for range nurls {
 		best = append(best, 0)
 	}
 	sc.best = best
-	gain := func(c *prefixCand) float64 {
-		g := -(approxTokens(c.p) + 3) // the declaration line
-		for f := c.first; f >= 0; f = next[f] {
-			ui := uiOf[f]
-			b := best[ui]
-			if f+1 <= b {
-				continue
-			}
-			saved := cum[f]
-			if b > 0 {
-				saved -= cum[b-1]
-			} else {
-				saved -= 1.5 // the ~N reference
-			}
-			g += float64(counts[ui]) * saved
-		}
-		return g
-	}
 	h := sc.heap[:0]
 	for ci := range list {
 		c := &list[ci]
 		if c.n < 2 && counts[uiOf[c.first]] < 2 {
 			continue
 		}
-		h = append(h, prefixGain{c.p, gain(c), ci})
+		h = append(h, prefixGain{c.p, sc.gain(c), ci})
 	}
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
@@ -623,7 +648,7 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 	const maxPrefixes = 64
 	for len(h) > 0 && len(chosen) < maxPrefixes {
 		top := h[0]
-		g := gain(&list[top.ci])
+		g := sc.gain(&list[top.ci])
 		if len(h) > 1 {
 			// Look at the best of the others, as if top were popped.
 			h[0] = h[len(h)-1]
@@ -650,9 +675,12 @@ func (e *autoEncoder) selectPrefixes(root tree.Value) {
 		}
 	}
 	sc.heap = h[:0]
-	if len(chosen) == 0 {
-		return
-	}
+	return chosen
+}
+
+// indexPrefixes declares the chosen prefixes, sorted, and indexes them
+// for prefixed.
+func (e *autoEncoder) indexPrefixes(chosen []string) {
 	slices.Sort(chosen)
 	e.prefixes = chosen
 	e.pre = prefixIndex{ids: map[string]int{}, common: chosen[0], shortest: len(chosen[0])}
@@ -970,25 +998,7 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 		e.memo[v] = c
 	}
 	if v.Kind() == tree.KindObject {
-		// A member line costs its newline and ": "; indentation adds
-		// about half a token below the top level.
-		line := 1.5
-		if depth > 0 {
-			line = 2.5
-		}
-		inl, blk := 1.0, 0.0
-		for _, m := range v.Members() {
-			k := e.keyCost(m.Key)
-			blk += line + k + e.memberCost(m.Key, m.Value, depth+1)
-			inl += k + 1 + e.inlineCost(m.Value)
-			if e.ref(m.Value) == 0 && (e.fenceKeys[m.Key] && e.fenceOK(m.Key, m.Value) || e.isForced(m.Value)) {
-				c.forced = true
-			}
-		}
-		c.inline, c.best, c.form = inl, inl, formInline
-		if v.Len() > 0 && (blk < inl || c.forced) {
-			c.best, c.form = blk, formBlock
-		}
+		e.chooseObject(c, v, depth)
 		return c
 	}
 	items := v.Items()
@@ -1000,6 +1010,42 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 	if len(items) == 0 {
 		return c
 	}
+	e.chooseList(c, items)
+	if c.forced {
+		return c
+	}
+	if cols, ok := e.tableColumns(items); ok {
+		e.chooseTable(c, items, cols)
+	}
+	return c
+}
+
+// chooseObject prices an object inline and as a block of member lines.
+func (e *autoEncoder) chooseObject(c *choice, v tree.Value, depth int) {
+	// A member line costs its newline and ": "; indentation adds
+	// about half a token below the top level.
+	line := 1.5
+	if depth > 0 {
+		line = 2.5
+	}
+	inl, blk := 1.0, 0.0
+	for _, m := range v.Members() {
+		k := e.keyCost(m.Key)
+		blk += line + k + e.memberCost(m.Key, m.Value, depth+1)
+		inl += k + 1 + e.inlineCost(m.Value)
+		if e.ref(m.Value) == 0 && (e.fenceKeys[m.Key] && e.fenceOK(m.Key, m.Value) || e.isForced(m.Value)) {
+			c.forced = true
+		}
+	}
+	c.inline, c.best, c.form = inl, inl, formInline
+	if v.Len() > 0 && (blk < inl || c.forced) {
+		c.best, c.form = blk, formBlock
+	}
+}
+
+// chooseList prices an array as a list of item lines (an object item as
+// its block), taken when cheaper or forced.
+func (e *autoEncoder) chooseList(c *choice, items []tree.Value) {
 	var list float64
 	for _, it := range items {
 		list += 1
@@ -1017,49 +1063,49 @@ func (e *autoEncoder) chooseAt(v tree.Value, depth int) *choice {
 	if list+2 < c.best || c.forced {
 		c.best, c.form = list+2, formList
 	}
-	if c.forced {
-		return c
+}
+
+// chooseTable prices an array of objects as a table over cols (null
+// columns declared once, nested objects as column groups), taken when
+// cheapest.
+func (e *autoEncoder) chooseTable(c *choice, items []tree.Value, cols []string) {
+	nulls := nullColumns(items, cols)
+	groups := e.columnGroups(items, cols, nulls)
+	t := 3.0
+	cells := 0
+	for i, k := range cols {
+		t += e.keyCost(k) + 0.7
+		switch {
+		case nulls[i]:
+			t += 1
+		case groups[i] != nil:
+			for _, sk := range groups[i] {
+				t += e.keyCost(sk) + 0.7
+			}
+			t += 1
+			cells += len(groups[i])
+		default:
+			cells++
+		}
 	}
-	if cols, ok := e.tableColumns(items); ok {
-		nulls := nullColumns(items, cols)
-		groups := e.columnGroups(items, cols, nulls)
-		t := 3.0
-		cells := 0
-		for i, k := range cols {
-			t += e.keyCost(k) + 0.7
+	for _, it := range items {
+		t += 1 + 0.7*float64(cells-1)
+		for _, m := range it.Members() {
+			i := slices.Index(cols, m.Key)
 			switch {
 			case nulls[i]:
-				t += 1
 			case groups[i] != nil:
-				for _, sk := range groups[i] {
-					t += e.keyCost(sk) + 0.7
+				for _, sm := range m.Value.Members() {
+					t += e.cellCost(sm.Value)
 				}
-				t += 1
-				cells += len(groups[i])
 			default:
-				cells++
+				t += e.cellCost(m.Value)
 			}
-		}
-		for _, it := range items {
-			t += 1 + 0.7*float64(cells-1)
-			for _, m := range it.Members() {
-				i := slices.Index(cols, m.Key)
-				switch {
-				case nulls[i]:
-				case groups[i] != nil:
-					for _, sm := range m.Value.Members() {
-						t += e.cellCost(sm.Value)
-					}
-				default:
-					t += e.cellCost(m.Value)
-				}
-			}
-		}
-		if t < c.best {
-			c.best, c.form, c.table = t, formTable, &layout{cols, nulls, groups}
 		}
 	}
-	return c
+	if t < c.best {
+		c.best, c.form, c.table = t, formTable, &layout{cols, nulls, groups}
+	}
 }
 
 // flat reports whether v, a container, holds no container.

@@ -482,25 +482,7 @@ func (d *decoder) table(n int, cols []column, depth int, want *tree.Value) (tree
 	if err := wantArray(want, n); err != nil {
 		return tree.Value{}, err
 	}
-	slots := 0
-	for _, c := range cols {
-		switch {
-		case c.null:
-		case c.sub != nil:
-			slots += len(c.sub)
-		default:
-			slots++
-		}
-	}
-	// Each row repeats the header's keys in the tree: a long header over
-	// many short rows expands like references do.
-	var rowGrowth int64
-	for _, c := range cols {
-		rowGrowth += int64(len(c.key)) + 4
-		for _, sk := range c.sub {
-			rowGrowth += int64(len(sk)) + 4
-		}
-	}
+	slots, rowGrowth := tableShape(cols)
 	var items []tree.Value
 	if want == nil {
 		items = make([]tree.Value, 0, min(n, len(d.lines)-d.i))
@@ -514,62 +496,12 @@ func (d *decoder) table(n int, cols []column, depth int, want *tree.Value) (tree
 		if err := d.grow(rowGrowth); err != nil {
 			return tree.Value{}, d.errf(d.i, 0, "%v", err)
 		}
-		l := d.lines[d.i]
-		if dep, ok := indentOf(l); dep != depth || !ok {
-			return tree.Value{}, d.errf(d.i, 0, "table row expected at depth %d", depth)
+		if err := d.rowCells(depth, cells, at); err != nil {
+			return tree.Value{}, err
 		}
-		row := l[2*depth:]
-		col0 := 2 * depth
-		p := 0
-		for k := range slots {
-			q, err := cellEnd(row, p)
-			if err != nil {
-				return tree.Value{}, d.errf(d.i, col0+p, "%v", err)
-			}
-			cells[k], at[k] = row[p:q], col0+p
-			if k < slots-1 {
-				if q >= len(row) || row[q] != ',' {
-					return tree.Value{}, d.errf(d.i, col0+q, "row ends after %d of %d cells", k+1, slots)
-				}
-				q++
-			} else if q != len(row) {
-				return tree.Value{}, d.errf(d.i, col0+q, "row has more than %d cells", slots)
-			}
-			p = q
-		}
-		ms := make([]tree.Member, 0, len(cols))
-		k := 0
-		for _, c := range cols {
-			switch {
-			case c.null:
-				ms = append(ms, tree.Member{Key: c.key, Value: tree.Null()})
-			case c.sub != nil:
-				sub := make([]tree.Member, len(c.sub))
-				for i, sk := range c.sub {
-					v, missing, err := d.value(cells[k], true, d.i, at[k], depth+3)
-					if err != nil {
-						return tree.Value{}, err
-					}
-					if missing {
-						return tree.Value{}, d.errf(d.i, at[k], "empty cell in column group %s", c.key)
-					}
-					sub[i] = tree.Member{Key: sk, Value: v}
-					k++
-				}
-				ms = append(ms, tree.Member{Key: c.key, Value: tree.Object(sub...)})
-			default:
-				v, missing, err := d.value(cells[k], true, d.i, at[k], depth+2)
-				if err != nil {
-					return tree.Value{}, err
-				}
-				if !missing {
-					ms = append(ms, tree.Member{Key: c.key, Value: v})
-				}
-				k++
-			}
-		}
-		if len(ms) == 0 {
-			return tree.Value{}, d.errf(d.i, 0, "empty row")
+		ms, err := d.rowMembers(cols, cells, at, depth)
+		if err != nil {
+			return tree.Value{}, err
 		}
 		if want != nil {
 			if _, err := same(tree.Object(ms...), wantItem(want, r)); err != nil {
@@ -584,6 +516,97 @@ func (d *decoder) table(n int, cols []column, depth int, want *tree.Value) (tree
 		return tree.Value{}, nil
 	}
 	return tree.Array(items...), nil
+}
+
+// tableShape returns the cells of a row of a table over cols, and how
+// much a row grows the tree: each row repeats the header's keys, so a
+// long header over many short rows expands like references do.
+func tableShape(cols []column) (slots int, rowGrowth int64) {
+	for _, c := range cols {
+		switch {
+		case c.null:
+		case c.sub != nil:
+			slots += len(c.sub)
+		default:
+			slots++
+		}
+		rowGrowth += int64(len(c.key)) + 4
+		for _, sk := range c.sub {
+			rowGrowth += int64(len(sk)) + 4
+		}
+	}
+	return slots, rowGrowth
+}
+
+// rowCells cuts the row at line d.i, at depth, into len(cells) cells,
+// with the column of each in at.
+func (d *decoder) rowCells(depth int, cells []string, at []int) error {
+	slots := len(cells)
+	l := d.lines[d.i]
+	if dep, ok := indentOf(l); dep != depth || !ok {
+		return d.errf(d.i, 0, "table row expected at depth %d", depth)
+	}
+	row := l[2*depth:]
+	col0 := 2 * depth
+	p := 0
+	for k := range slots {
+		q, err := cellEnd(row, p)
+		if err != nil {
+			return d.errf(d.i, col0+p, "%v", err)
+		}
+		cells[k], at[k] = row[p:q], col0+p
+		if k < slots-1 {
+			if q >= len(row) || row[q] != ',' {
+				return d.errf(d.i, col0+q, "row ends after %d of %d cells", k+1, slots)
+			}
+			q++
+		} else if q != len(row) {
+			return d.errf(d.i, col0+q, "row has more than %d cells", slots)
+		}
+		p = q
+	}
+	return nil
+}
+
+// rowMembers reads a row's cells as the members of its object: a null
+// column's null, a column group's object, and each other cell's value
+// (an empty cell is a missing member).
+func (d *decoder) rowMembers(cols []column, cells []string, at []int, depth int) ([]tree.Member, error) {
+	ms := make([]tree.Member, 0, len(cols))
+	k := 0
+	for _, c := range cols {
+		switch {
+		case c.null:
+			ms = append(ms, tree.Member{Key: c.key, Value: tree.Null()})
+		case c.sub != nil:
+			sub := make([]tree.Member, len(c.sub))
+			for i, sk := range c.sub {
+				v, missing, err := d.value(cells[k], true, d.i, at[k], depth+3)
+				if err != nil {
+					return nil, err
+				}
+				if missing {
+					return nil, d.errf(d.i, at[k], "empty cell in column group %s", c.key)
+				}
+				sub[i] = tree.Member{Key: sk, Value: v}
+				k++
+			}
+			ms = append(ms, tree.Member{Key: c.key, Value: tree.Object(sub...)})
+		default:
+			v, missing, err := d.value(cells[k], true, d.i, at[k], depth+2)
+			if err != nil {
+				return nil, err
+			}
+			if !missing {
+				ms = append(ms, tree.Member{Key: c.key, Value: v})
+			}
+			k++
+		}
+	}
+	if len(ms) == 0 {
+		return nil, d.errf(d.i, 0, "empty row")
+	}
+	return ms, nil
 }
 
 // list reads n "- " items at depth (checked against *want when want is
@@ -778,113 +801,138 @@ func (p *inlineParser) value() (tree.Value, error) {
 	if p.i >= len(p.s) {
 		return tree.Value{}, fmt.Errorf("unexpected end of value")
 	}
-	switch c := p.s[p.i]; {
-	case c == '"':
-		str, escaped, err := p.strValue()
+	switch p.s[p.i] {
+	case '"':
+		return p.stringValue()
+	case '{':
+		return p.object()
+	case '[':
+		return p.array()
+	case '@':
+		return p.legendRef()
+	}
+	return p.literal()
+}
+
+// stringValue reads a string, expanding its prefix sigil.
+func (p *inlineParser) stringValue() (tree.Value, error) {
+	str, escaped, err := p.strValue()
+	if err != nil {
+		return tree.Value{}, err
+	}
+	str, grown, err := p.d.unsigil(str)
+	if err == nil {
+		err = p.grow(grown)
+	}
+	if err == nil && escaped {
+		// A string with lone surrogates stays in its escaped form.
+		v, ok := tree.EscapedString(str)
+		if !ok {
+			return tree.Value{}, fmt.Errorf("invalid lone surrogate string")
+		}
+		return v, nil
+	}
+	return tree.String(str), err
+}
+
+// object reads an inline object, {"k":v,…}.
+func (p *inlineParser) object() (tree.Value, error) {
+	if err := p.open(); err != nil {
+		return tree.Value{}, err
+	}
+	defer func() { p.depth-- }()
+	p.i++
+	var ms []tree.Member
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return tree.Object(), nil
+	}
+	for {
+		if p.i >= len(p.s) || p.s[p.i] != '"' {
+			return tree.Value{}, fmt.Errorf("expected a key")
+		}
+		k, err := p.str()
 		if err != nil {
 			return tree.Value{}, err
 		}
-		str, grown, err := p.d.unsigil(str)
-		if err == nil {
-			err = p.grow(grown)
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return tree.Value{}, fmt.Errorf("expected ':'")
 		}
-		if err == nil && escaped {
-			// A string with lone surrogates stays in its escaped form.
-			v, ok := tree.EscapedString(str)
-			if !ok {
-				return tree.Value{}, fmt.Errorf("invalid lone surrogate string")
-			}
-			return v, nil
-		}
-		return tree.String(str), err
-	case c == '{':
-		if err := p.open(); err != nil {
+		p.i++
+		v, err := p.value()
+		if err != nil {
 			return tree.Value{}, err
 		}
-		defer func() { p.depth-- }()
-		p.i++
-		var ms []tree.Member
+		ms = append(ms, tree.Member{Key: k, Value: v})
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
 		if p.i < len(p.s) && p.s[p.i] == '}' {
 			p.i++
-			return tree.Object(), nil
+			return tree.Object(ms...), nil
 		}
-		for {
-			if p.i >= len(p.s) || p.s[p.i] != '"' {
-				return tree.Value{}, fmt.Errorf("expected a key")
-			}
-			k, err := p.str()
-			if err != nil {
-				return tree.Value{}, err
-			}
-			if p.i >= len(p.s) || p.s[p.i] != ':' {
-				return tree.Value{}, fmt.Errorf("expected ':'")
-			}
-			p.i++
-			v, err := p.value()
-			if err != nil {
-				return tree.Value{}, err
-			}
-			ms = append(ms, tree.Member{Key: k, Value: v})
-			if p.i < len(p.s) && p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.i < len(p.s) && p.s[p.i] == '}' {
-				p.i++
-				return tree.Object(ms...), nil
-			}
-			return tree.Value{}, fmt.Errorf("expected ',' or '}'")
-		}
-	case c == '[':
-		if err := p.open(); err != nil {
+		return tree.Value{}, fmt.Errorf("expected ',' or '}'")
+	}
+}
+
+// array reads an inline array, [v,…].
+func (p *inlineParser) array() (tree.Value, error) {
+	if err := p.open(); err != nil {
+		return tree.Value{}, err
+	}
+	defer func() { p.depth-- }()
+	p.i++
+	var items []tree.Value
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return tree.Array(), nil
+	}
+	for {
+		v, err := p.value()
+		if err != nil {
 			return tree.Value{}, err
 		}
-		defer func() { p.depth-- }()
-		p.i++
-		var items []tree.Value
+		items = append(items, v)
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
 		if p.i < len(p.s) && p.s[p.i] == ']' {
 			p.i++
-			return tree.Array(), nil
+			return tree.Array(items...), nil
 		}
-		for {
-			v, err := p.value()
-			if err != nil {
-				return tree.Value{}, err
-			}
-			items = append(items, v)
-			if p.i < len(p.s) && p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.i < len(p.s) && p.s[p.i] == ']' {
-				p.i++
-				return tree.Array(items...), nil
-			}
-			return tree.Value{}, fmt.Errorf("expected ',' or ']'")
-		}
-	case c == '@':
-		j := p.i + 1
-		for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
-			j++
-		}
-		id, err := strconv.Atoi(p.s[p.i+1 : j])
-		if err != nil || id < 1 || id > len(p.d.legend) || p.s[p.i+1] == '0' {
-			// While entry N is read, only @1..@N-1 exist: an entry
-			// never refers to itself or a later one.
-			return tree.Value{}, fmt.Errorf("unknown legend reference %q (a legend entry may use earlier entries only)", p.s[p.i:j])
-		}
-		if d := p.depth + p.d.legendDepth[id-1]; d > p.deepest {
-			p.deepest = d
-			if err := p.d.deep(p.base + d); err != nil {
-				return tree.Value{}, err
-			}
-		}
-		if err := p.grow(p.d.legendSize[id-1] - int64(j-p.i)); err != nil {
+		return tree.Value{}, fmt.Errorf("expected ',' or ']'")
+	}
+}
+
+// legendRef reads a legend reference, @N, as the value of entry N.
+func (p *inlineParser) legendRef() (tree.Value, error) {
+	j := p.i + 1
+	for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
+		j++
+	}
+	id, err := strconv.Atoi(p.s[p.i+1 : j])
+	if err != nil || id < 1 || id > len(p.d.legend) || p.s[p.i+1] == '0' {
+		// While entry N is read, only @1..@N-1 exist: an entry
+		// never refers to itself or a later one.
+		return tree.Value{}, fmt.Errorf("unknown legend reference %q (a legend entry may use earlier entries only)", p.s[p.i:j])
+	}
+	if d := p.depth + p.d.legendDepth[id-1]; d > p.deepest {
+		p.deepest = d
+		if err := p.d.deep(p.base + d); err != nil {
 			return tree.Value{}, err
 		}
-		p.i = j
-		return p.d.legend[id-1], nil
 	}
+	if err := p.grow(p.d.legendSize[id-1] - int64(j-p.i)); err != nil {
+		return tree.Value{}, err
+	}
+	p.i = j
+	return p.d.legend[id-1], nil
+}
+
+// literal reads null, true, false or a number.
+func (p *inlineParser) literal() (tree.Value, error) {
 	j := p.i
 	for j < len(p.s) && p.s[j] != ',' && p.s[j] != ']' && p.s[j] != '}' {
 		j++

@@ -423,22 +423,9 @@ func (p *parser) stringEscaped(start, i int) string {
 		if strClass[c] != 1 {
 			// A run of characters that need no unescaping, appended at
 			// once.
-			j := i
-			for j < len(s) {
-				switch strClass[s[j]] {
-				case 0:
-					j++
-					continue
-				case 2:
-					r, size := utf8.DecodeRuneInString(s[j:])
-					if r == utf8.RuneError && size == 1 {
-						p.fail(j, "invalid UTF-8 in string")
-						return ""
-					}
-					j += size
-					continue
-				}
-				break
+			j := p.plainRun(s, i)
+			if j < 0 {
+				return ""
 			}
 			run, i = s[i:j], j
 			continue
@@ -452,50 +439,12 @@ func (p *parser) stringEscaped(start, i int) string {
 			p.buf = b
 			return string(b)
 		case '\\':
-			if i+1 >= len(s) {
-				p.fail(len(s), "unexpected end of input in string escape")
+			var st escapeStatus
+			if b, i, st = p.appendEscape(b, s, i); st == escapeLone {
+				return p.stringLone(start)
+			} else if st == escapeBad {
 				return ""
 			}
-			e := s[i+1]
-			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, ok := hex4(s, i+2)
-				if !ok {
-					p.fail(i, `invalid \u escape, expected four hex digits`)
-					return ""
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					r2, ok2 := rune(0), false
-					if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						r2, ok2 = hex4(s, i+2)
-					}
-					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						return p.stringLone(start)
-					}
-				}
-				b = utf8.AppendRune(b, r)
-				continue
-			default:
-				p.fail(i, "invalid escape "+strconv.Quote(s[i:i+2])+" in string")
-				return ""
-			}
-			i += 2
 		default:
 			p.fail(i, "invalid control character "+strconv.QuoteRune(rune(c))+" in string")
 			return ""
@@ -503,6 +452,87 @@ func (p *parser) stringEscaped(start, i int) string {
 	}
 	p.fail(len(s), "unexpected end of input in string")
 	return ""
+}
+
+// plainRun returns the end of the run of characters from s[i] that need
+// no unescaping, or -1 (having failed) at invalid UTF-8.
+func (p *parser) plainRun(s string, i int) int {
+	j := i
+	for j < len(s) {
+		switch strClass[s[j]] {
+		case 0:
+			j++
+			continue
+		case 2:
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if r == utf8.RuneError && size == 1 {
+				p.fail(j, "invalid UTF-8 in string")
+				return -1
+			}
+			j += size
+			continue
+		}
+		break
+	}
+	return j
+}
+
+// escapeStatus is how an escape sequence read: appended, a lone UTF-16
+// surrogate, or invalid (failed).
+type escapeStatus uint8
+
+const (
+	escapeOK escapeStatus = iota
+	escapeLone
+	escapeBad
+)
+
+// appendEscape appends to b what the escape sequence at s[i] (a
+// backslash) stands for, and returns the offset after it.
+func (p *parser) appendEscape(b []byte, s string, i int) ([]byte, int, escapeStatus) {
+	if i+1 >= len(s) {
+		p.fail(len(s), "unexpected end of input in string escape")
+		return b, i, escapeBad
+	}
+	e := s[i+1]
+	switch e {
+	case '"', '\\', '/':
+		b = append(b, e)
+	case 'b':
+		b = append(b, '\b')
+	case 'f':
+		b = append(b, '\f')
+	case 'n':
+		b = append(b, '\n')
+	case 'r':
+		b = append(b, '\r')
+	case 't':
+		b = append(b, '\t')
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			p.fail(i, `invalid \u escape, expected four hex digits`)
+			return b, i, escapeBad
+		}
+		i += 6
+		if utf16.IsSurrogate(r) {
+			r2, ok2 := rune(0), false
+			if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+				r2, ok2 = hex4(s, i+2)
+			}
+			dec := utf16.DecodeRune(r, r2)
+			if !ok2 || dec == utf8.RuneError {
+				return b, i, escapeLone
+			}
+			r = dec
+			i += 6
+		}
+		return utf8.AppendRune(b, r), i, escapeOK
+	default:
+		p.fail(i, "invalid escape "+strconv.Quote(s[i:i+2])+" in string")
+		return b, i, escapeBad
+	}
+	return b, i + 2, escapeOK
 }
 
 // stringLone scans again, from start, a string that holds a lone UTF-16
