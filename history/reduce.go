@@ -150,64 +150,15 @@ type Report struct {
 func Reduce(msgs []Message, window int, st State, o *Options) ([]Message, State, Report) {
 	opt := o.withDefaults()
 	norm, nrep := Normalize(msgs, opt.StripTags)
-	n := len(norm)
-	z := sizer{c: opt.Counter, rt: opt.ResultText}
-	rep := Report{Tokenizer: "estimate", Window: window, Messages: n, Normalize: nrep}
+	rep := Report{Tokenizer: "estimate", Window: window, Messages: len(norm), Normalize: nrep}
 	if opt.Counter != nil {
 		rep.Tokenizer = opt.Counter.Name()
 	}
 	rep.Threshold = int(math.Floor(float64(window)*opt.Threshold + 1e-9))
 	rep.Target = int(math.Floor(float64(window)*opt.Target + 1e-9))
 	overhead := ToolOverhead(opt.Counter, opt.Tools)
-
-	// Prefix sums of each message's size kept (pu), trimmed with its
-	// thinking (pt), and once dropped (pk). A trimmed assistant message
-	// also loses its thinking once its turn ends before the boundary:
-	// te[b] sums those savings over turns ending before b, ps[d] over
-	// messages before d (already dropped, so nothing left to save).
-	pu := make([]int, 3*(n+1))
-	pt, pk := pu[n+1:2*(n+1)], pu[2*(n+1):]
-	pu = pu[:n+1]
-	var ends, te, ps []int
-	if !opt.KeepThinking {
-		ends = turnEnds(norm)
-	}
-	for i := range norm {
-		m := &norm[i]
-		u := z.message(m)
-		t, k := u, u
-		if trimmable(m.Role) {
-			t, k = z.trimmedMessage(m, opt.MaxArgs, false), 0
-			if ends != nil && hasThinking(m) {
-				if te == nil {
-					te, ps = make([]int, n+2), make([]int, n+1)
-				}
-				sav := t - z.trimmedMessage(m, opt.MaxArgs, true)
-				te[ends[i]+1] += sav
-				ps[i+1] = sav
-			}
-		}
-		pu[i+1] = pu[i] + u
-		pt[i+1] = pt[i] + t
-		pk[i+1] = pk[i] + k
-	}
-	if te != nil {
-		for i := 1; i < len(te); i++ {
-			te[i] += te[i-1]
-		}
-		for i := 1; i < len(ps); i++ {
-			ps[i] += ps[i-1]
-		}
-	}
-	cost := func(d, b int) int {
-		raw := pk[d] + pt[b] - pt[d] + pu[n] - pu[b]
-		if te != nil {
-			// Savings of turns ending before b, less all savings before d:
-			// exact when d is 0, an overestimate of the cost otherwise.
-			raw -= max(0, te[b]-ps[d])
-		}
-		return safe(raw) + overhead
-	}
+	sz, ends := measure(norm, &opt)
+	cost := func(d, b int) int { return sz.cost(d, b) + overhead }
 	rep.TokensBefore = cost(0, 0)
 
 	// The state.
@@ -225,33 +176,13 @@ func Reduce(msgs []Message, window int, st State, o *Options) ([]Message, State,
 	}
 	rep.PrevBoundary, rep.PrevDropBoundary = b0, d0
 	b, d := b0, d0
-
-	bmax := maxBoundary(norm, opt.seed)
 	if (b0 > 0 || d0 > 0 || rep.TokensBefore > rep.Threshold) && cost(d, b) > rep.Threshold {
-		// Stage 1: placeholders.
-		cand := b
-		if k := keepBoundary(norm, opt.KeepAssistant); k > 0 {
-			cand = max(cand, min(k, bmax))
-		}
-		for i := cand; cost(d, cand) > rep.Target && i < bmax; i++ {
-			if trimmable(norm[i].Role) {
-				cand = i + 1
-			}
-		}
-		b = max(b, cand)
-		// Stage 2: drop the oldest trimmed messages in whole groups.
+		b = placeholderBoundary(norm, &opt, b, rep.Target, func(b int) int { return cost(d, b) })
 		if !opt.seed && cost(d, b) > rep.Target {
 			if closed == nil {
 				closed = closedPositions(norm)
 			}
-			for j := d + 1; j <= b; j++ {
-				if closed[j] {
-					d = j
-					if cost(d, b) <= rep.Target {
-						break
-					}
-				}
-			}
+			d = dropBoundary(closed, d, b, rep.Target, cost)
 		}
 	}
 	rep.Boundary, rep.DropBoundary = b, d
@@ -271,6 +202,105 @@ func Reduce(msgs []Message, window int, st State, o *Options) ([]Message, State,
 	}
 	rep.Calls, rep.CachePrefixChanges = next.Calls, next.PrefixChanges
 	return out, next, rep
+}
+
+// sizes are the prefix sums Reduce prices boundaries with: of each
+// message's size kept (pu), trimmed with its thinking (pt), and once
+// dropped (pk). A trimmed assistant message also loses its thinking once
+// its turn ends before the boundary: te[b] sums those savings over turns
+// ending before b, ps[d] over messages before d (already dropped, so
+// nothing left to save).
+type sizes struct {
+	pu, pt, pk, te, ps []int
+}
+
+// measure sizes the messages, and returns the end of each one's turn
+// (nil when thinking is kept).
+func measure(norm []Message, opt *Options) (sizes, []int) {
+	n := len(norm)
+	z := sizer{c: opt.Counter, rt: opt.ResultText}
+	var sz sizes
+	pu := make([]int, 3*(n+1))
+	sz.pt, sz.pk = pu[n+1:2*(n+1)], pu[2*(n+1):]
+	sz.pu = pu[:n+1]
+	var ends []int
+	if !opt.KeepThinking {
+		ends = turnEnds(norm)
+	}
+	for i := range norm {
+		m := &norm[i]
+		u := z.message(m)
+		t, k := u, u
+		if trimmable(m.Role) {
+			t, k = z.trimmedMessage(m, opt.MaxArgs, false), 0
+			if ends != nil && hasThinking(m) {
+				if sz.te == nil {
+					sz.te, sz.ps = make([]int, n+2), make([]int, n+1)
+				}
+				sav := t - z.trimmedMessage(m, opt.MaxArgs, true)
+				sz.te[ends[i]+1] += sav
+				sz.ps[i+1] = sav
+			}
+		}
+		sz.pu[i+1] = sz.pu[i] + u
+		sz.pt[i+1] = sz.pt[i] + t
+		sz.pk[i+1] = sz.pk[i] + k
+	}
+	if sz.te != nil {
+		for i := 1; i < len(sz.te); i++ {
+			sz.te[i] += sz.te[i-1]
+		}
+		for i := 1; i < len(sz.ps); i++ {
+			sz.ps[i] += sz.ps[i-1]
+		}
+	}
+	return sz, ends
+}
+
+// cost is the size of the conversation with messages before d dropped
+// and those before b trimmed (without the tools' overhead).
+func (sz *sizes) cost(d, b int) int {
+	n := len(sz.pu) - 1
+	raw := sz.pk[d] + sz.pt[b] - sz.pt[d] + sz.pu[n] - sz.pu[b]
+	if sz.te != nil {
+		// Savings of turns ending before b, less all savings before d:
+		// exact when d is 0, an overestimate of the cost otherwise.
+		raw -= max(0, sz.te[b]-sz.ps[d])
+	}
+	return safe(raw)
+}
+
+// placeholderBoundary is stage 1: the trim boundary moves forward from b
+// to keep only the newest KeepAssistant assistant messages untrimmed,
+// then one message at a time until cost is at or under target, never
+// past the assistant message that made the newest tool call.
+func placeholderBoundary(norm []Message, opt *Options, b, target int, cost func(b int) int) int {
+	bmax := maxBoundary(norm, opt.seed)
+	cand := b
+	if k := keepBoundary(norm, opt.KeepAssistant); k > 0 {
+		cand = max(cand, min(k, bmax))
+	}
+	for i := cand; cost(cand) > target && i < bmax; i++ {
+		if trimmable(norm[i].Role) {
+			cand = i + 1
+		}
+	}
+	return max(b, cand)
+}
+
+// dropBoundary is stage 2: the oldest trimmed messages before b are
+// dropped, in whole call/result groups (closed positions), until cost is
+// at or under target.
+func dropBoundary(closed []bool, d, b, target int, cost func(d, b int) int) int {
+	for j := d + 1; j <= b; j++ {
+		if closed[j] {
+			d = j
+			if cost(d, b) <= target {
+				break
+			}
+		}
+	}
+	return d
 }
 
 // trimmable reports whether a role's content may be replaced.
