@@ -383,6 +383,40 @@ func (c *Config) Validate() error {
 	v.oneOf("tokenizer", c.Tokenizer, Tokenizers)
 	v.oneOf("format", c.Format, Formats)
 	v.nonNegative("budget", c.Budget)
+	v.store(c)
+	v.globs("dedup.mutating_tools", c.Dedup.MutatingTools)
+	v.nonNegative("dedup.max_entries", c.Dedup.MaxEntries)
+	v.nonNegative("dedup.max_bytes", c.Dedup.MaxBytes)
+	v.proxy(c)
+	v.gateway(c)
+	v.servers(c)
+	v.history(c)
+	v.api(&c.API)
+	for i := range c.Tools {
+		v.tool(i, &c.Tools[i])
+	}
+	v.validateProfiles()
+	v.shape(&c.Shape)
+	if len(v.errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(v.errs, func(a, b error) int {
+		ea, eb := a.(*Error), b.(*Error)
+		if ea.Line != eb.Line {
+			return ea.Line - eb.Line
+		}
+		return ea.Col - eb.Col
+	})
+	return &ValidationError{Errs: v.errs}
+}
+
+type validator struct {
+	c    *Config
+	errs []error
+}
+
+// store checks [store].
+func (v *validator) store(c *Config) {
 	if c.Store.TTL.Duration <= 0 {
 		v.errorf("store.ttl", "must be positive, got %s", c.Store.TTL)
 	}
@@ -396,9 +430,10 @@ func (c *Config) Validate() error {
 			v.errorf("store.redis", "set at most one of dir and redis")
 		}
 	}
-	v.globs("dedup.mutating_tools", c.Dedup.MutatingTools)
-	v.nonNegative("dedup.max_entries", c.Dedup.MaxEntries)
-	v.nonNegative("dedup.max_bytes", c.Dedup.MaxBytes)
+}
+
+// proxy checks [proxy] and its clients.
+func (v *validator) proxy(c *Config) {
 	v.nonNegative("proxy.min_size_bytes", c.Proxy.MinSizeBytes)
 	v.globs("proxy.include_tools", c.Proxy.IncludeTools)
 	v.globs("proxy.exclude_tools", c.Proxy.ExcludeTools)
@@ -410,6 +445,10 @@ func (c *Config) Validate() error {
 		v.oneOf(k+".reads", cl.Reads, Reads)
 		v.nonNegative(k+".budget", cl.Budget)
 	}
+}
+
+// gateway checks [gateway]: tenants, tokens and the listen address.
+func (v *validator) gateway(c *Config) {
 	tokens := map[string]string{}
 	for tenant, tok := range c.Gateway.Tokens {
 		k := "gateway.tokens." + tenant
@@ -428,6 +467,10 @@ func (c *Config) Validate() error {
 			v.errorf("gateway.listen", "%q is not HOST:PORT", l)
 		}
 	}
+}
+
+// servers checks [[servers]]: names, command or url, environment.
+func (v *validator) servers(c *Config) {
 	seen := map[string]bool{}
 	for i, s := range c.Servers {
 		k := "servers." + strconv.Itoa(i)
@@ -451,6 +494,10 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+}
+
+// history checks [history].
+func (v *validator) history(c *Config) {
 	v.oneOf("history.format", c.History.Format, Histories)
 	v.nonNegative("history.window", c.History.Window)
 	if t := c.History.Threshold; t <= 0 || t > 1 {
@@ -460,28 +507,6 @@ func (c *Config) Validate() error {
 		v.errorf("history.target", "must be in (0, threshold], got %g", t)
 	}
 	v.nonNegative("history.keep_assistant", c.History.KeepAssistant)
-	v.api(&c.API)
-	for i := range c.Tools {
-		v.tool(i, &c.Tools[i])
-	}
-	v.validateProfiles()
-	v.shape(&c.Shape)
-	if len(v.errs) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(v.errs, func(a, b error) int {
-		ea, eb := a.(*Error), b.(*Error)
-		if ea.Line != eb.Line {
-			return ea.Line - eb.Line
-		}
-		return ea.Col - eb.Col
-	})
-	return &ValidationError{Errs: v.errs}
-}
-
-type validator struct {
-	c    *Config
-	errs []error
 }
 
 func (v *validator) errorf(key, format string, args ...any) {
