@@ -154,49 +154,8 @@ func setupFile(client, path string, undo, dryRun bool, findTerse func() (string,
 	var editErr error
 	rewrite := func(old []byte) ([]byte, error) {
 		edit := func(s *serverEntry) {
-			switch {
-			case undo && s.wrappedRemote() && !isTOML:
-				s.unwrapRemote()
-			case s.url != "" && s.typ == "http" && len(s.headers) > 0 && !undo && !isTOML:
-				// Credentials in headers terse can carry; a server
-				// without them may sign in by OAuth, which only the
-				// client can do, so it is left alone.
-				terse, err := findTerse()
-				if err != nil {
-					editErr = err
-					s.note = "not wrapped"
-					return
-				}
-				s.wrapRemote(terse)
-			case s.url != "":
-				s.note = "HTTP server (" + s.url + "), left alone (it may sign in by OAuth, which only the client can do); if it needs no sign-in or takes a header, run it through terse proxy --upstream URL [--header 'NAME: VALUE'] or terse gateway"
-			case s.wrappedRemote():
-				s.note = "already runs through terse"
-			case undo && s.wrapped():
-				s.command, s.args = s.unwrapped()
-				s.changed, s.note = true, "unwrapped"
-			case undo:
-				s.note = "not wrapped"
-			case s.wrapped():
-				s.note = "already runs through terse"
-			case s.command == "":
-				s.note = "no command, left alone"
-			default:
-				terse, err := findTerse()
-				if err != nil {
-					editErr = err
-					s.note = "not wrapped"
-					return
-				}
-				command, args := s.command, s.args
-				if len(args) == 0 {
-					// "npx -y srv" in one string: the client would run a
-					// program of that name; terse proxy needs the words.
-					command, args = splitCommand(command)
-				}
-				s.args = append([]string{"proxy", "--", command}, args...)
-				s.command = terse
-				s.changed, s.note = true, "wrapped"
+			if err := editServer(s, undo, isTOML, findTerse); err != nil {
+				editErr = err
 			}
 		}
 		var updated []byte
@@ -230,26 +189,7 @@ func setupFile(client, path string, undo, dryRun bool, findTerse func() (string,
 		}
 	}
 	if dryRun {
-		old, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("setup %s: %w", client, err)
-		}
-		updated, err := rewrite(old)
-		if err != nil {
-			return err
-		}
-		report()
-		if bytes.Equal(old, updated) {
-			fmt.Fprintf(stdout, "%s: unchanged\n", path)
-			return nil
-		}
-		fmt.Fprintf(stdout, "--- %s\n+++ %s (after terse setup%s)\n", path, path, map[bool]string{true: " --undo"}[undo])
-		fmt.Fprint(stdout, lineDiff(string(old), string(updated)))
-		if err := checkWritable(path); err != nil {
-			fmt.Fprintf(stdout, "note: %v\n", err)
-		}
-		fmt.Fprintln(stdout, "dry run: nothing written")
-		return nil
+		return setupDryRun(client, path, undo, rewrite, report, stdout)
 	}
 	old, updated, made, err := editConfig(path, rewrite)
 	if errors.Is(err, os.ErrNotExist) && old == nil {
@@ -269,6 +209,79 @@ func setupFile(client, path string, undo, dryRun bool, findTerse func() (string,
 		fmt.Fprintf(stdout, "backup: %s\n", made)
 	}
 	fmt.Fprintf(stdout, "%s: updated; restart %s to use it\n", path, client)
+	return nil
+}
+
+// editServer wraps (or with undo unwraps) one server of a client
+// configuration, or says in its note why it is left alone.
+func editServer(s *serverEntry, undo, isTOML bool, findTerse func() (string, error)) error {
+	switch {
+	case undo && s.wrappedRemote() && !isTOML:
+		s.unwrapRemote()
+	case s.url != "" && s.typ == "http" && len(s.headers) > 0 && !undo && !isTOML:
+		// Credentials in headers terse can carry; a server
+		// without them may sign in by OAuth, which only the
+		// client can do, so it is left alone.
+		terse, err := findTerse()
+		if err != nil {
+			s.note = "not wrapped"
+			return err
+		}
+		s.wrapRemote(terse)
+	case s.url != "":
+		s.note = "HTTP server (" + s.url + "), left alone (it may sign in by OAuth, which only the client can do); if it needs no sign-in or takes a header, run it through terse proxy --upstream URL [--header 'NAME: VALUE'] or terse gateway"
+	case s.wrappedRemote():
+		s.note = "already runs through terse"
+	case undo && s.wrapped():
+		s.command, s.args = s.unwrapped()
+		s.changed, s.note = true, "unwrapped"
+	case undo:
+		s.note = "not wrapped"
+	case s.wrapped():
+		s.note = "already runs through terse"
+	case s.command == "":
+		s.note = "no command, left alone"
+	default:
+		terse, err := findTerse()
+		if err != nil {
+			s.note = "not wrapped"
+			return err
+		}
+		command, args := s.command, s.args
+		if len(args) == 0 {
+			// "npx -y srv" in one string: the client would run a
+			// program of that name; terse proxy needs the words.
+			command, args = splitCommand(command)
+		}
+		s.args = append([]string{"proxy", "--", command}, args...)
+		s.command = terse
+		s.changed, s.note = true, "wrapped"
+	}
+	return nil
+}
+
+// setupDryRun shows what setup would change in the file at path, as a
+// diff, and writes nothing.
+func setupDryRun(client, path string, undo bool, rewrite func([]byte) ([]byte, error), report func(), stdout io.Writer) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("setup %s: %w", client, err)
+	}
+	updated, err := rewrite(old)
+	if err != nil {
+		return err
+	}
+	report()
+	if bytes.Equal(old, updated) {
+		fmt.Fprintf(stdout, "%s: unchanged\n", path)
+		return nil
+	}
+	fmt.Fprintf(stdout, "--- %s\n+++ %s (after terse setup%s)\n", path, path, map[bool]string{true: " --undo"}[undo])
+	fmt.Fprint(stdout, lineDiff(string(old), string(updated)))
+	if err := checkWritable(path); err != nil {
+		fmt.Fprintf(stdout, "note: %v\n", err)
+	}
+	fmt.Fprintln(stdout, "dry run: nothing written")
 	return nil
 }
 
@@ -619,70 +632,17 @@ func rewriteJSON(data []byte, projects bool, edit func(*serverEntry)) ([]byte, [
 			if m.Value.Kind() != tree.KindObject || i >= len(spans) {
 				continue
 			}
-			s := &serverEntry{scope: scope, name: m.Key}
-			if c, ok := m.Value.Get("command"); ok && c.Kind() == tree.KindString {
-				s.command = c.Str()
-			}
-			if a, ok := m.Value.Get("args"); ok && a.Kind() == tree.KindArray {
-				for _, it := range a.Items() {
-					s.args = append(s.args, it.Str())
-				}
-			}
-			if u, ok := m.Value.Get("url"); ok {
-				s.url = u.Str()
-			} else if t, ok := m.Value.Get("type"); ok && (t.Str() == "http" || t.Str() == "sse") {
-				s.url = "type " + t.Str()
-			}
-			if t, ok := m.Value.Get("type"); ok {
-				s.typ = t.Str()
-			}
-			if h, ok := m.Value.Get("headers"); ok && h.Kind() == tree.KindObject {
-				s.headers = h.Members()
-			}
-			if e, ok := m.Value.Get("env"); ok && e.Kind() == tree.KindObject {
-				s.env = e.Members()
-			}
-			for _, mm := range m.Value.Members() {
-				s.keys = append(s.keys, mm.Key)
-			}
+			s := jsonServerEntry(scope, m)
 			edit(s)
 			all = append(all, s)
 			if !s.changed {
 				continue
 			}
-			obj := spans[i].value
-			if s.replace != nil {
-				// The whole object, in the file's layout.
-				var text string
-				if bytes.IndexByte(data[obj.start:obj.end], '\n') >= 0 {
-					text = indentLines(string(tree.AppendIndent(nil, *s.replace, "  ")), lineIndent(data, obj.start))
-				} else {
-					text = string(tree.AppendJSON(nil, *s.replace))
-				}
-				edits = append(edits, jsonEdit{obj.start, obj.end, text})
-				continue
+			es, err := jsonServerEdits(data, spans[i].value, s)
+			if err != nil {
+				return err
 			}
-			cmd, ok, err := jsonGet(data, obj, "command")
-			if err != nil || !ok {
-				return fmt.Errorf("server %q: no command to rewrite", s.name)
-			}
-			edits = append(edits, jsonEdit{cmd.value.start, cmd.value.end, jsonQuote(s.command)})
-			compact := data[cmd.value.start-1] == ':' // written without spaces
-			items := make([]string, len(s.args))
-			for j, a := range s.args {
-				items[j] = jsonQuote(a)
-			}
-			if args, ok, _ := jsonGet(data, obj, "args"); ok {
-				edits = append(edits, jsonEdit{args.value.start, args.value.end, writeList(items, data[args.value.start:args.value.end], compact)})
-			} else if len(items) > 0 {
-				sep, colon := ", ", ": "
-				if bytes.IndexByte(data[obj.start:obj.end], '\n') >= 0 {
-					sep = ",\n" + lineIndent(data, cmd.keyStart)
-				} else if compact {
-					sep, colon = ",", ":"
-				}
-				edits = append(edits, jsonEdit{cmd.value.end, cmd.value.end, sep + `"args"` + colon + writeList(items, nil, compact)})
-			}
+			edits = append(edits, es...)
 		}
 		return nil
 	}
@@ -726,6 +686,75 @@ func rewriteJSON(data []byte, projects bool, edit func(*serverEntry)) ([]byte, [
 	return applyEdits(data, edits), all, nil
 }
 
+// jsonServerEntry reads the server m of an "mcpServers" object.
+func jsonServerEntry(scope string, m tree.Member) *serverEntry {
+	s := &serverEntry{scope: scope, name: m.Key}
+	if c, ok := m.Value.Get("command"); ok && c.Kind() == tree.KindString {
+		s.command = c.Str()
+	}
+	if a, ok := m.Value.Get("args"); ok && a.Kind() == tree.KindArray {
+		for _, it := range a.Items() {
+			s.args = append(s.args, it.Str())
+		}
+	}
+	if u, ok := m.Value.Get("url"); ok {
+		s.url = u.Str()
+	} else if t, ok := m.Value.Get("type"); ok && (t.Str() == "http" || t.Str() == "sse") {
+		s.url = "type " + t.Str()
+	}
+	if t, ok := m.Value.Get("type"); ok {
+		s.typ = t.Str()
+	}
+	if h, ok := m.Value.Get("headers"); ok && h.Kind() == tree.KindObject {
+		s.headers = h.Members()
+	}
+	if e, ok := m.Value.Get("env"); ok && e.Kind() == tree.KindObject {
+		s.env = e.Members()
+	}
+	for _, mm := range m.Value.Members() {
+		s.keys = append(s.keys, mm.Key)
+	}
+	return s
+}
+
+// jsonServerEdits are the edits of data that write the changed server s,
+// whose object is obj: the whole object when it is replaced, else its
+// "command" and "args" values, in the layout they had.
+func jsonServerEdits(data []byte, obj jsonSpan, s *serverEntry) ([]jsonEdit, error) {
+	if s.replace != nil {
+		// The whole object, in the file's layout.
+		var text string
+		if bytes.IndexByte(data[obj.start:obj.end], '\n') >= 0 {
+			text = indentLines(string(tree.AppendIndent(nil, *s.replace, "  ")), lineIndent(data, obj.start))
+		} else {
+			text = string(tree.AppendJSON(nil, *s.replace))
+		}
+		return []jsonEdit{{obj.start, obj.end, text}}, nil
+	}
+	cmd, ok, err := jsonGet(data, obj, "command")
+	if err != nil || !ok {
+		return nil, fmt.Errorf("server %q: no command to rewrite", s.name)
+	}
+	edits := []jsonEdit{{cmd.value.start, cmd.value.end, jsonQuote(s.command)}}
+	compact := data[cmd.value.start-1] == ':' // written without spaces
+	items := make([]string, len(s.args))
+	for j, a := range s.args {
+		items[j] = jsonQuote(a)
+	}
+	if args, ok, _ := jsonGet(data, obj, "args"); ok {
+		edits = append(edits, jsonEdit{args.value.start, args.value.end, writeList(items, data[args.value.start:args.value.end], compact)})
+	} else if len(items) > 0 {
+		sep, colon := ", ", ": "
+		if bytes.IndexByte(data[obj.start:obj.end], '\n') >= 0 {
+			sep = ",\n" + lineIndent(data, cmd.keyStart)
+		} else if compact {
+			sep, colon = ",", ":"
+		}
+		edits = append(edits, jsonEdit{cmd.value.end, cmd.value.end, sep + `"args"` + colon + writeList(items, nil, compact)})
+	}
+	return edits, nil
+}
+
 // rewriteTOML edits the servers of a Codex config.toml, in whichever
 // form TOML lets them be written (tomledit.go). Only the command and
 // args values of changed servers are rewritten, in place, so comments
@@ -739,7 +768,37 @@ func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, 
 	}
 	table, _ := doc["mcp_servers"].(map[string]any)
 	entries, scanErr := tomlEntries(data)
-	// Servers in file order, then any the scan did not place.
+	var all []*serverEntry
+	var edits []jsonEdit
+	for _, name := range tomlServerNames(entries, table) {
+		cfg, ok := table[name].(map[string]any)
+		if !ok {
+			all = append(all, &serverEntry{name: name, note: "not a table, left alone"})
+			continue
+		}
+		s := tomlServerEntry(name, cfg)
+		edit(s)
+		all = append(all, s)
+		if !s.changed {
+			continue
+		}
+		cmd, ok := tomlFind(entries, "mcp_servers", name, "command")
+		if scanErr != nil || !ok {
+			s.changed, s.note = false, "written in a form setup cannot edit; edit it by hand"
+			continue
+		}
+		edits = append(edits, tomlServerEdits(data, entries, cmd, s)...)
+	}
+	out := applyEdits(data, edits)
+	if err := checkTOMLRewrite(out, doc, table, all); err != nil {
+		return nil, nil, err
+	}
+	return out, all, nil
+}
+
+// tomlServerNames lists the servers of the mcp_servers table in file
+// order, then any the scan did not place, sorted.
+func tomlServerNames(entries []tomlEntry, table map[string]any) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, e := range entries {
@@ -757,67 +816,62 @@ func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, 
 		}
 	}
 	slices.Sort(rest)
-	names = append(names, rest...)
-	var all []*serverEntry
-	var edits []jsonEdit
-	for _, name := range names {
-		cfg, ok := table[name].(map[string]any)
-		s := &serverEntry{name: name}
-		if !ok {
-			s.note = "not a table, left alone"
-			all = append(all, s)
-			continue
-		}
-		s.command, _ = cfg["command"].(string)
-		s.url, _ = cfg["url"].(string)
-		if args, ok := cfg["args"].([]any); ok {
-			for _, a := range args {
-				str, ok := a.(string)
-				if !ok {
-					s.command = "" // not a command line setup understands
-				}
-				s.args = append(s.args, str)
+	return append(names, rest...)
+}
+
+// tomlServerEntry reads a server's table; a command or args setup does
+// not understand leaves its command empty.
+func tomlServerEntry(name string, cfg map[string]any) *serverEntry {
+	s := &serverEntry{name: name}
+	s.command, _ = cfg["command"].(string)
+	s.url, _ = cfg["url"].(string)
+	if args, ok := cfg["args"].([]any); ok {
+		for _, a := range args {
+			str, ok := a.(string)
+			if !ok {
+				s.command = "" // not a command line setup understands
 			}
-		} else if cfg["args"] != nil {
-			s.command = ""
+			s.args = append(s.args, str)
 		}
-		if _, ok := cfg["command"].(string); cfg["command"] != nil && !ok {
-			s.command = ""
-		}
-		edit(s)
-		all = append(all, s)
-		if !s.changed {
-			continue
-		}
-		cmd, ok := tomlFind(entries, "mcp_servers", name, "command")
-		if scanErr != nil || !ok {
-			s.changed, s.note = false, "written in a form setup cannot edit; edit it by hand"
-			continue
-		}
-		items := make([]string, len(s.args))
-		for j, a := range s.args {
-			items[j] = tomlString(a)
-		}
-		edits = append(edits, jsonEdit{cmd.value.start, cmd.value.end, tomlString(s.command)})
-		if args, ok := tomlFind(entries, "mcp_servers", name, "args"); ok {
-			edits = append(edits, jsonEdit{args.value.start, args.value.end, writeList(items, data[args.value.start:args.value.end], false)})
-		} else if len(items) > 0 && cmd.inline {
-			edits = append(edits, jsonEdit{cmd.value.end, cmd.value.end, ", args = " + writeList(items, nil, false)})
-		} else if len(items) > 0 {
-			line := cmd.lineIndent + string(data[cmd.keyStart:cmd.lastKey]) + "args = " + writeList(items, nil, false) + "\n"
-			if cmd.lineEnd == len(data) && !bytes.HasSuffix(data, []byte("\n")) {
-				line = "\n" + line
-			}
-			edits = append(edits, jsonEdit{cmd.lineEnd, cmd.lineEnd, line})
-		}
+	} else if cfg["args"] != nil {
+		s.command = ""
 	}
-	out := applyEdits(data, edits)
-	// The edit is by lines: check that the result means what was meant
-	// (every server's command and args as edited, nothing else changed)
-	// before anyone writes it.
+	if _, ok := cfg["command"].(string); cfg["command"] != nil && !ok {
+		s.command = ""
+	}
+	return s
+}
+
+// tomlServerEdits are the edits that write the changed server s, whose
+// command is cmd: its command and args values, in place (args added
+// after the command when it has none).
+func tomlServerEdits(data []byte, entries []tomlEntry, cmd tomlEntry, s *serverEntry) []jsonEdit {
+	items := make([]string, len(s.args))
+	for j, a := range s.args {
+		items[j] = tomlString(a)
+	}
+	edits := []jsonEdit{{cmd.value.start, cmd.value.end, tomlString(s.command)}}
+	if args, ok := tomlFind(entries, "mcp_servers", s.name, "args"); ok {
+		edits = append(edits, jsonEdit{args.value.start, args.value.end, writeList(items, data[args.value.start:args.value.end], false)})
+	} else if len(items) > 0 && cmd.inline {
+		edits = append(edits, jsonEdit{cmd.value.end, cmd.value.end, ", args = " + writeList(items, nil, false)})
+	} else if len(items) > 0 {
+		line := cmd.lineIndent + string(data[cmd.keyStart:cmd.lastKey]) + "args = " + writeList(items, nil, false) + "\n"
+		if cmd.lineEnd == len(data) && !bytes.HasSuffix(data, []byte("\n")) {
+			line = "\n" + line
+		}
+		edits = append(edits, jsonEdit{cmd.lineEnd, cmd.lineEnd, line})
+	}
+	return edits
+}
+
+// checkTOMLRewrite checks that out, the file edited by lines, means what
+// was meant (every server's command and args as edited, nothing else
+// changed) before anyone writes it.
+func checkTOMLRewrite(out []byte, doc, table map[string]any, all []*serverEntry) error {
 	var got map[string]any
 	if err := toml.Unmarshal(out, &got); err != nil {
-		return nil, nil, fmt.Errorf("cannot rewrite this file safely (%v); edit it by hand", err)
+		return fmt.Errorf("cannot rewrite this file safely (%v); edit it by hand", err)
 	}
 	want := doc
 	if gt, ok := got["mcp_servers"].(map[string]any); ok && table != nil {
@@ -834,7 +888,7 @@ func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, 
 				gargs = append(gargs, str)
 			}
 			if gcmd != s.command || !slices.Equal(gargs, s.args) {
-				return nil, nil, fmt.Errorf("cannot rewrite server %q safely; edit it by hand", s.name)
+				return fmt.Errorf("cannot rewrite server %q safely; edit it by hand", s.name)
 			}
 			// Compare the rest with the edit undone.
 			gcfg["command"], gcfg["args"] = cfg["command"], cfg["args"]
@@ -844,9 +898,9 @@ func rewriteTOML(data []byte, edit func(*serverEntry)) ([]byte, []*serverEntry, 
 		}
 	}
 	if !reflect.DeepEqual(got, want) {
-		return nil, nil, errors.New("cannot rewrite this file safely (other keys would change); edit it by hand")
+		return errors.New("cannot rewrite this file safely (other keys would change); edit it by hand")
 	}
-	return out, all, nil
+	return nil
 }
 
 func asSlice(v any) []any {
