@@ -128,6 +128,14 @@ func Parse(line string) (Line, error) {
 }
 
 func parse(line string) (Line, bool) {
+	if strings.HasPrefix(line, "> [") {
+		return parseNote(line)
+	}
+	return parseIndexLine(line)
+}
+
+// parseNote reads a "> [family: payload]" note.
+func parseNote(line string) (Line, bool) {
 	switch {
 	case line == brake:
 		return Brake{}, true
@@ -202,6 +210,14 @@ func parse(line string) (Line, bool) {
 		return Resent{line[len("> [the result of ") : len(line)-len(" follows, as sent]")]}, true
 	case strings.HasPrefix(line, "> ["):
 		return parseOverflow(line[len("> ["):])
+	}
+	return nil, false
+}
+
+// parseIndexLine reads a line of a chunk index, or a marker inside a
+// kept text.
+func parseIndexLine(line string) (Line, bool) {
+	switch {
 	case strings.HasPrefix(line, "[chunks] "):
 		if m := reSubIndex.FindStringSubmatch(line); m != nil {
 			return SubIndex{atoi(m[1]), m[2] == "parts"}, true
