@@ -675,6 +675,63 @@ func (p *Proxy) gone(gen int, cause error) {
 	}
 }
 
+// malformedFromUpstream drops a message from the upstream that is not
+// JSON-RPC; when it was the answer to a request, that request is answered
+// with an error rather than left waiting.
+func (p *Proxy) malformedFromUpstream(gen int, frame []byte) {
+	p.o.Stats.rejected("upstream")
+	p.o.Logger.Warn("dropped malformed message from upstream", "prefix", string(frame[:min(len(frame), 80)]))
+	id := readableID(frame)
+	p.mu.Lock()
+	pd := p.pending[idKey(id)]
+	if pd != nil && pd.gen == gen && !id.IsNull() {
+		p.unpend(idKey(id), pd)
+	} else {
+		pd = nil
+	}
+	p.mu.Unlock()
+	if pd != nil {
+		p.reply(pd.id, nil, CodeUpstreamUnavailable, "terse: the upstream's response was not valid JSON and was dropped")
+		if pd.call != nil {
+			p.eng.record(CallRecord{Tool: pd.call.tool, Outcome: "error", Duration: time.Since(pd.start)})
+		}
+	}
+}
+
+// upstreamNotification relays a request or notification of the
+// upstream, a progress notification with the client's token.
+func (p *Proxy) upstreamNotification(env envelope, frame []byte) {
+	if string(env.method) != `"notifications/progress"` {
+		p.write(frame)
+		return
+	}
+	v, err := tree.Parse(frame)
+	if err != nil {
+		return
+	}
+	if nv, ok := p.unmapProgress(v); ok {
+		p.write(tree.AppendJSON(nil, nv))
+	}
+}
+
+// finishList answers a tools/list request with the upstream's catalogue
+// as the policy rewrites it.
+func (p *Proxy) finishList(pd *pending, pol Policy, id tree.Value, result, frame []byte) {
+	res, err := tree.Parse(result)
+	if err != nil {
+		p.write(frame)
+		return
+	}
+	p.eng.stage("list")
+	p.mu.Lock()
+	res, before, after := func() (tree.Value, int, int) {
+		defer p.mu.Unlock()
+		return rewriteToolList(res, pol, p.o, pd.firstPage, p.tools, p.eng.counter())
+	}()
+	p.o.Stats.catalog("", before, after)
+	p.reply(id, &res, 0, "")
+}
+
 // fromUpstream handles one message from the upstream. Only the envelope
 // is scanned; a result is parsed only when it is rewritten, so relayed
 // messages cost a scan, not a parse.
@@ -685,39 +742,11 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 	defer p.passOnPanic("upstream", frame)
 	env, ok := scanEnvelope(frame)
 	if !ok {
-		p.o.Stats.rejected("upstream")
-		p.o.Logger.Warn("dropped malformed message from upstream", "prefix", string(frame[:min(len(frame), 80)]))
-		// When it was the answer to a request, that request is answered
-		// with an error rather than left waiting.
-		id := readableID(frame)
-		p.mu.Lock()
-		pd := p.pending[idKey(id)]
-		if pd != nil && pd.gen == gen && !id.IsNull() {
-			p.unpend(idKey(id), pd)
-		} else {
-			pd = nil
-		}
-		p.mu.Unlock()
-		if pd != nil {
-			p.reply(pd.id, nil, CodeUpstreamUnavailable, "terse: the upstream's response was not valid JSON and was dropped")
-			if pd.call != nil {
-				p.eng.record(CallRecord{Tool: pd.call.tool, Outcome: "error", Duration: time.Since(pd.start)})
-			}
-		}
+		p.malformedFromUpstream(gen, frame)
 		return
 	}
 	if env.method != nil {
-		if string(env.method) == `"notifications/progress"` {
-			v, err := tree.Parse(frame)
-			if err != nil {
-				return
-			}
-			if nv, ok := p.unmapProgress(v); ok {
-				p.write(tree.AppendJSON(nil, nv))
-			}
-			return
-		}
-		p.write(frame)
+		p.upstreamNotification(env, frame)
 		return
 	}
 	id, err := tree.Parse(env.id)
@@ -762,19 +791,7 @@ func (p *Proxy) fromUpstream(gen int, frame []byte) {
 	}
 	switch {
 	case pd.method == "tools/list" && env.result != nil:
-		res, err := tree.Parse(env.result)
-		if err != nil {
-			p.write(frame)
-			return
-		}
-		p.eng.stage("list")
-		p.mu.Lock()
-		res, before, after := func() (tree.Value, int, int) {
-			defer p.mu.Unlock()
-			return rewriteToolList(res, pol, p.o, pd.firstPage, p.tools, p.eng.counter())
-		}()
-		p.o.Stats.catalog("", before, after)
-		p.reply(id, &res, 0, "")
+		p.finishList(pd, pol, id, env.result, frame)
 	case pd.method == "tools/call":
 		p.finishCall(pd, pol, id, env.result, frame)
 	default:
