@@ -11,9 +11,6 @@ type Line interface {
 	String() string
 }
 
-// Note writes the generic note "> [family: payload]".
-func Note(family, payload string) string { return "> [" + family + ": " + payload + "]" }
-
 // ID is the line shown with a recorded result, so that later references
 // to it resolve by text match: "> [id: 3f2a1c9d]".
 type ID struct{ ID string }

@@ -308,13 +308,6 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
-func sessionID(s *mcp.ServerSession) string {
-	if s == nil || s.ID() == "" {
-		return "gateway"
-	}
-	return s.ID()
-}
-
 // clientName finds the client's name for a request.
 func clientName(req mcp.Request) string {
 	if cr, ok := req.(*mcp.CallToolRequest); ok {

@@ -291,8 +291,3 @@ func readInput(path string, stdin io.Reader) ([]byte, string, error) {
 	data, err := io.ReadAll(r)
 	return data, name, err
 }
-
-// errNotBuilt is what a subcommand that does not exist yet returns.
-func errNotBuilt(name string) error {
-	return fmt.Errorf("%s: not available in this build", name)
-}

@@ -12,7 +12,7 @@ type Cache[K comparable, V any] struct {
 	// used.
 	Max int
 	// OnEvict, when set, sees every entry dropped to keep the bound (not
-	// those removed by Delete or Clear).
+	// those removed by Delete).
 	OnEvict func(K, V)
 
 	m    map[K]*entry[K, V]
@@ -96,9 +96,3 @@ func (c *Cache[K, V]) Delete(key K) {
 
 // Len is the number of entries.
 func (c *Cache[K, V]) Len() int { return len(c.m) }
-
-// Clear removes every entry.
-func (c *Cache[K, V]) Clear() {
-	c.m = nil
-	c.head = entry[K, V]{}
-}
