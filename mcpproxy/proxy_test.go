@@ -464,11 +464,18 @@ func TestProgressAndCancel(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
+	slow := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"n": 60000}}
+	slow.SetProgressToken("client-token-2")
 	go func() {
-		_, err := h.cs.CallTool(cctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"n": 60000}})
+		_, err := h.cs.CallTool(cctx, slow)
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// The call is under way once the upstream reports progress on it.
+	select {
+	case <-h.progress:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow call reported no progress")
+	}
 	cancel()
 	select {
 	case err := <-errc:

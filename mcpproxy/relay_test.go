@@ -323,9 +323,7 @@ func TestGatewayOneDial(t *testing.T) {
 		})
 	}
 	// Every call is under way (the dial is held): let it through.
-	for up.dials.Load() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "every call under way", func() bool { return up.dials.Load() >= 2 })
 	close(gate)
 	wg.Wait()
 	if d := up.dials.Load(); d != 2 {
@@ -355,15 +353,11 @@ func TestShutdownDrain(t *testing.T) {
 	for i := range 20 {
 		fmt.Fprintf(cw, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo"}}`+"\n", i)
 	}
-	for {
+	eventually(t, "20 requests held upstream", func() bool {
 		mu.Lock()
-		n := len(held)
-		mu.Unlock()
-		if n == 20 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(held) == 20
+	})
 	cw.Close()
 	go func() {
 		<-hold
@@ -438,9 +432,7 @@ func TestGatewayMetrics(t *testing.T) {
 	cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__huge", Arguments: map[string]any{}})
 	cs.CallTool(ctx, &mcp.CallToolParams{Name: "nope__x", Arguments: map[string]any{}})
 	up.kill()
-	for !strings.Contains(logs.String(), "upstream died") {
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "the upstream's death logged", func() bool { return strings.Contains(logs.String(), "upstream died") })
 	cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{}})
 	end := metrics()
 	for _, re := range []string{`terse_gateway_tokens_saved_total\{server="s",source="encoding",tool="huge"\} [1-9]`,
@@ -584,9 +576,7 @@ func TestCallLog(t *testing.T) {
 	h.call(t, "huge", nil)
 	h.call(t, "echo", nil)
 	// A call is recorded once its answer was written: wait for both.
-	for strings.Count(logs.String(), `"msg":"call"`) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "both calls logged", func() bool { return strings.Count(logs.String(), `"msg":"call"`) >= 2 })
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var m map[string]any
@@ -638,4 +628,21 @@ func callOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]an
 		t.Fatal(err)
 	}
 	return res
+}
+
+// eventually waits until cond holds, failing the test when it does not
+// within 10 seconds: for what another goroutine does after the event
+// the test can see (a log line, a count).
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("waited 10s for %s", what)
+		}
+	}
 }
