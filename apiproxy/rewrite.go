@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -419,15 +419,7 @@ func indexCalls(msgs []history.Message) map[string]call {
 
 // excluded reports whether a tool's results are left alone.
 func (rw *Rewriter) excluded(name string) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, name); ok {
-				return true
-			}
-		}
-		return false
-	}
-	return match(rw.opt.Exclude) || (len(rw.opt.Include) > 0 && !match(rw.opt.Include))
+	return toolname.MatchAny(rw.opt.Exclude, name) || (len(rw.opt.Include) > 0 && !toolname.MatchAny(rw.opt.Include, name))
 }
 
 // resultText is a tool result's content when it is all text (joined by

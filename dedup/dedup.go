@@ -32,11 +32,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -49,10 +49,6 @@ const (
 	DefaultNearMinBytes  = 500
 	DefaultNearMaxDelta  = 50
 )
-
-// DefaultMutatingTools are the tools whose call on a path invalidates
-// earlier reads of that path.
-var DefaultMutatingTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "move_file"}
 
 // Options configure a [Cache]. The zero value works: exact references on,
 // near-references off, the defaults above.
@@ -74,8 +70,10 @@ type Options struct {
 	// NearMaxDelta bounds the delta's size: Σ len(path)+len(old)+len(new)+4.
 	NearMaxDelta int
 
-	// MutatingTools replaces DefaultMutatingTools when non-nil. Entries
-	// are tool names or path.Match globs ("write_*").
+	// MutatingTools, when non-nil, are the tools whose call on a path
+	// invalidates earlier reads of that path: tool names or globs
+	// (toolname.Match: "write_*"). Nil means the agents' file-writing
+	// tools (toolname.WritesFiles: Edit, Write, write_file, …).
 	MutatingTools []string
 }
 
@@ -91,9 +89,6 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxPartitions, DefaultMaxPartitions)
 	def(&o.NearMinBytes, DefaultNearMinBytes)
 	def(&o.NearMaxDelta, DefaultNearMaxDelta)
-	if o.MutatingTools == nil {
-		o.MutatingTools = DefaultMutatingTools
-	}
 	return o
 }
 
@@ -167,9 +162,7 @@ type partition struct {
 
 // Cache remembers what each partition has been shown.
 type Cache struct {
-	opts   Options
-	mutate map[string]bool
-	globs  []string
+	opts Options
 
 	mu    sync.Mutex
 	parts map[Key]*partition
@@ -184,28 +177,18 @@ type Cache struct {
 // New returns an empty cache.
 func New(opts Options) *Cache {
 	o := opts.withDefaults()
-	c := &Cache{opts: o, mutate: map[string]bool{}, parts: map[Key]*partition{}, plru: list.New()}
-	for _, t := range o.MutatingTools {
-		if strings.ContainsAny(t, `*?[\`) {
-			c.globs = append(c.globs, t)
-		} else {
-			c.mutate[t] = true
-		}
-	}
-	return c
+	return &Cache{opts: o, parts: map[Key]*partition{}, plru: list.New()}
 }
 
 // isMutating reports whether call writes its path.
 func (c *Cache) isMutating(call Call) bool {
-	if call.Mutating || c.mutate[call.Tool] {
+	if call.Mutating {
 		return true
 	}
-	for _, g := range c.globs {
-		if ok, _ := path.Match(g, call.Tool); ok {
-			return true
-		}
+	if c.opts.MutatingTools == nil {
+		return toolname.WritesFiles(call.Tool)
 	}
-	return false
+	return toolname.MatchAny(c.opts.MutatingTools, call.Tool)
 }
 
 // Fingerprint returns the first 128 bits of SHA-256 over variant and content.

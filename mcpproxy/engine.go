@@ -231,7 +231,7 @@ func (e *engine) begin(ctx context.Context, server, tool, exposed, client, sessi
 	c.brake = e.noteCall(c)
 	rec.Brake = c.brake
 	c.paths = argPaths(rest)
-	c.mutating = info.mutating || matchAny(e.opts.MutatingTools, tool)
+	c.mutating = info.mutating || toolname.MatchAny(e.opts.MutatingTools, tool)
 	if c.mutating && e.opts.Dedup != nil {
 		// Before forwarding: a read answered after this call must not be
 		// a reference to what the write changed.
