@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +52,6 @@ type LogReport struct {
 	EventsPerSession            float64
 	CompactionsPerSession       float64
 	ReadShare                   float64
-	Agent                       string
 	ByTool                      []ToolCost
 	Sinks                       []Sink
 	ReReads, ReReadTokens       int
@@ -232,7 +230,6 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 	slices.SortStableFunc(sinks, func(a, b Sink) int { return cmp.Compare(b.Tokens, a.Tokens) })
 	rep.Sinks = sinks[:min(len(sinks), 10)]
 	rep.MCPTools = slices.Sorted(maps.Keys(mcp))
-	rep.Agent = profile.Classify(int(math.Round(rep.EventsPerSession)), int(math.Round(rep.CompactionsPerSession)), rep.ReadShare)
 	return rep, planFromLogs(rep), nil
 }
 
@@ -252,16 +249,6 @@ func planFromLogs(rep *LogReport) *Plan {
 		p.LLM, p.llmWhy = name, why
 		p.LLMVariants = append(p.LLMVariants, variant[config.LLMProfile]{config.LLMProfile{Name: name, Match: []string{strings.ToLower(rep.Dominant)},
 			Tokenizer: base.Tokenizer, ContextWindow: base.ContextWindow, Budget: base.Budget}, why})
-	}
-
-	// P2.
-	ev := fmt.Sprintf("%d sessions, %.1f tool results and %.2f compactions per session, %.0f%% file reads",
-		rep.Sessions, rep.EventsPerSession, rep.CompactionsPerSession, 100*rep.ReadShare)
-	if rep.Agent == "default" {
-		p.note("P2", "sessions", ev+": default")
-	} else {
-		p.Agent = rep.Agent
-		p.agentWhy = p.fire("P2", "sessions", ev, "agent "+rep.Agent)
 	}
 
 	// P3.
