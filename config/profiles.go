@@ -93,8 +93,7 @@ type Profiles struct {
 
 	LLMVariants   []LLMProfile   `toml:"llm_variants"`
 	AgentVariants []AgentProfile `toml:"agent_variants,omitempty"` // deprecated and ignored, as Agent
-
-	DataVariants []DataProfile `toml:"data_variants"`
+	DataVariants  []DataProfile  `toml:"data_variants"`
 }
 
 // LLMProfile describes a receiving model.
