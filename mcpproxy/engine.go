@@ -739,10 +739,7 @@ func (e *engine) transform(ctx context.Context, c *call, pol Policy, result tree
 		}
 		// The parts sum to RawTokens − OutputTokens; what compacting the
 		// text as sent saved beyond that is the encoding's.
-		rec.Saved["filter"] += rep.Saved.Filter
-		rec.Saved["dedup"] += rep.Saved.Dedup
-		rec.Saved["encoding"] += rep.Saved.Encoding + direct - rep.RawTokens
-		rec.Saved["fit"] += rep.Saved.Fitting
+		telemetry.AddSaved(rec.Saved, rep.SavedAgainst(direct))
 		format := rep.Format
 		if rep.Dedup {
 			format = "ref"
@@ -1106,18 +1103,9 @@ func (e *engine) event(c *call, text string, r *terse.Result, err error, latency
 	}
 	ev := e.baseEvent(c)
 	ev.Latency = latency
-	data := []byte(text)
-	f := telemetry.Detect(data)
-	ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
-	ev.Fingerprint = rec.Fingerprint(data)
-	switch {
-	case err != nil:
-		ev.Err, ev.Untouched = "pipeline", telemetry.UntouchedError
-	default:
-		if r.StoreErr != nil {
-			ev.Err = "store"
-		}
-		ev.SetReport(&r.Report)
+	ev.SetInput(rec, []byte(text))
+	ev.SetResult(r, err, "pipeline")
+	if err == nil {
 		if noID {
 			ev.Hints[telemetry.HintID] = 0
 		}

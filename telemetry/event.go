@@ -48,6 +48,24 @@ const (
 // SourceNames are the sources as written.
 var SourceNames = [NumSources]string{"filter", "dedup", "encoding", "fit", "history", "stale"}
 
+// String is the source's name as written ("unknown" for none).
+func (s Source) String() string {
+	if s < NumSources {
+		return SourceNames[s]
+	}
+	return "unknown"
+}
+
+// ParseSource returns the source written as name.
+func ParseSource(name string) (Source, bool) {
+	for i, n := range SourceNames {
+		if n == name {
+			return Source(i), true
+		}
+	}
+	return NumSources, false
+}
+
 // Hint is an in-band hint family.
 type Hint uint8
 

@@ -165,20 +165,15 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 			lat := time.Since(start)
 			ev := telemetry.Event{Entry: telemetry.EntryReplay, Session: s.File + "#" + s.ID, Partition: r.Partition,
 				Sidechain: r.Sidechain, Tool: r.Tool}
-			f := telemetry.Detect([]byte(r.Text))
-			ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
-			if o.Recorder != nil {
-				ev.Fingerprint = o.Recorder.Fingerprint([]byte(r.Text))
-			}
+			ev.SetInput(o.Recorder, []byte(r.Text))
+			ev.SetResult(&res, err, "parse")
 			if err != nil {
 				rep.ReplayErrors++
-				ev.Err, ev.Untouched = "parse", telemetry.UntouchedError
 				ev.BytesIn, ev.BytesOut, ev.TokensIn, ev.TokensOut, ev.Tokenizer = len(r.Text), len(r.Text), n, n, counter.Name()
 				rep.ReplayIn += n
 				rep.ReplayOut += n
 				tc.Replayed += n
 			} else {
-				ev.SetReport(&res.Report)
 				out := res.Report.OutputTokens
 				// The baseline is what the model read; the pipeline's
 				// RawTokens re-encodes JSON compactly, which is counted
@@ -187,11 +182,7 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 				rep.ReplayOut += out
 				tc.Replayed += out
 				tc.ReplayCalls++
-				rs := res.Report.Saved
-				rep.ReplaySaved["filter"] += rs.Filter
-				rep.ReplaySaved["dedup"] += rs.Dedup
-				rep.ReplaySaved["encoding"] += rs.Encoding + (n - res.Report.RawTokens)
-				rep.ReplaySaved["fit"] += rs.Fitting
+				telemetry.AddSaved(rep.ReplaySaved, res.Report.SavedAgainst(n))
 			}
 			if o.Recorder != nil {
 				clock++

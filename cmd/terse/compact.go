@@ -198,17 +198,8 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		ToolInput: *toolInput, WorkDir: *workDir})
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
-		f := telemetry.Detect(data)
-		ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
-		ev.Fingerprint = rec.Fingerprint(data)
-		if err != nil {
-			ev.Err, ev.Untouched = "parse", telemetry.UntouchedError
-		} else {
-			if res.StoreErr != nil {
-				ev.Err = "store"
-			}
-			ev.SetReport(&res.Report)
-		}
+		ev.SetInput(rec, data)
+		ev.SetResult(&res, err, "parse")
 		rec.Record(&ev)
 	}
 	if err != nil {

@@ -290,12 +290,10 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 			if r.ShapeClass == "elide" {
 				tev.Hints[telemetry.HintMore]++
 			}
-			saved[telemetry.SrcFilter] += r.Saved.Filter
-			saved[telemetry.SrcDedup] += r.Saved.Dedup
-			saved[telemetry.SrcFit] += r.Saved.Fitting
-			// The pipeline's baseline is compact JSON: what the model would
-			// have read beyond it (indentation) is the encoding's saving.
-			saved[telemetry.SrcEncoding] += r.Saved.Encoding + n0 - r.RawTokens
+			// Against what the model would have read (the field as sent).
+			for src, n := range telemetry.BySource(r.SavedAgainst(n0)) {
+				saved[src] += n
+			}
 			if r.Truncated {
 				tev.Hints[telemetry.HintMore]++
 			}
