@@ -187,6 +187,11 @@ func (m *autoMemo) encoder(ro render.Options, draft bool) func(dst []byte, v tre
 			e.verified = true
 			m.put(e)
 		}
+		if len(dst) == 0 {
+			// The remembered text itself: the fitter never writes what
+			// a format returns (fit.Format), and an append to it copies.
+			return unsafe.Slice(unsafe.StringData(e.text), len(e.text))
+		}
 		return append(dst, e.text...)
 	}
 }

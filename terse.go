@@ -432,8 +432,11 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// reference to it.
 	var call dedup.Call
 	if p.o.Dedup != nil {
-		call = dedup.Call{Tool: req.Tool, Paths: req.Paths, Content: []byte(content), Mutating: req.Mutating,
-			Variant: p.variant(isJSON)}
+		// The content is neither kept nor changed by the cache: no copy;
+		// its fingerprint is computed once, for the check and the record.
+		call = dedup.Call{Tool: req.Tool, Paths: req.Paths, Content: unsafe.Slice(unsafe.StringData(content), len(content)),
+			Mutating: req.Mutating, Variant: p.variant(isJSON)}
+		call.Sum = dedup.Fingerprint(call.Variant, call.Content)
 		if oc := p.o.Dedup.Check(req.Session, call); oc.Kind != dedup.Miss && (req.Hints == nil || req.Hints.Take(refFamily(oc.Kind))) {
 			rep.Kind, rep.Format, rep.Dedup, rep.DedupID = kindOf(isJSON), "hint", true, oc.ID
 			rep.NearRef = oc.Kind == dedup.NearRef

@@ -106,7 +106,11 @@ type Call struct {
 	Paths []string
 	// Content is the result the agent would be shown; the Pipeline passes
 	// the filtered result before encoding, whose encoding is deterministic.
+	// The cache neither keeps nor changes it.
 	Content []byte
+	// Sum, when not zero, is Fingerprint(Variant, Content), computed once
+	// by the caller for a Check and the Record that follows it.
+	Sum [16]byte
 	// Variant distinguishes renderings of the same content (for example
 	// the encoding options); results are identical only if both match.
 	Variant string
@@ -191,6 +195,14 @@ func (c *Cache) isMutating(call Call) bool {
 	return toolname.MatchAny(c.opts.MutatingTools, call.Tool)
 }
 
+// fingerprint is call.Sum, or its content's fingerprint when not given.
+func (call *Call) fingerprint() [16]byte {
+	if call.Sum != ([16]byte{}) {
+		return call.Sum
+	}
+	return Fingerprint(call.Variant, call.Content)
+}
+
 // Fingerprint returns the first 128 bits of SHA-256 over variant and content.
 func Fingerprint(variant string, content []byte) [16]byte {
 	var sum [32]byte
@@ -233,7 +245,7 @@ func (c *Cache) part(k Key, create bool) *partition {
 // [Cache.Check] and [Cache.Record] instead when the result may be shown
 // only in part (budget fitting).
 func (c *Cache) Process(k Key, call Call) Outcome {
-	fp := Fingerprint(call.Variant, call.Content)
+	fp := call.fingerprint()
 	if c.shared != nil {
 		if o := c.sharedCheck(k, call, fp); o.Kind != Miss {
 			return o
@@ -251,7 +263,7 @@ func (c *Cache) Process(k Key, call Call) Outcome {
 // Check reports whether call repeats a visible earlier result, without
 // recording it. A mutating call invalidates earlier reads of its path.
 func (c *Cache) Check(k Key, call Call) Outcome {
-	fp := Fingerprint(call.Variant, call.Content)
+	fp := call.fingerprint()
 	if c.shared != nil {
 		return c.sharedCheck(k, call, fp)
 	}
@@ -264,7 +276,7 @@ func (c *Cache) Check(k Key, call Call) Outcome {
 // id line (Outcome.IDLine), which must be shown with it. Results smaller
 // than MinBytes are not recorded.
 func (c *Cache) Record(k Key, call Call) Outcome {
-	fp := Fingerprint(call.Variant, call.Content)
+	fp := call.fingerprint()
 	if c.shared != nil {
 		return c.sharedRecord(k, call, fp)
 	}

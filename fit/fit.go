@@ -30,6 +30,10 @@ type Format struct {
 	// it does, it is rendered with Append, so a pair that lets Append
 	// check the draft it made instead of encoding again costs least. Nil
 	// means Append.
+	//
+	// The bytes Append and Draft return are read and never written, so
+	// that, given an empty dst, a format may return memory it keeps (a
+	// remembered encoding) instead of a copy.
 	Draft func(dst []byte, v tree.Value) []byte
 }
 
