@@ -209,6 +209,9 @@ type Pipeline struct {
 	// auto is set when fmt is the built-in auto format: JSON results
 	// are then marked (markAuto) where TOON would read them differently.
 	auto bool
+	// autoMemo is the built-in auto format's memo (when auto is set):
+	// told each document's compact JSON, which the call already holds.
+	autoMemo *autoMemo
 }
 
 // TOON is the TOON v4 output format, numbers written exactly as in the
@@ -225,6 +228,12 @@ var TOON = fit.Format{Name: "toon", Append: func(dst []byte, v tree.Value) []byt
 // format remembers its last two verified encodings, so that encoding the
 // same value again costs nothing; it is safe for concurrent use.
 func Auto(c tokens.Counter, template string) fit.Format {
+	f, _ := newAuto(c, template)
+	return f
+}
+
+// newAuto is Auto and its memo.
+func newAuto(c tokens.Counter, template string) (fit.Format, *autoMemo) {
 	if c == nil {
 		c = tokens.O200kBase()
 	}
@@ -238,7 +247,7 @@ func Auto(c tokens.Counter, template string) fit.Format {
 	// The fitter drafts candidate selections unverified (they are only
 	// counted) and renders the text it returns with the verified encoder.
 	m := &autoMemo{}
-	return fit.Format{Name: "auto", Append: m.encoder(ro, false), Draft: m.encoder(ro, true)}
+	return fit.Format{Name: "auto", Append: m.encoder(ro, false), Draft: m.encoder(ro, true)}, m
 }
 
 // New returns a Pipeline. It fails on an unknown format, strategy or
@@ -259,7 +268,8 @@ func New(opts *Options) (*Pipeline, error) {
 			return nil, fmt.Errorf("terse: unknown template %q (want %s, %s or %s)", o.Template, render.CSVFromMD, render.MRDiffFence, render.CIPipeline)
 		}
 	}
-	formats := append(append([]fit.Format(nil), o.Formats...), fit.JSON, TOON, Auto(o.Tokenizer, o.Template))
+	auto, memo := newAuto(o.Tokenizer, o.Template)
+	formats := append(append([]fit.Format(nil), o.Formats...), fit.JSON, TOON, auto)
 	name := o.Format
 	if name == "" {
 		name = "json"
@@ -271,7 +281,7 @@ func New(opts *Options) (*Pipeline, error) {
 			p.fmt, p.measure, found = f, f, true
 			if i == len(formats)-1 { // the built-in auto
 				p.measure.Append = f.Draft
-				p.auto = true
+				p.auto, p.autoMemo = true, memo
 			}
 			break
 		}
@@ -507,8 +517,12 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	}
 	if isJSON {
 		// The compact JSON of v: the fitter need not encode it again
-		// (strings are never written, so it can be kept).
+		// (strings are never written, so it can be kept), nor the auto
+		// format to measure its encoding against it.
 		fo.Compact = unsafe.Slice(unsafe.StringData(content), len(content))
+		if p.autoMemo != nil {
+			p.autoMemo.knowCompact(v, content)
+		}
 	}
 	var res fit.Result
 	var body string
