@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/terse-dev/terse"
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/internal/corpus"
@@ -68,21 +68,21 @@ func TestHintPolicy(t *testing.T) {
 	ctx := context.Background()
 	small := hintsJSON(8, "small")
 	big := hintsJSON(200, "big")
-	run := func(t *testing.T, src string, payloads ...[]byte) ([]Result, *profile.HintCounter) {
+	run := func(t *testing.T, src string, payloads ...[]byte) ([]terse.Result, *profile.HintCounter) {
 		t.Helper()
 		c, err := config.Parse([]byte(src), "t.toml")
 		if err != nil {
 			t.Fatal(err)
 		}
 		eff := profile.Resolve(c, profile.Context{ModelID: "claude-sonnet-4-5"})
-		p, err := New(&Options{Format: "json", Budget: 300, Dedup: dedup.New(dedup.Options{}), Store: new(store.Mem)})
+		p, err := terse.New(&terse.Options{Format: "json", Budget: 300, Dedup: dedup.New(dedup.Options{}), Store: new(store.Mem)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		hc := new(profile.HintCounter)
-		var out []Result
+		var out []terse.Result
 		for _, data := range payloads {
-			r, err := p.Process(ctx, data, &Request{Session: dedup.Key{Session: "s", Partition: "s/0"}, Hints: profile.Gate{E: &eff, C: hc}})
+			r, err := p.Process(ctx, data, &terse.Request{Session: dedup.Key{Session: "s", Partition: "s/0"}, Hints: profile.Gate{E: &eff, C: hc}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestHintPolicy(t *testing.T) {
 		}
 		return out, hc
 	}
-	texts := func(rs []Result) []string {
+	texts := func(rs []terse.Result) []string {
 		var s []string
 		for _, r := range rs {
 			s = append(s, r.Text)
@@ -167,11 +167,11 @@ func BenchmarkHintGate(b *testing.B) {
 				name = tc.name + "/gate"
 			}
 			b.Run(name, func(b *testing.B) {
-				p, err := New(&Options{Budget: tc.budget, Store: &store.Mem{}, Dedup: dedup.New(dedup.Options{})})
+				p, err := terse.New(&terse.Options{Budget: tc.budget, Store: &store.Mem{}, Dedup: dedup.New(dedup.Options{})})
 				if err != nil {
 					b.Fatal(err)
 				}
-				req := &Request{Session: dedup.Key{Session: "s", Partition: "s/0"}}
+				req := &terse.Request{Session: dedup.Key{Session: "s", Partition: "s/0"}}
 				if gated {
 					req.Hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
 				}
