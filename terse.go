@@ -47,8 +47,9 @@ type Options struct {
 	Formats []fit.Format
 	// Pointer is the JSON Pointer of the item array. Empty means detected.
 	Pointer string
-	// Strategy forces a strategy; Strategies maps tool names to strategies
-	// (configuration). See fit.Resolve.
+	// Strategy forces a strategy (Report.StrategySource "option");
+	// Strategies maps tool names or globs to strategies (configuration,
+	// "config"). See fit.Resolve.
 	Strategy   string
 	Strategies map[string]string
 	// DropFields, KeepFields and Identity tune the standard and minimal

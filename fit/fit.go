@@ -77,8 +77,9 @@ type Options struct {
 	// Strategy forces a strategy by name. Empty means resolved from Tool
 	// with [Resolve].
 	Strategy string
-	// Strategies maps tool names to strategy names (configuration); it is
-	// consulted before the built-in defaults.
+	// Strategies maps tool names or globs (a config rule's match) to
+	// strategy names (configuration); it is consulted before the
+	// built-in defaults.
 	Strategies map[string]string
 	// Drop lists extra fields the standard level drops; Keep lists fields
 	// it never drops; Identity replaces [DefaultIdentity] for the minimal
