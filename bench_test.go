@@ -2,6 +2,7 @@ package terse
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -117,6 +118,50 @@ func BenchmarkFit20k(b *testing.B) {
 			b.ReportMetric(float64(fit.Microseconds())/float64(b.N)/1000, "fit-ms")
 			b.ReportMetric(float64(base.Microseconds())/float64(b.N)/1000, "baseline-ms")
 			b.ReportMetric(float64(fit)/float64(base), "x-baseline")
+		})
+	}
+}
+
+// BenchmarkResultCopies runs one 99 KB JSON result from the corpus (a
+// Slack history page) through a long-lived Pipeline as the proxy does
+// (auto encoding, a store and a dedup cache, a new partition each call),
+// whole and under a budget, and reports the bytes allocated per result
+// as copies of the input ("copies/op": B/op ÷ input size), the figure
+// the hot path keeps small:
+//
+//	go test -run '^$' -bench ResultCopies -benchtime 20x .
+func BenchmarkResultCopies(b *testing.B) {
+	data := readCorpus(b, "slack/slackdump__conversations-history-page1.json")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"json/whole", Options{Budget: 1 << 30}},
+		{"auto/whole", Options{Format: "auto", Budget: 1 << 30}},
+		{"auto/whole/dedup", Options{Format: "auto", Budget: 1 << 30, Dedup: dedup.New(dedup.Options{})}},
+		{"auto/4000/dedup", Options{Format: "auto", Budget: 4000, Dedup: dedup.New(dedup.Options{})}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			o := tc.o
+			o.Store = &store.Mem{}
+			p, err := New(&o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			before, i := ms.TotalAlloc, 0
+			for b.Loop() {
+				i++
+				if _, err := p.Process(ctx, data, &Request{Session: dedup.Key{Session: "bench", Partition: strconv.Itoa(i)}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.TotalAlloc-before)/float64(b.N)/float64(len(data)), "copies/op")
 		})
 	}
 }

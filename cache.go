@@ -121,6 +121,27 @@ type autoMemo struct {
 	mu   sync.Mutex
 	ents [8]autoEntry
 	seq  uint64
+	// known is the compact JSON of one value the caller already holds
+	// (knowCompact), so that encoding that value does not write it again.
+	known autoEntry
+}
+
+// knowCompact tells the memo that s is v's compact JSON (the last value
+// told wins; values are compared by identity).
+func (m *autoMemo) knowCompact(v tree.Value, s string) {
+	m.mu.Lock()
+	m.known = autoEntry{v: v, text: s}
+	m.mu.Unlock()
+}
+
+// compactOf is the compact JSON knowCompact gave for v, or "".
+func (m *autoMemo) compactOf(v tree.Value) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.known.text != "" && m.known.v == v {
+		return m.known.text
+	}
+	return ""
 }
 
 type autoEntry struct {
@@ -170,6 +191,8 @@ func (m *autoMemo) encoder(ro render.Options, draft bool) func(dst []byte, v tre
 	return func(dst []byte, v tree.Value) []byte {
 		e, ok := m.get(v)
 		if !ok {
+			ro := ro
+			ro.Compact = m.compactOf(v)
 			s, _, err := render.Encode(v, &ro)
 			if err != nil {
 				return tree.AppendJSON(dst, v)
@@ -186,6 +209,11 @@ func (m *autoMemo) encoder(ro render.Options, draft bool) func(dst []byte, v tre
 			}
 			e.verified = true
 			m.put(e)
+		}
+		if len(dst) == 0 {
+			// The remembered text itself: the fitter never writes what
+			// a format returns (fit.Format), and an append to it copies.
+			return unsafe.Slice(unsafe.StringData(e.text), len(e.text))
 		}
 		return append(dst, e.text...)
 	}

@@ -94,6 +94,18 @@ type Savings struct {
 // Total is the sum of the parts: RawTokens − OutputTokens.
 func (s Savings) Total() int { return s.Filter + s.Dedup + s.Encoding + s.Fitting }
 
+// SavedAgainst is r's savings against n tokens, what the model would
+// have read without terse (the text as the tool sent it, by r's
+// tokenizer) rather than compact JSON of the input: what compacting the
+// input saved (n − RawTokens, as indentation) is the encoding's. The
+// parts then sum to n − OutputTokens. It is the one rule by which every
+// surface reports savings against the text as sent.
+func (r *Report) SavedAgainst(n int) Savings {
+	s := r.Saved
+	s.Encoding += n - r.RawTokens
+	return s
+}
+
 // Items counts the items of a trimmed result per detail level.
 type Items struct {
 	Unit     string `json:"unit"` // items, members, lines or files

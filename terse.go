@@ -48,8 +48,9 @@ type Options struct {
 	Formats []fit.Format
 	// Pointer is the JSON Pointer of the item array. Empty means detected.
 	Pointer string
-	// Strategy forces a strategy; Strategies maps tool names to strategies
-	// (configuration). See fit.Resolve.
+	// Strategy forces a strategy (Report.StrategySource "option");
+	// Strategies maps tool names or globs to strategies (configuration,
+	// "config"). See fit.Resolve.
 	Strategy   string
 	Strategies map[string]string
 	// DropFields, KeepFields and Identity tune the standard and minimal
@@ -210,6 +211,9 @@ type Pipeline struct {
 	// auto is set when fmt is the built-in auto format: JSON results
 	// are then marked (markAuto) where TOON would read them differently.
 	auto bool
+	// autoMemo is the built-in auto format's memo (when auto is set):
+	// told each document's compact JSON, which the call already holds.
+	autoMemo *autoMemo
 }
 
 // TOON is the TOON v4 output format, numbers written exactly as in the
@@ -226,6 +230,12 @@ var TOON = fit.Format{Name: "toon", Append: func(dst []byte, v tree.Value) []byt
 // format remembers its last two verified encodings, so that encoding the
 // same value again costs nothing; it is safe for concurrent use.
 func Auto(c tokens.Counter, template string) fit.Format {
+	f, _ := newAuto(c, template)
+	return f
+}
+
+// newAuto is Auto and its memo.
+func newAuto(c tokens.Counter, template string) (fit.Format, *autoMemo) {
 	if c == nil {
 		c = tokens.O200kBase()
 	}
@@ -239,7 +249,7 @@ func Auto(c tokens.Counter, template string) fit.Format {
 	// The fitter drafts candidate selections unverified (they are only
 	// counted) and renders the text it returns with the verified encoder.
 	m := &autoMemo{}
-	return fit.Format{Name: "auto", Append: m.encoder(ro, false), Draft: m.encoder(ro, true)}
+	return fit.Format{Name: "auto", Append: m.encoder(ro, false), Draft: m.encoder(ro, true)}, m
 }
 
 // New returns a Pipeline. It fails on an unknown format, strategy or
@@ -260,7 +270,8 @@ func New(opts *Options) (*Pipeline, error) {
 			return nil, fmt.Errorf("terse: unknown template %q (want %s, %s or %s)", o.Template, render.CSVFromMD, render.MRDiffFence, render.CIPipeline)
 		}
 	}
-	formats := append(append([]fit.Format(nil), o.Formats...), fit.JSON, TOON, Auto(o.Tokenizer, o.Template))
+	auto, memo := newAuto(o.Tokenizer, o.Template)
+	formats := append(append([]fit.Format(nil), o.Formats...), fit.JSON, TOON, auto)
 	name := o.Format
 	if name == "" {
 		name = "json"
@@ -272,7 +283,7 @@ func New(opts *Options) (*Pipeline, error) {
 			p.fmt, p.measure, found = f, f, true
 			if i == len(formats)-1 { // the built-in auto
 				p.measure.Append = f.Draft
-				p.auto = true
+				p.auto, p.autoMemo = true, memo
 			}
 			break
 		}
@@ -433,8 +444,11 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	// reference to it.
 	var call dedup.Call
 	if p.o.Dedup != nil {
-		call = dedup.Call{Tool: req.Tool, Paths: req.Paths, Content: []byte(content), Mutating: req.Mutating,
-			Variant: p.variant(isJSON)}
+		// The content is neither kept nor changed by the cache: no copy;
+		// its fingerprint is computed once, for the check and the record.
+		call = dedup.Call{Tool: req.Tool, Paths: req.Paths, Content: unsafe.Slice(unsafe.StringData(content), len(content)),
+			Mutating: req.Mutating, Variant: p.variant(isJSON)}
+		call.Sum = dedup.Fingerprint(call.Variant, call.Content)
 		if oc := p.o.Dedup.Check(req.Session, call); oc.Kind != dedup.Miss && (req.Hints == nil || req.Hints.Take(refFamily(oc.Kind))) {
 			rep.Kind, rep.Format, rep.Dedup, rep.DedupID = kindOf(isJSON), "hint", true, oc.ID
 			rep.NearRef = oc.Kind == dedup.NearRef
@@ -505,8 +519,12 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	}
 	if isJSON {
 		// The compact JSON of v: the fitter need not encode it again
-		// (strings are never written, so it can be kept).
+		// (strings are never written, so it can be kept), nor the auto
+		// format to measure its encoding against it.
 		fo.Compact = unsafe.Slice(unsafe.StringData(content), len(content))
+		if p.autoMemo != nil {
+			p.autoMemo.knowCompact(v, content)
+		}
 	}
 	var res fit.Result
 	var body string

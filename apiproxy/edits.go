@@ -8,6 +8,7 @@ import (
 
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -201,13 +202,9 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 	return out, edits
 }
 
-// readTools and writeTools name the file tools of the usual agents
-// (lower case).
-var (
-	readTools  = map[string]bool{"read": true, "read_file": true, "readfile": true, "view": true, "view_file": true, "cat": true, "open_file": true}
-	writeTools = map[string]bool{"write": true, "edit": true, "multiedit": true, "notebookedit": true, "write_file": true,
-		"edit_file": true, "create_file": true, "str_replace": true, "apply_patch": true, "replace": true}
-)
+// readTools name the file-reading tools of the usual agents (lower
+// case); the writing ones are toolname.WritesFiles.
+var readTools = map[string]bool{"read": true, "read_file": true, "readfile": true, "view": true, "view_file": true, "cat": true, "open_file": true}
 
 // filePaths returns the files a call reads or writes.
 func filePaths(c call) []string {
@@ -268,7 +265,7 @@ func staleReads(msgs []history.Message, calls map[string]call) map[string]string
 				for _, f := range filePaths(calls[p.ID]) {
 					open = append(open, rd{p.ID, f})
 				}
-			case writeTools[name] && !failed[p.ID]:
+			case toolname.WritesFiles(name) && !failed[p.ID]:
 				for _, f := range filePaths(calls[p.ID]) {
 					kept := open[:0]
 					for _, r := range open {

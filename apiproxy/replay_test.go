@@ -220,7 +220,7 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 		prevD, prevT = dm, tm
 	}
 	other := 0
-	for s := SourceRepeat; s < numSources; s++ {
+	for _, s := range sources[1:] {
 		other += st.saved[s]
 	}
 	st.saved[SourceHistory] = st.direct - st.terse - other

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -12,30 +11,28 @@ import (
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/store"
+	"github.com/terse-dev/terse/telemetry"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
-// Source is where a saving came from.
-type Source uint8
+// Source is where a saving came from: telemetry's one vocabulary of
+// saving sources.
+type Source = telemetry.Source
 
-// The sources of savings.
+// The sources terse api saves by.
 const (
-	SourceHistory  Source = iota // trimming old turns
-	SourceRepeat                 // a result identical to an earlier one
-	SourceStale                  // a read superseded by a later write
-	SourceEncoding               // shaped by the pipeline: text shapers, JSON re-encoded
-	SourceFilter                 // a configured per-tool filter
-	numSources
+	SourceHistory  = telemetry.SrcHistory  // trimming old turns
+	SourceRepeat   = telemetry.SrcDedup    // a result identical to an earlier one
+	SourceStale    = telemetry.SrcStale    // a read superseded by a later write
+	SourceEncoding = telemetry.SrcEncoding // shaped by the pipeline: text shapers, JSON re-encoded
+	SourceFilter   = telemetry.SrcFilter   // a configured per-tool filter
+	numSources     = telemetry.NumSources
 )
 
-var sourceNames = [numSources]string{"history", "dedup", "stale", "encoding", "filter"}
-
-func (s Source) String() string {
-	if s < numSources {
-		return sourceNames[s]
-	}
-	return "unknown"
-}
+// sources are the sources terse api saves by, in the order its summary
+// and metrics list them.
+var sources = [...]Source{SourceHistory, SourceRepeat, SourceStale, SourceEncoding, SourceFilter}
 
 // Options configure a [Rewriter]. The zero value uses the defaults.
 type Options struct {
@@ -419,15 +416,7 @@ func indexCalls(msgs []history.Message) map[string]call {
 
 // excluded reports whether a tool's results are left alone.
 func (rw *Rewriter) excluded(name string) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, name); ok {
-				return true
-			}
-		}
-		return false
-	}
-	return match(rw.opt.Exclude) || (len(rw.opt.Include) > 0 && !match(rw.opt.Include))
+	return toolname.MatchAny(rw.opt.Exclude, name) || (len(rw.opt.Include) > 0 && !toolname.MatchAny(rw.opt.Include, name))
 }
 
 // resultText is a tool result's content when it is all text (joined by

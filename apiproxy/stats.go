@@ -356,7 +356,7 @@ func (s *Stats) Summary() string {
 	}
 	fmt.Fprintf(&b, "  request tokens (%s): %d before, %d after, %d saved (%.1f %%)\n", s.counter.Name(), t.TokensBefore, t.TokensAfter, saved, pct)
 	fmt.Fprintf(&b, "  saved by source:")
-	for src := Source(0); src < numSources; src++ {
+	for _, src := range sources {
 		fmt.Fprintf(&b, " %s %d", src, t.Saved[src.String()])
 	}
 	if n := t.Saved["envelope"]; n != 0 {
@@ -423,7 +423,7 @@ func (s *Stats) Handler() http.Handler {
 	counter("terse_api_rewritten_total", "Requests sent rewritten.", nil, func(t *Totals) int { return t.Rewritten })
 	counter("terse_api_tokens_before_total", "Request tokens as the client sent them.", tok, func(t *Totals) int { return t.TokensBefore })
 	counter("terse_api_tokens_after_total", "Request tokens as sent upstream.", tok, func(t *Totals) int { return t.TokensAfter })
-	for src := Source(0); src < numSources; src++ {
+	for _, src := range sources {
 		name := src.String()
 		counter("terse_api_tokens_saved_total", "Request tokens saved, by source.", prometheus.Labels{"tokenizer": s.counter.Name(), "source": name},
 			func(t *Totals) int { return t.Saved[name] })

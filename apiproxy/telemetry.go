@@ -7,17 +7,6 @@ import (
 	"github.com/terse-dev/terse/tokens"
 )
 
-// telemetrySources maps the sources of Record.Saved onto telemetry's.
-// Writing the request as compact JSON ("envelope") is an encoding saving.
-var telemetrySources = map[string]telemetry.Source{
-	"history":  telemetry.SrcHistory,
-	"dedup":    telemetry.SrcDedup,
-	"stale":    telemetry.SrcStale,
-	"encoding": telemetry.SrcEncoding,
-	"filter":   telemetry.SrcFilter,
-	"envelope": telemetry.SrcEncoding,
-}
-
 // event records one telemetry event for an exchange measured as r: one
 // request, its tokens before and after as the model read them (in the
 // conversation's tokenizer), split by source. It holds numbers, the
@@ -56,7 +45,10 @@ func (s *Stats) event(ex *exchange, r *Record) {
 		ev.Format = "json"
 		ev.BytesOut, ev.TokensOut = len(ex.after), r.TokensAfter
 		for k, v := range r.Saved {
-			if src, ok := telemetrySources[k]; ok {
+			if k == "envelope" {
+				k = SourceEncoding.String() // the request written as compact JSON
+			}
+			if src, ok := telemetry.ParseSource(k); ok {
 				ev.Saved[src] += v
 			}
 		}

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"cmp"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -82,15 +84,15 @@ type Profiles struct {
 	// LLM is "auto" (matched from the client's model id or clientInfo
 	// name) or an LLM variant name.
 	LLM string `toml:"llm"`
-	// Agent is "auto" (classified from session statistics) or an agent
-	// variant name.
-	Agent string `toml:"agent"`
+	// Agent is deprecated and ignored: no agent axis changes any option.
+	// It is accepted so that older files load; Deprecated reports it.
+	Agent string `toml:"agent,omitempty"`
 	// Data is "auto" (the first data variant whose match fits the tool)
 	// or a data variant name, applied to every tool.
 	Data string `toml:"data"`
 
 	LLMVariants   []LLMProfile   `toml:"llm_variants"`
-	AgentVariants []AgentProfile `toml:"agent_variants"`
+	AgentVariants []AgentProfile `toml:"agent_variants,omitempty"` // deprecated and ignored, as Agent
 	DataVariants  []DataProfile  `toml:"data_variants"`
 }
 
@@ -107,16 +109,13 @@ type LLMProfile struct {
 	Budget int `toml:"budget"`
 }
 
-// AgentProfile describes a kind of agent session.
+// AgentProfile is a deprecated [[profiles.agent_variants]] entry: its
+// keys are accepted so that older files load, and nothing reads them
+// (near-references are dedup.near_ref).
 type AgentProfile struct {
-	Name string `toml:"name"`
-	// RecursionDepth bounds how deep encoding choices recurse into
-	// nested values (1..16).
-	RecursionDepth int `toml:"recursion_depth"`
-	// NearRef enables near-reference hints.
-	NearRef bool `toml:"near_ref"`
-	// HintAggressiveness in [0, 1] scales how readily optional hints
-	// (query, encoded) are emitted.
+	Name               string  `toml:"name"`
+	RecursionDepth     int     `toml:"recursion_depth"`
+	NearRef            bool    `toml:"near_ref"`
 	HintAggressiveness float64 `toml:"hint_aggressiveness"`
 }
 
@@ -134,16 +133,13 @@ type DataProfile struct {
 	Hints []string `toml:"hints"`
 }
 
-// Agent kinds the "auto" agent axis chooses between.
-var AgentKinds = []string{"default", "file_search_heavy", "marathon_refactor"}
-
 func defaultHints() Hints {
 	on := HintRule{Enabled: true}
 	return Hints{Ref: on, NearRef: HintRule{Enabled: true, MaxPerSession: 50}, More: on, Query: on, Encoded: HintRule{}}
 }
 
 func defaultProfiles() Profiles {
-	return Profiles{Tokenizer: "auto", LLM: "auto", Agent: "auto", Data: "auto"}
+	return Profiles{Tokenizer: "auto", LLM: "auto", Data: "auto"}
 }
 
 func defaultTelemetry() Telemetry {
@@ -187,7 +183,6 @@ func (v *validator) validateProfiles() {
 		return seen
 	}
 	llms := names("profiles.llm_variants", len(p.LLMVariants), func(i int) string { return p.LLMVariants[i].Name })
-	agents := names("profiles.agent_variants", len(p.AgentVariants), func(i int) string { return p.AgentVariants[i].Name })
 	datas := names("profiles.data_variants", len(p.DataVariants), func(i int) string { return p.DataVariants[i].Name })
 	for i, l := range p.LLMVariants {
 		k := "profiles.llm_variants." + strconv.Itoa(i)
@@ -197,15 +192,6 @@ func (v *validator) validateProfiles() {
 		}
 		v.nonNegative(k+".context_window", l.ContextWindow)
 		v.nonNegative(k+".budget", l.Budget)
-	}
-	for i, a := range p.AgentVariants {
-		k := "profiles.agent_variants." + strconv.Itoa(i)
-		if a.RecursionDepth < 1 || a.RecursionDepth > 16 {
-			v.errorf(k+".recursion_depth", "must be in [1, 16], got %d", a.RecursionDepth)
-		}
-		if h := a.HintAggressiveness; h < 0 || h > 1 {
-			v.errorf(k+".hint_aggressiveness", "must be in [0, 1], got %g", h)
-		}
 	}
 	for i, d := range p.DataVariants {
 		k := "profiles.data_variants." + strconv.Itoa(i)
@@ -232,7 +218,6 @@ func (v *validator) validateProfiles() {
 		v.errorf(key, "%q is neither \"auto\" nor a variant", val)
 	}
 	check("profiles.llm", p.LLM, llms, BuiltinLLMs)
-	check("profiles.agent", p.Agent, agents, AgentKinds)
 	check("profiles.data", p.Data, datas, nil)
 }
 
@@ -246,4 +231,37 @@ func containsFold(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// deprecatedKeys are keys a file may still hold that nothing reads, with
+// what to do instead.
+var deprecatedKeys = []struct{ key, why string }{
+	{"profiles.agent", "the agent axis changed no option; remove it"},
+	{"profiles.agent_variants", "recursion_depth, near_ref and hint_aggressiveness changed no option; remove the table (near-references: dedup.near_ref)"},
+}
+
+// Deprecated lists the keys of the file that are accepted but ignored,
+// one warning each ("FILE:LINE:COL: KEY: deprecated, ignored: …"), in
+// file order. A config not read from a file has none.
+func (c *Config) Deprecated() []string {
+	var errs []*Error
+	for _, d := range deprecatedKeys {
+		line, col, ok := 0, 0, false
+		for k, lc := range c.pos {
+			if k == d.key || strings.HasPrefix(k, d.key+".") {
+				if !ok || lc[0] < line || lc[0] == line && lc[1] < col {
+					line, col, ok = lc[0], lc[1], true
+				}
+			}
+		}
+		if ok {
+			errs = append(errs, &Error{File: c.name, Line: line, Col: col, Key: d.key, Msg: "deprecated, ignored: " + d.why})
+		}
+	}
+	slices.SortFunc(errs, func(a, b *Error) int { return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col)) })
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error()
+	}
+	return out
 }

@@ -10,7 +10,7 @@ func TestProfilesDefaults(t *testing.T) {
 	if c.Telemetry.Enabled {
 		t.Error("telemetry is on by default")
 	}
-	if c.Profiles.LLM != "auto" || c.Profiles.Agent != "auto" || c.Profiles.Data != "auto" || c.Profiles.Tokenizer != "auto" {
+	if c.Profiles.LLM != "auto" || c.Profiles.Data != "auto" || c.Profiles.Tokenizer != "auto" {
 		t.Errorf("profiles = %+v, want auto axes", c.Profiles)
 	}
 	if !c.Hints.Ref.Enabled || c.Hints.Encoded.Enabled || c.Hints.NearRef.MaxPerSession != 50 {
@@ -48,15 +48,39 @@ hints = ["bogus"]
 	for _, want := range []string{
 		"telemetry.sample_rate", "telemetry.max_total_bytes", "hints.query.max_per_session",
 		"hints.query.applies_to_models.0", "profiles.tokenizer", "profiles.llm:",
-		"profiles.agent_variants.0.recursion_depth", "profiles.agent_variants.0.hint_aggressiveness",
 		"profiles.data_variants.0.match", "profiles.data_variants.0.format", "profiles.data_variants.0.hints.0",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %s:\n%v", want, err)
 		}
 	}
-	if strings.Contains(err.Error(), "profiles.agent:") {
-		t.Errorf("built-in agent kind rejected:\n%v", err)
+	if strings.Contains(err.Error(), "profiles.agent") {
+		t.Errorf("a deprecated key rejected:\n%v", err)
+	}
+}
+
+// TestProfilesAgentDeprecated: the agent axis changed no option and is
+// gone; a file that still sets it loads, with one warning per key.
+func TestProfilesAgentDeprecated(t *testing.T) {
+	src := `[profiles]
+agent = "lean"
+[[profiles.agent_variants]]
+name = "lean"
+recursion_depth = 2
+near_ref = true
+hint_aggressiveness = 0.4
+`
+	c, err := Parse([]byte(src), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Deprecated()
+	if len(got) != 2 || !strings.HasPrefix(got[0], "t.toml:2:1: profiles.agent: deprecated, ignored") ||
+		!strings.HasPrefix(got[1], "t.toml:3:") || !strings.Contains(got[1], "profiles.agent_variants: deprecated, ignored") {
+		t.Errorf("warnings %q", got)
+	}
+	if w := Default().Deprecated(); len(w) != 0 {
+		t.Errorf("defaults warn: %q", w)
 	}
 }
 

@@ -32,12 +32,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/terse-dev/terse/internal/lru"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -50,10 +50,6 @@ const (
 	DefaultNearMinBytes  = 500
 	DefaultNearMaxDelta  = 50
 )
-
-// DefaultMutatingTools are the tools whose call on a path invalidates
-// earlier reads of that path.
-var DefaultMutatingTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "move_file"}
 
 // Options configure a [Cache]. The zero value works: exact references on,
 // near-references off, the defaults above.
@@ -75,8 +71,10 @@ type Options struct {
 	// NearMaxDelta bounds the delta's size: Σ len(path)+len(old)+len(new)+4.
 	NearMaxDelta int
 
-	// MutatingTools replaces DefaultMutatingTools when non-nil. Entries
-	// are tool names or path.Match globs ("write_*").
+	// MutatingTools, when non-nil, are the tools whose call on a path
+	// invalidates earlier reads of that path: tool names or globs
+	// (toolname.Match: "write_*"). Nil means the agents' file-writing
+	// tools (toolname.WritesFiles: Edit, Write, write_file, …).
 	MutatingTools []string
 }
 
@@ -92,9 +90,6 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxPartitions, DefaultMaxPartitions)
 	def(&o.NearMinBytes, DefaultNearMinBytes)
 	def(&o.NearMaxDelta, DefaultNearMaxDelta)
-	if o.MutatingTools == nil {
-		o.MutatingTools = DefaultMutatingTools
-	}
 	return o
 }
 
@@ -112,7 +107,11 @@ type Call struct {
 	Paths []string
 	// Content is the result the agent would be shown; the Pipeline passes
 	// the filtered result before encoding, whose encoding is deterministic.
+	// The cache neither keeps nor changes it.
 	Content []byte
+	// Sum, when not zero, is Fingerprint(Variant, Content), computed once
+	// by the caller for a Check and the Record that follows it.
+	Sum [16]byte
 	// Variant distinguishes renderings of the same content (for example
 	// the encoding options); results are identical only if both match.
 	Variant string
@@ -167,9 +166,7 @@ type partition struct {
 
 // Cache remembers what each partition has been shown.
 type Cache struct {
-	opts   Options
-	mutate map[string]bool
-	globs  []string
+	opts Options
 
 	mu    sync.Mutex
 	parts lru.Cache[Key, *partition] // at most MaxPartitions
@@ -183,29 +180,28 @@ type Cache struct {
 // New returns an empty cache.
 func New(opts Options) *Cache {
 	o := opts.withDefaults()
-	c := &Cache{opts: o, mutate: map[string]bool{}}
+	c := &Cache{opts: o}
 	c.parts.Max = o.MaxPartitions
-	for _, t := range o.MutatingTools {
-		if strings.ContainsAny(t, `*?[\`) {
-			c.globs = append(c.globs, t)
-		} else {
-			c.mutate[t] = true
-		}
-	}
 	return c
 }
 
 // isMutating reports whether call writes its path.
 func (c *Cache) isMutating(call Call) bool {
-	if call.Mutating || c.mutate[call.Tool] {
+	if call.Mutating {
 		return true
 	}
-	for _, g := range c.globs {
-		if ok, _ := path.Match(g, call.Tool); ok {
-			return true
-		}
+	if c.opts.MutatingTools == nil {
+		return toolname.WritesFiles(call.Tool)
 	}
-	return false
+	return toolname.MatchAny(c.opts.MutatingTools, call.Tool)
+}
+
+// fingerprint is call.Sum, or its content's fingerprint when not given.
+func (call *Call) fingerprint() [16]byte {
+	if call.Sum != ([16]byte{}) {
+		return call.Sum
+	}
+	return Fingerprint(call.Variant, call.Content)
 }
 
 // Fingerprint returns the first 128 bits of SHA-256 over variant and content.
@@ -242,7 +238,7 @@ func (c *Cache) part(k Key, create bool) *partition {
 // [Cache.Check] and [Cache.Record] instead when the result may be shown
 // only in part (budget fitting).
 func (c *Cache) Process(k Key, call Call) Outcome {
-	fp := Fingerprint(call.Variant, call.Content)
+	fp := call.fingerprint()
 	if c.shared != nil {
 		if o := c.sharedCheck(k, call, fp); o.Kind != Miss {
 			return o
@@ -260,7 +256,7 @@ func (c *Cache) Process(k Key, call Call) Outcome {
 // Check reports whether call repeats a visible earlier result, without
 // recording it. A mutating call invalidates earlier reads of its path.
 func (c *Cache) Check(k Key, call Call) Outcome {
-	fp := Fingerprint(call.Variant, call.Content)
+	fp := call.fingerprint()
 	if c.shared != nil {
 		return c.sharedCheck(k, call, fp)
 	}
@@ -273,7 +269,7 @@ func (c *Cache) Check(k Key, call Call) Outcome {
 // id line (Outcome.IDLine), which must be shown with it. Results smaller
 // than MinBytes are not recorded.
 func (c *Cache) Record(k Key, call Call) Outcome {
-	fp := Fingerprint(call.Variant, call.Content)
+	fp := call.fingerprint()
 	if c.shared != nil {
 		return c.sharedRecord(k, call, fp)
 	}

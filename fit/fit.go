@@ -31,6 +31,10 @@ type Format struct {
 	// it does, it is rendered with Append, so a pair that lets Append
 	// check the draft it made instead of encoding again costs least. Nil
 	// means Append.
+	//
+	// The bytes Append and Draft return are read and never written, so
+	// that, given an empty dst, a format may return memory it keeps (a
+	// remembered encoding) instead of a copy.
 	Draft func(dst []byte, v tree.Value) []byte
 }
 
@@ -74,8 +78,9 @@ type Options struct {
 	// Strategy forces a strategy by name. Empty means resolved from Tool
 	// with [Resolve].
 	Strategy string
-	// Strategies maps tool names to strategy names (configuration); it is
-	// consulted before the built-in defaults.
+	// Strategies maps tool names or globs (a config rule's match) to
+	// strategy names (configuration); it is consulted before the
+	// built-in defaults.
 	Strategies map[string]string
 	// Drop lists extra fields the standard level drops; Keep lists fields
 	// it never drops; Identity replaces [DefaultIdentity] for the minimal

@@ -43,8 +43,15 @@ func TestFindItems(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	over := map[string]string{"my_tool": StrategyCascading, "get_issues": StrategyDefault}
+	over := map[string]string{"my_tool": StrategyCascading, "get_issues": StrategyDefault,
+		"list_*": StrategyElementCount, "list_logs*": StrategyHeadTail, "gl__*": StrategyThreadLevel}
 	tests := []struct{ tool, name, src string }{
+		// A glob key (a config rule's match): the first in sorted order
+		// that matches, after an exact key.
+		{"list_items", StrategyElementCount, "config"},
+		{"list_logs_today", StrategyElementCount, "config"},
+		{"gl__list_items", StrategyThreadLevel, "config"},
+		{"gh__list_items", StrategyElementCount, "config (prefix stripped)"},
 		{"my_tool", StrategyCascading, "config"},
 		{"get_issues", StrategyDefault, "config"},
 		{"get_issue_comments", StrategyCascading, "builtin"},

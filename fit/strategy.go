@@ -51,20 +51,21 @@ var builtinTools = map[string]string{
 }
 
 // Resolve returns the strategy for tool and where it came from: "config"
-// (exact match in overrides), "builtin" (built-in default for the tool
+// (a key of overrides equal to the tool, else the first in sorted order
+// that matches it as a glob, path.Match syntax), "builtin" (built-in default for the tool
 // name), the same two with " (prefix stripped)" when the name matched only
 // after removing an MCP server prefix (toolname.Tool)
 // (server__get_issues → get_issues), or "uniform" with [StrategyDefault].
 func Resolve(tool string, overrides map[string]string) (name, source string) {
 	if tool != "" {
-		if s, ok := overrides[tool]; ok {
+		if s, ok := override(overrides, tool); ok {
 			return s, "config"
 		}
 		if s, ok := builtinTools[tool]; ok {
 			return s, "builtin"
 		}
 		if base := toolname.Tool(tool); base != tool {
-			if s, ok := overrides[base]; ok {
+			if s, ok := override(overrides, base); ok {
 				return s, "config (prefix stripped)"
 			}
 			if s, ok := builtinTools[base]; ok {
@@ -73,6 +74,21 @@ func Resolve(tool string, overrides map[string]string) (name, source string) {
 		}
 	}
 	return StrategyDefault, "uniform"
+}
+
+// override returns the strategy overrides give tool: its own key's, else
+// that of the first glob key (in sorted order) that matches it.
+func override(overrides map[string]string, tool string) (string, bool) {
+	if s, ok := overrides[tool]; ok {
+		return s, true
+	}
+	first, found := "", false
+	for k := range overrides {
+		if ok, _ := path.Match(k, tool); ok && (!found || k < first) {
+			first, found = k, true
+		}
+	}
+	return overrides[first], found
 }
 
 func knownStrategy(s string) bool {

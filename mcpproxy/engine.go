@@ -228,7 +228,7 @@ func (e *engine) begin(ctx context.Context, server, tool, exposed, client, sessi
 	c.brake = e.noteCall(c)
 	rec.Brake = c.brake
 	c.paths = argPaths(rest)
-	c.mutating = info.mutating || matchAny(e.opts.MutatingTools, tool)
+	c.mutating = info.mutating || toolname.MatchAny(e.opts.MutatingTools, tool)
 	if c.mutating && e.opts.Dedup != nil {
 		// Before forwarding: a read answered after this call must not be
 		// a reference to what the write changed.
@@ -788,18 +788,9 @@ func (e *engine) event(c *call, text string, r *terse.Result, err error, latency
 	}
 	ev := e.baseEvent(c)
 	ev.Latency = latency
-	data := []byte(text)
-	f := telemetry.Detect(data)
-	ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
-	ev.Fingerprint = rec.Fingerprint(data)
-	switch {
-	case err != nil:
-		ev.Err, ev.Untouched = "pipeline", telemetry.UntouchedError
-	default:
-		if r.StoreErr != nil {
-			ev.Err = "store"
-		}
-		ev.SetReport(&r.Report)
+	ev.SetInput(rec, []byte(text))
+	ev.SetResult(r, err, "pipeline")
+	if err == nil {
 		if noID {
 			ev.Hints[telemetry.HintID] = 0
 		}

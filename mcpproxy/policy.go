@@ -2,7 +2,6 @@ package mcpproxy
 
 import (
 	"log/slog"
-	"path"
 	"runtime"
 	"slices"
 	"strings"
@@ -299,28 +298,9 @@ func (o *Options) maxRestarts() int {
 // exclude, as in the IBM plugin.
 func (o *Options) selected(tool string) bool {
 	if o.IncludeTools != nil {
-		return matchAny(o.IncludeTools, tool)
+		return toolname.MatchAny(o.IncludeTools, tool)
 	}
-	return !matchAny(o.ExcludeTools, tool)
-}
-
-// matchAny reports whether name matches one of the globs (path.Match
-// syntax; a plain name matches itself). A gateway name "server__tool" also
-// matches by its tool part.
-func matchAny(globs []string, name string) bool {
-	short := toolname.Tool(name)
-	for _, g := range globs {
-		if g == name || g == short {
-			return true
-		}
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-		if ok, _ := path.Match(g, short); ok {
-			return true
-		}
-	}
-	return false
+	return !toolname.MatchAny(o.ExcludeTools, tool)
 }
 
 // ClientProfile is what a client's profile sets for one tool.

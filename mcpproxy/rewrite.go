@@ -62,11 +62,9 @@ type toolInfo struct {
 
 func (t toolInfo) reserved(name string) bool { return !t.own[name] }
 
-var mutatingPrefixes = []string{"write", "create", "update", "delete", "remove", "edit", "move", "rename", "set", "add", "insert", "patch", "put", "post", "apply", "merge", "push", "upload", "drop", "truncate", "reset", "kill", "restart", "modify", "replace", "append"}
-
 // isMutating follows the tool annotations when present (readOnlyHint true
 // means a read; destructiveHint true a write) and guesses from the name
-// otherwise.
+// otherwise (toolname.Mutating).
 func isMutating(name string, ann tree.Value) bool {
 	if v, ok := ann.Get("readOnlyHint"); ok && v.Kind() == tree.KindBool {
 		return !v.Bool()
@@ -74,13 +72,7 @@ func isMutating(name string, ann tree.Value) bool {
 	if v, ok := ann.Get("destructiveHint"); ok && v.Kind() == tree.KindBool && v.Bool() {
 		return true
 	}
-	n := strings.ToLower(toolname.Tool(name))
-	for _, p := range mutatingPrefixes {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
+	return toolname.Mutating(name)
 }
 
 // rewriteTool compacts a selected tool's schemas where the meaning is

@@ -268,10 +268,7 @@ func (x *transformRun) processBlock(ctx context.Context, k, i int) error {
 	}
 	// The parts sum to RawTokens − OutputTokens; what compacting the
 	// text as sent saved beyond that is the encoding's.
-	rec.Saved["filter"] += rep.Saved.Filter
-	rec.Saved["dedup"] += rep.Saved.Dedup
-	rec.Saved["encoding"] += rep.Saved.Encoding + direct - rep.RawTokens
-	rec.Saved["fit"] += rep.Saved.Fitting
+	telemetry.AddSaved(rec.Saved, rep.SavedAgainst(direct))
 	format := rep.Format
 	if rep.Dedup {
 		format = "ref"

@@ -1,14 +1,19 @@
-// Package profile resolves the four profile axes of a configuration
-// (tokenizer, LLM, agent, data) and its hint policy for one session and
-// tool into the effective options the pipeline uses.
+// Package profile resolves a configuration for one call into the
+// options every surface uses: the profile axes (tokenizer, LLM, data),
+// the tool's rule and the hint policy, for a client or model and a tool,
+// give one [Effective], and [Effective.Options] gives its pipeline
+// options. compact, the MCP proxy and gateway, terse api and the hook
+// all resolve this way, so the same config gives the same result and
+// Report on every surface.
 //
 // [Resolve] is a pure function: the same config and context give the same
 // [Effective], with no I/O and no state. Entry points call it when a
 // session starts (and per tool, for the data axis):
 //
 //	eff := profile.Resolve(cfg, profile.Context{ModelID: "claude-sonnet-4-5", Tool: "github__list_issues"})
-//	counter, _ := tokens.Get(eff.Tokenizer)
-//	opts := terse.Options{Tokenizer: counter, Budget: eff.Budget, Format: eff.Format, Template: eff.Template}
+//	opts, err := eff.Options(terse.Options{Store: st}) // tokenizer, format, template, budget, the tool's rule
+//	p, err := terse.New(&opts)
+//	res, err := p.Process(ctx, data, &terse.Request{Tool: tool, Hints: profile.Gate{E: &eff, C: counter}})
 //
 // Resolution, axis by axis:
 //
@@ -18,14 +23,12 @@
 //  2. Tokenizer: a named axis wins; "auto" is the LLM variant's tokenizer,
 //     except that under the built-in "default" variant (no model or
 //     client matched) the config's top-level tokenizer stays in force.
-//  3. Agent: a named axis picks that variant; "auto" classifies the
-//     session statistics: at least 500 events and 3 compactions is
-//     marathon_refactor; at most 200 events with at least half of them
-//     file reads (and at least 10 events) is file_search_heavy; otherwise
-//     default.
-//  4. Data: a named axis applies that variant to every tool; "auto" takes
+//  3. Data: a named axis applies that variant to every tool; "auto" takes
 //     the first variant whose glob matches the tool (or, for an MCP name
 //     "server__tool", its bare tool name).
+//  4. Rule: the tool's [[tools]] rule (config.Config.Tool), whose budget,
+//     when set, is the pipeline's, and whose template applies when the
+//     data variant names none.
 //  5. Hints: a family is allowed when its rule is enabled, its
 //     applies_to_models is empty or matches the model id (the client's
 //     name when no model id is known, as for MCP clients), and the data
@@ -52,10 +55,6 @@ type Context struct {
 	// Tool is the tool whose result is processed ("" for session-wide
 	// resolution).
 	Tool string
-	// Events, Compactions and ReadShare (file reads / events) are the
-	// session's statistics so far.
-	Events, Compactions int
-	ReadShare           float64
 }
 
 // Effective are the resolved options.
@@ -63,16 +62,12 @@ type Effective struct {
 	LLM           string // LLM variant name
 	Tokenizer     string // counter name (config.Tokenizers)
 	ContextWindow int    // 0: unknown
-	Budget        int    // result budget; 0: none configured
-	Agent         string
-	// RecursionDepth, NearRef and HintAggressiveness come from the agent
-	// variant.
-	RecursionDepth     int
-	NearRef            bool
-	HintAggressiveness float64
-	Data               string // data variant name, "" when none matched
-	Format             string // output format
-	Template           string // L1 template, "" for none
+	Budget        int    // the client's result budget; 0: none configured
+	Data          string // data variant name, "" when none matched
+	Format        string // output format
+	Template      string // L1 template, "" for none
+	// Rule is the tool's rule, nil when none matches (or no tool).
+	Rule *config.Tool
 	// Hints is the policy per family, in config.HintFamilies order.
 	Hints []HintPolicy
 }
@@ -115,33 +110,6 @@ var BuiltinLLMs = []config.LLMProfile{
 	{Name: "default", Tokenizer: "o200k_base"},
 }
 
-// BuiltinAgents are the agent variants shipped with terse.
-var BuiltinAgents = []config.AgentProfile{
-	{Name: "default", RecursionDepth: 5, HintAggressiveness: 0.5},
-	{Name: "file_search_heavy", RecursionDepth: 3, HintAggressiveness: 0.3},
-	{Name: "marathon_refactor", RecursionDepth: 7, NearRef: true, HintAggressiveness: 0.7},
-}
-
-// Classification thresholds of the auto agent axis.
-const (
-	MarathonMinEvents      = 500
-	MarathonMinCompactions = 3
-	FileSearchMaxEvents    = 200
-	FileSearchMinEvents    = 10
-	FileSearchMinReadShare = 0.5
-)
-
-// Classify returns the agent kind for session statistics.
-func Classify(events, compactions int, readShare float64) string {
-	switch {
-	case events >= MarathonMinEvents && compactions >= MarathonMinCompactions:
-		return "marathon_refactor"
-	case events >= FileSearchMinEvents && events <= FileSearchMaxEvents && readShare >= FileSearchMinReadShare:
-		return "file_search_heavy"
-	}
-	return "default"
-}
-
 // Resolve collapses c's profiles for the context. A nil c means
 // config.Default().
 func Resolve(c *config.Config, ctx Context) Effective {
@@ -168,13 +136,6 @@ func Resolve(c *config.Config, ctx Context) Effective {
 		e.Tokenizer = c.Tokenizer
 	}
 
-	agent := p.Agent
-	if agent == "auto" || agent == "" {
-		agent = Classify(ctx.Events, ctx.Compactions, ctx.ReadShare)
-	}
-	a := findAgent(p, agent)
-	e.Agent, e.RecursionDepth, e.NearRef, e.HintAggressiveness = a.Name, a.RecursionDepth, a.NearRef || c.Dedup.NearRef, a.HintAggressiveness
-
 	e.Format = c.Format
 	var data *config.DataProfile
 	if ctx.Tool != "" || (p.Data != "auto" && p.Data != "") {
@@ -187,10 +148,11 @@ func Resolve(c *config.Config, ctx Context) Effective {
 		}
 		e.Template = data.Template
 	}
-	if ctx.Tool != "" && e.Template == "" {
-		if t := c.Tool(ctx.Tool); t != nil {
-			e.Template = t.Template
-		}
+	if ctx.Tool != "" {
+		e.Rule = c.Tool(ctx.Tool)
+	}
+	if e.Rule != nil && e.Template == "" {
+		e.Template = e.Rule.Template
 	}
 
 	model := strings.ToLower(ctx.ModelID)
@@ -239,17 +201,6 @@ func findLLM(p *config.Profiles, ctx Context) config.LLMProfile {
 	return config.LLMProfile{Name: "default"}
 }
 
-func findAgent(p *config.Profiles, name string) config.AgentProfile {
-	for _, list := range [][]config.AgentProfile{p.AgentVariants, BuiltinAgents} {
-		for _, a := range list {
-			if a.Name == name {
-				return a
-			}
-		}
-	}
-	return BuiltinAgents[0]
-}
-
 func findData(p *config.Profiles, tool string) *config.DataProfile {
 	if p.Data != "auto" && p.Data != "" {
 		for i := range p.DataVariants {
@@ -259,15 +210,9 @@ func findData(p *config.Profiles, tool string) *config.DataProfile {
 		}
 		return nil
 	}
-	names := []string{tool}
-	if short := toolname.Tool(tool); short != tool {
-		names = append(names, short)
-	}
-	for _, n := range names {
-		for i := range p.DataVariants {
-			if ok, _ := path.Match(p.DataVariants[i].Match, n); ok {
-				return &p.DataVariants[i]
-			}
+	for i := range p.DataVariants {
+		if toolname.Match(p.DataVariants[i].Match, tool) {
+			return &p.DataVariants[i]
 		}
 	}
 	return nil

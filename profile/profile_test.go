@@ -5,7 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/fit"
 )
 
 func TestBuiltinNamesMatchConfig(t *testing.T) {
@@ -19,32 +21,23 @@ func TestBuiltinNamesMatchConfig(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("built-in LLM names %v, config accepts %v", names, want)
 	}
-	var agents []string
-	for _, a := range BuiltinAgents {
-		agents = append(agents, a.Name)
-	}
-	if !reflect.DeepEqual(agents, config.AgentKinds) {
-		t.Errorf("agents %v, config %v", agents, config.AgentKinds)
-	}
 }
 
 func TestResolveAuto(t *testing.T) {
 	for _, c := range []struct {
-		ctx                   Context
-		llm, tok, agent       string
-		budget, window, depth int
+		ctx            Context
+		llm, tok       string
+		budget, window int
 	}{
-		{Context{ModelID: "claude-opus-4-5-20251101"}, "claude", "o200k_base", "default", 25000, 200000, 5},
-		{Context{ClientName: "claude-code"}, "claude", "o200k_base", "default", 25000, 200000, 5},
-		{Context{ModelID: "gpt-4-turbo"}, "gpt-4", "cl100k_base", "default", 0, 128000, 5},
-		{Context{ModelID: "gpt-5.2-codex"}, "gpt", "o200k_base", "default", 0, 200000, 5},
-		{Context{ModelID: "gpt-oss:20b"}, "local", "estimate", "default", 4000, 8192, 5},
-		{Context{ModelID: "mystery"}, "default", "o200k_base", "default", 0, 0, 5},
-		{Context{Events: 120, ReadShare: 0.7}, "default", "o200k_base", "file_search_heavy", 0, 0, 3},
-		{Context{Events: 900, Compactions: 4, ReadShare: 0.7}, "default", "o200k_base", "marathon_refactor", 0, 0, 7},
+		{Context{ModelID: "claude-opus-4-5-20251101"}, "claude", "o200k_base", 25000, 200000},
+		{Context{ClientName: "claude-code"}, "claude", "o200k_base", 25000, 200000},
+		{Context{ModelID: "gpt-4-turbo"}, "gpt-4", "cl100k_base", 0, 128000},
+		{Context{ModelID: "gpt-5.2-codex"}, "gpt", "o200k_base", 0, 200000},
+		{Context{ModelID: "gpt-oss:20b"}, "local", "estimate", 4000, 8192},
+		{Context{ModelID: "mystery"}, "default", "o200k_base", 0, 0},
 	} {
 		e := Resolve(nil, c.ctx)
-		if e.LLM != c.llm || e.Tokenizer != c.tok || e.Agent != c.agent || e.Budget != c.budget || e.ContextWindow != c.window || e.RecursionDepth != c.depth {
+		if e.LLM != c.llm || e.Tokenizer != c.tok || e.Budget != c.budget || e.ContextWindow != c.window {
 			t.Errorf("Resolve(%+v) = %+v", c.ctx, e)
 		}
 	}
@@ -61,16 +54,11 @@ applies_to_models = ["claude-*"]
 max_per_session = 2
 [profiles]
 tokenizer = "estimate"
-agent = "lean"
 [[profiles.llm_variants]]
 name = "claude"
 match = ["claude-*"]
 tokenizer = "o200k_base"
 budget = 9000
-[[profiles.agent_variants]]
-name = "lean"
-recursion_depth = 2
-near_ref = true
 [[profiles.data_variants]]
 name = "issues"
 match = "list_issues"
@@ -83,8 +71,8 @@ hints = ["ref", "query", "near_ref"]
 		t.Fatal(err)
 	}
 	e := Resolve(c, Context{ModelID: "claude-sonnet-4-5", Tool: "github__list_issues"})
-	want := Effective{LLM: "claude", Tokenizer: "estimate", ContextWindow: 0, Budget: 3000, Agent: "lean", RecursionDepth: 2,
-		NearRef: true, Data: "issues", Format: "toon", Template: "csv_from_md",
+	want := Effective{LLM: "claude", Tokenizer: "estimate", ContextWindow: 0, Budget: 3000,
+		Data: "issues", Format: "toon", Template: "csv_from_md",
 		Hints: []HintPolicy{{"ref", true, 0}, {"near_ref", true, 2}, {"more", false, 0}, {"query", true, 0}, {"encoded", false, 0}}}
 	if !reflect.DeepEqual(e, want) {
 		t.Errorf("got  %+v\nwant %+v", e, want)
@@ -117,5 +105,44 @@ func TestHintCounter(t *testing.T) {
 	g := Gate{&e, hc}
 	if !g.Allow("near_ref") || !g.Take("near_ref") || g.Take("near_ref") || g.Allow("encoded") {
 		t.Error("gate")
+	}
+}
+
+// TestOptionsOfRule: the one resolution gives a tool rule's options to
+// every surface, its strategy as configuration (strategy_source
+// "config", as compact always reported it; the proxy reported "option"),
+// and equal keys for equal options.
+func TestOptionsOfRule(t *testing.T) {
+	src := `
+budget = 3000
+[[tools]]
+match = "github__list_*"
+strategy = "element_count"
+budget = 700
+items = "/items"
+drop_fields = ["url"]
+`
+	c, err := config.Parse([]byte(src), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Resolve(c, Context{ClientName: "claude-code", Tool: "github__list_issues"})
+	o, err := e.Options(terse.Options{Strategy: "cascading", Pointer: "/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Budget != 700 || o.Strategy != "" || o.Strategies["github__list_*"] != "element_count" || o.Pointer != "/items" ||
+		!reflect.DeepEqual(o.DropFields, []string{"url"}) || o.Tokenizer == nil || o.Tokenizer.Name() != "o200k_base" {
+		t.Errorf("options %+v", o)
+	}
+	if name, src := fit.Resolve("github__list_issues", o.Strategies); name != "element_count" || src != "config" {
+		t.Errorf("strategy %s from %q, want element_count from config", name, src)
+	}
+	e2 := Resolve(c, Context{ModelID: "claude-sonnet-4-5", Tool: "github__list_pulls"})
+	if e.Key() != e2.Key() {
+		t.Errorf("keys differ for the same options: %+v %+v", e.Key(), e2.Key())
+	}
+	if none := Resolve(c, Context{Tool: "other"}); none.Rule != nil || none.Key() == e.Key() {
+		t.Errorf("no rule: %+v", none.Key())
 	}
 }

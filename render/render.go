@@ -166,7 +166,7 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 // knows TOON never meets an auto text that means something else to it.
 // Compact JSON and already marked text are returned as they are.
 func Mark(text string, v tree.Value) string {
-	if Marked(text) || len(text) > 0 && (text[0] == '{' || text[0] == '[') && text == string(tree.AppendJSON(nil, v)) {
+	if Marked(text) || len(text) > 0 && (text[0] == '{' || text[0] == '[') && tree.IsCompact(text, v) {
 		return text
 	}
 	if !needsMark(text, v) {
@@ -206,9 +206,14 @@ func isDeclaration(text string) bool {
 }
 
 func fencedTOON(v tree.Value) string {
-	b := []byte("```toon\n")
+	// Written into a pooled buffer (no growing from nothing), copied once.
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append((*buf)[:0], "```toon\n"...)
 	b = toon.Append(b, v, &toon.EncodeOptions{ExactNumbers: true, KeepKeyOrder: true})
-	return string(append(b, "\n```"...))
+	b = append(b, "\n```"...)
+	*buf = b
+	return string(b)
 }
 
 // bufs holds byte buffers for the texts Encode builds before it copies

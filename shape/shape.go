@@ -2,11 +2,11 @@ package shape
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 )
 
 // Class is how much a shaping may change: the classes are ordered from
@@ -135,7 +135,7 @@ func (o *Options) Off(tool string) bool {
 func (o *Options) policy(tool string) (ceiling Class, margin float64, off bool) {
 	ceiling, margin = o.Ceiling, o.Margin
 	for _, r := range o.Tools {
-		if ok, _ := path.Match(r.Match, tool); ok {
+		if toolname.Match(r.Match, tool) {
 			if r.Off {
 				return None, 0, true
 			}

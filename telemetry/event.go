@@ -48,6 +48,24 @@ const (
 // SourceNames are the sources as written.
 var SourceNames = [NumSources]string{"filter", "dedup", "encoding", "fit", "history", "stale"}
 
+// String is the source's name as written ("unknown" for none).
+func (s Source) String() string {
+	if s < NumSources {
+		return SourceNames[s]
+	}
+	return "unknown"
+}
+
+// ParseSource returns the source written as name.
+func ParseSource(name string) (Source, bool) {
+	for i, n := range SourceNames {
+		if n == name {
+			return Source(i), true
+		}
+	}
+	return NumSources, false
+}
+
 // Hint is an in-band hint family.
 type Hint uint8
 
@@ -246,13 +264,14 @@ var Classes = []string{
 // ClassOf maps a tool name to its endpoint class: the coarse kind of call,
 // never the server or tool name itself.
 func ClassOf(tool string) string {
+	if toolname.WritesFiles(tool) {
+		return "file_mutate"
+	}
 	switch tool {
 	case "Read", "NotebookRead", "read_file", "read_text_file", "read_multiple_files", "read_media_file":
 		return "file_read"
 	case "Grep", "Glob", "LS", "search_files", "list_directory", "directory_tree", "get_file_info":
 		return "file_search"
-	case "Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "move_file", "create_directory":
-		return "file_mutate"
 	case "Bash", "BashOutput", "shell", "exec_command", "local_shell", "run_terminal_cmd":
 		return "shell"
 	case "WebFetch", "WebSearch", "web_search", "fetch":

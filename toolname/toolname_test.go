@@ -43,3 +43,49 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// TestMatch: a glob selects a name or its tool part, exactly or by
+// path.Match; a malformed glob only itself.
+func TestMatch(t *testing.T) {
+	for _, tt := range []struct {
+		glob, name string
+		want       bool
+	}{
+		{"list_issues", "list_issues", true},
+		{"list_issues", "github__list_issues", true},
+		{"list_issues", "mcp__github__list_issues", true},
+		{"github__*", "github__list_issues", true},
+		{"list_*", "github__list_issues", true},
+		{"*", "anything", true},
+		{"get_*", "github__list_issues", false},
+		{"[", "[", true},
+		{"[", "x", false},
+		{"Read", "read", false},
+	} {
+		if got := Match(tt.glob, tt.name); got != tt.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tt.glob, tt.name, got, tt.want)
+		}
+	}
+	if !MatchAny([]string{"x", "get_*"}, "gh__get_me") || MatchAny(nil, "x") {
+		t.Error("MatchAny")
+	}
+}
+
+// TestMutating: one list of writers; file tools by name, MCP tools by
+// their verb.
+func TestMutating(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true, "write_file": true, "apply_patch": true,
+		"mcp__fs__edit_file": true, "github__update_issue": true, "delete_branch": true,
+		"Read": false, "Grep": false, "github__list_issues": false, "get_me": false, "Bash": false,
+	} {
+		if got := Mutating(name); got != want {
+			t.Errorf("Mutating(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for name, want := range map[string]bool{"Edit": true, "fs__write_file": true, "update_issue": false, "Read": false} {
+		if got := WritesFiles(name); got != want {
+			t.Errorf("WritesFiles(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
-	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -18,7 +17,6 @@ import (
 const (
 	MinEndpointCalls = 20 // R1, R2
 	MinProfileEvents = 50 // R3, R5
-	MinJSONResults   = 20 // R4
 	MinBrakeSessions = 3  // R6
 )
 
@@ -276,21 +274,6 @@ func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 	if p.MaxEntries == 0 && need > dedup.DefaultMaxEntries {
 		p.MaxEntries = need
 		p.maxEntriesWhy = fmt.Sprintf("R1: repeats need a cache of %d results (default %d)", need, dedup.DefaultMaxEntries)
-	}
-
-	// R4.
-	if len(sp.JSONDepths) < MinJSONResults {
-		p.note("R4", "session profile", fmt.Sprintf("%d JSON results (need %d)", len(sp.JSONDepths), MinJSONResults))
-	} else {
-		d95 := percentile(sp.JSONDepths, 0.95)
-		depth := 5
-		if d95 < 3 {
-			depth = 3
-		}
-		a := profile.BuiltinAgents[0]
-		a.RecursionDepth = depth
-		why := p.fire("R4", "session profile", fmt.Sprintf("p95 JSON nesting depth %d over %d results", d95, len(sp.JSONDepths)), fmt.Sprintf("recursion depth %d", depth))
-		p.AgentVariants = append(p.AgentVariants, variant[config.AgentProfile]{a, why})
 	}
 
 	// R5.

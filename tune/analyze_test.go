@@ -55,11 +55,16 @@ func TestAnalyzeRules(t *testing.T) {
 		"R2 (t:abcdefabcdef): inner formats diff+url; would set template mr_diff_fence, but the tool is known only by its hash",
 		"R3 (session profile): 4 compactions over 120 events (rate 0.0333 per event), 30.0 events per session",
 		"max_entries = 5",
-		"R4 (session profile): p95 JSON nesting depth 2 over 40 results → recursion depth 3", "recursion_depth = 3",
 		"R5 (session profile): p25 input size 400 bytes", "min_size_bytes = 400",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q", want)
+		}
+	}
+	// The agent axis changed no option: tune writes none of it.
+	for _, gone := range []string{"recursion_depth", "agent_variants", "agent ="} {
+		if strings.Contains(text, gone) {
+			t.Errorf("writes %q", gone)
 		}
 	}
 	if t.Failed() {

@@ -36,12 +36,6 @@
 // never below what R1 found the repeats need. It is written as
 // dedup.max_entries.
 //
-// R4, encoding recursion depth. Evidence: at least 20 JSON results. If the
-// 95th percentile of their nesting depth is below 3, the default agent
-// variant's recursion_depth is 3; otherwise 5. Written as an
-// [[profiles.agent_variants]] entry named "default" (replacing the
-// built-in one; its other fields are kept).
-//
 // R5, minimum size. Evidence: at least 50 results. proxy.min_size_bytes is
 // the 25th percentile of input sizes, clamped to [100, 500].
 //
@@ -55,9 +49,7 @@
 // P1 pins the dominant model when it sent at least 80 % of the assistant
 // messages: an LLM variant named after it, matching its id, with the
 // tokenizer, window and budget of the built-in variant it resolves to.
-// P2 classifies the sessions (profile.Classify on the mean events and
-// compactions per session and the share of file reads) and sets the agent
-// axis when the kind is not "default". P3 adds a placeholder data variant
+// P3 adds a placeholder data variant
 // (format "auto") for every MCP tool seen (mcp__SERVER__TOOL), to be
 // refined by hand.
 //

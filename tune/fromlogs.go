@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +52,6 @@ type LogReport struct {
 	EventsPerSession            float64
 	CompactionsPerSession       float64
 	ReadShare                   float64
-	Agent                       string
 	ByTool                      []ToolCost
 	Sinks                       []Sink
 	ReReads, ReReadTokens       int
@@ -167,20 +165,15 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 			lat := time.Since(start)
 			ev := telemetry.Event{Entry: telemetry.EntryReplay, Session: s.File + "#" + s.ID, Partition: r.Partition,
 				Sidechain: r.Sidechain, Tool: r.Tool}
-			f := telemetry.Detect([]byte(r.Text))
-			ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
-			if o.Recorder != nil {
-				ev.Fingerprint = o.Recorder.Fingerprint([]byte(r.Text))
-			}
+			ev.SetInput(o.Recorder, []byte(r.Text))
+			ev.SetResult(&res, err, "parse")
 			if err != nil {
 				rep.ReplayErrors++
-				ev.Err, ev.Untouched = "parse", telemetry.UntouchedError
 				ev.BytesIn, ev.BytesOut, ev.TokensIn, ev.TokensOut, ev.Tokenizer = len(r.Text), len(r.Text), n, n, counter.Name()
 				rep.ReplayIn += n
 				rep.ReplayOut += n
 				tc.Replayed += n
 			} else {
-				ev.SetReport(&res.Report)
 				out := res.Report.OutputTokens
 				// The baseline is what the model read; the pipeline's
 				// RawTokens re-encodes JSON compactly, which is counted
@@ -189,11 +182,7 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 				rep.ReplayOut += out
 				tc.Replayed += out
 				tc.ReplayCalls++
-				rs := res.Report.Saved
-				rep.ReplaySaved["filter"] += rs.Filter
-				rep.ReplaySaved["dedup"] += rs.Dedup
-				rep.ReplaySaved["encoding"] += rs.Encoding + (n - res.Report.RawTokens)
-				rep.ReplaySaved["fit"] += rs.Fitting
+				telemetry.AddSaved(rep.ReplaySaved, res.Report.SavedAgainst(n))
 			}
 			if o.Recorder != nil {
 				clock++
@@ -232,7 +221,6 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 	slices.SortStableFunc(sinks, func(a, b Sink) int { return cmp.Compare(b.Tokens, a.Tokens) })
 	rep.Sinks = sinks[:min(len(sinks), 10)]
 	rep.MCPTools = slices.Sorted(maps.Keys(mcp))
-	rep.Agent = profile.Classify(int(math.Round(rep.EventsPerSession)), int(math.Round(rep.CompactionsPerSession)), rep.ReadShare)
 	return rep, planFromLogs(rep), nil
 }
 
@@ -252,16 +240,6 @@ func planFromLogs(rep *LogReport) *Plan {
 		p.LLM, p.llmWhy = name, why
 		p.LLMVariants = append(p.LLMVariants, variant[config.LLMProfile]{config.LLMProfile{Name: name, Match: []string{strings.ToLower(rep.Dominant)},
 			Tokenizer: base.Tokenizer, ContextWindow: base.ContextWindow, Budget: base.Budget}, why})
-	}
-
-	// P2.
-	ev := fmt.Sprintf("%d sessions, %.1f tool results and %.2f compactions per session, %.0f%% file reads",
-		rep.Sessions, rep.EventsPerSession, rep.CompactionsPerSession, 100*rep.ReadShare)
-	if rep.Agent == "default" {
-		p.note("P2", "sessions", ev+": default")
-	} else {
-		p.Agent = rep.Agent
-		p.agentWhy = p.fire("P2", "sessions", ev, "agent "+rep.Agent)
 	}
 
 	// P3.

@@ -1,8 +1,6 @@
 package tune
 
 import (
-	"strconv"
-
 	"github.com/terse-dev/terse/config"
 )
 
@@ -22,10 +20,7 @@ type Plan struct {
 	minSizeWhy                 string
 	LLM                        string // profiles.llm when pinned
 	llmWhy                     string
-	Agent                      string // profiles.agent when set
-	agentWhy                   string
 	LLMVariants                []variant[config.LLMProfile]
-	AgentVariants              []variant[config.AgentProfile]
 	DataVariants               []variant[config.DataProfile]
 	Tools                      []variant[config.Tool]
 }
@@ -84,17 +79,11 @@ func (p *Plan) Render() string {
 		w.comment("%s", safeComment(p.minSizeWhy))
 		w.line("min_size_bytes = %d", p.MinSizeBytes)
 	}
-	if p.LLM != "" || p.Agent != "" {
+	if p.LLM != "" {
 		w.blank()
 		w.line("[profiles]")
-		if p.LLM != "" {
-			w.comment("%s", safeComment(p.llmWhy))
-			w.line("llm = %s", quote(p.LLM))
-		}
-		if p.Agent != "" {
-			w.comment("%s", safeComment(p.agentWhy))
-			w.line("agent = %s", quote(p.Agent))
-		}
+		w.comment("%s", safeComment(p.llmWhy))
+		w.line("llm = %s", quote(p.LLM))
 	}
 	for _, v := range p.LLMVariants {
 		w.blank()
@@ -105,15 +94,6 @@ func (p *Plan) Render() string {
 		w.line("tokenizer = %s", quote(v.v.Tokenizer))
 		w.line("context_window = %d", v.v.ContextWindow)
 		w.line("budget = %d", v.v.Budget)
-	}
-	for _, v := range p.AgentVariants {
-		w.blank()
-		w.line("[[profiles.agent_variants]]")
-		w.comment("%s", safeComment(v.why))
-		w.line("name = %s", quote(v.v.Name))
-		w.line("recursion_depth = %d", v.v.RecursionDepth)
-		w.line("near_ref = %t", v.v.NearRef)
-		w.line("hint_aggressiveness = %s", strconv.FormatFloat(v.v.HintAggressiveness, 'f', -1, 64))
 	}
 	for _, v := range p.DataVariants {
 		w.blank()

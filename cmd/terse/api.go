@@ -147,13 +147,8 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 // lossless class: a shaped result must restore exactly with terse expand.
 func apiPipelines(cfg *config.Config) (func(model, tool string) *terse.Pipeline, error) {
 	ps := newPipelines(cfg, terse.Options{Shape: losslessShape(cfg.Shape.Options())})
-	// Every tool rule's pipeline is built now: a bad rule fails at start.
-	for i := range cfg.Tools {
-		t := &cfg.Tools[i]
-		te := profile.Resolve(cfg, profile.Context{Tool: t.Match})
-		if _, err := ps.pipeline(t, &te); err != nil {
-			return nil, err
-		}
+	if err := ps.rules(); err != nil {
+		return nil, err
 	}
 	var mu sync.Mutex
 	known := map[[2]string]*terse.Pipeline{}
@@ -166,7 +161,7 @@ func apiPipelines(cfg *config.Config) (func(model, tool string) *terse.Pipeline,
 			return p
 		}
 		eff := profile.Resolve(cfg, profile.Context{ModelID: model, Tool: tool})
-		p, _ = ps.pipeline(cfg.Tool(tool), &eff) // nil on failure: results left as they are
+		p, _ = ps.pipeline(&eff) // nil on failure: results left as they are
 		mu.Lock()
 		if len(known) < maxProfiles {
 			known[k] = p
@@ -332,6 +327,7 @@ func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	warnDeprecated(stderr, cfg)
 	if *listen != "" {
 		a.Listen = *listen
 	}

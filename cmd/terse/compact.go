@@ -95,33 +95,21 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	opts := terse.Options{Budget: *budget, Format: *to, Pointer: *items, Strategy: *strategy}
-	tokName := *tokenizer
+	// The options are resolved as every surface resolves them
+	// (profile.Resolve, Effective.Options) from the config, or the
+	// built-in defaults; the flags given override them (all of them
+	// without --config).
+	cfg := config.Default()
 	dir, ttl := *storeDir, store.DefaultTTL
 	redisURL := ""
 	var rec *telemetry.Recorder // nil: telemetry off
 	var hints terse.Hints       // nil: every hint
-	opts.Shape = config.Default().Shape.Options()
 	if *cfgPath != "" {
-		cfg, err := config.Load(*cfgPath)
-		if err != nil {
+		var err error
+		if cfg, err = config.Load(*cfgPath); err != nil {
 			return err
 		}
-		// The configuration's profile axes for this tool.
-		eff := profile.Resolve(cfg, profile.Context{Tool: *tool})
-		if t := eff.Tokenizer; !set["tokenizer"] && t != "" {
-			tokName = t
-		}
-		if !set["to"] && eff.Format != "" {
-			opts.Format = eff.Format
-		}
-		if !set["budget"] && eff.Budget > 0 {
-			opts.Budget = eff.Budget
-		}
-		opts.Template = eff.Template
-		opts.Shape = cfg.Shape.Options()
-		// The hint policy: one invocation is one session.
-		hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
+		warnDeprecated(stderr, cfg)
 		if rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
 			return err
 		}
@@ -132,28 +120,37 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if cfg.Store.TTL.Duration > 0 {
 			ttl = cfg.Store.TTL.Duration
 		}
-		if t := cfg.Tool(*tool); t != nil && *tool != "" {
-			if !set["budget"] && t.Budget > 0 {
-				opts.Budget = t.Budget
-			}
-			if t.Strategy != "" {
-				opts.Strategies = map[string]string{*tool: t.Strategy}
-			}
-			if opts.Pointer == "" {
-				opts.Pointer = t.Items
-			}
-			opts.DropFields, opts.KeepFields = t.DropFields, t.KeepFields
-			opts.Filter = t.Rule()
-		}
 	}
-	if opts.Budget <= 0 {
-		return &usageError{"compact: --budget must be positive"}
+	override := func(flag string) bool { return set[flag] || *cfgPath == "" }
+	eff := profile.Resolve(cfg, profile.Context{Tool: *tool})
+	if *cfgPath != "" {
+		// The hint policy: one invocation is one session.
+		hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
 	}
-	c, err := tokens.Get(tokName)
+	if override("tokenizer") {
+		eff.Tokenizer = *tokenizer
+	}
+	c, err := tokens.Get(eff.Tokenizer)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	opts.Tokenizer = c
+	opts, err := eff.Options(terse.Options{Shape: cfg.Shape.Options()})
+	if err != nil {
+		return err
+	}
+	if override("to") {
+		opts.Format = *to
+	}
+	if override("budget") || opts.Budget <= 0 {
+		opts.Budget = *budget // the flag, or its default when nothing sets one
+	}
+	if *items != "" {
+		opts.Pointer = *items
+	}
+	opts.Strategy = *strategy // a forced strategy (strategy_source "option")
+	if opts.Budget <= 0 {
+		return &usageError{"compact: --budget must be positive"}
+	}
 	if redisURL != "" {
 		// The fetch command names the config, not the URL: it may hold a
 		// password and the output goes to a model.
@@ -201,17 +198,8 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		ToolInput: *toolInput, WorkDir: *workDir})
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
-		f := telemetry.Detect(data)
-		ev.Shape, ev.Inner, ev.Depth, ev.Cols = f.Shape, f.Inner, f.Depth, f.Cols
-		ev.Fingerprint = rec.Fingerprint(data)
-		if err != nil {
-			ev.Err, ev.Untouched = "parse", telemetry.UntouchedError
-		} else {
-			if res.StoreErr != nil {
-				ev.Err = "store"
-			}
-			ev.SetReport(&res.Report)
-		}
+		ev.SetInput(rec, data)
+		ev.SetResult(&res, err, "parse")
 		rec.Record(&ev)
 	}
 	if err != nil {

@@ -64,6 +64,7 @@ func runConfig(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		} else if cfg, err = config.Load(path); err != nil {
 			return reportConfigError(stderr, err)
 		}
+		warnDeprecated(stderr, cfg)
 		if fs.Arg(0) == "check" {
 			if path != "" {
 				fmt.Fprintf(stdout, "%s: ok\n", path)
@@ -81,4 +82,12 @@ func runConfig(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return err
 	}
 	return &usageError{fmt.Sprintf("config: unknown subcommand %q: want path, show or check", fs.Arg(0))}
+}
+
+// warnDeprecated writes a warning line on stderr for each deprecated key
+// of cfg (accepted, ignored).
+func warnDeprecated(stderr io.Writer, cfg *config.Config) {
+	for _, w := range cfg.Deprecated() {
+		fmt.Fprintf(stderr, "terse: warning: %s\n", w)
+	}
 }

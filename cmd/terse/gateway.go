@@ -131,6 +131,9 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	for _, w := range cfg.Deprecated() {
+		logger.Warn(w)
+	}
 	tokens, err := gatewayTokens(cfg.Gateway.Tokens, os.Getenv("TERSE_GATEWAY_TOKENS"))
 	if err != nil {
 		return err

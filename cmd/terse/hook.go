@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
+	"github.com/terse-dev/terse/toolname"
 )
 
 const hookDoc = `
@@ -203,18 +203,10 @@ func (h *hookRunner) config() (*config.Config, error) {
 // hookSelected reports whether the config lets the hook change tool's
 // output ([proxy] include_tools and exclude_tools).
 func hookSelected(cfg *config.Config, tool string) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, tool); ok || g == tool {
-				return true
-			}
-		}
-		return false
-	}
 	if len(cfg.Proxy.IncludeTools) > 0 {
-		return match(cfg.Proxy.IncludeTools)
+		return toolname.MatchAny(cfg.Proxy.IncludeTools, tool)
 	}
-	return !match(cfg.Proxy.ExcludeTools)
+	return !toolname.MatchAny(cfg.Proxy.ExcludeTools, tool)
 }
 
 // handle computes the hook output for ev (nil: none) and its telemetry
@@ -298,12 +290,10 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 			if r.ShapeClass == "elide" {
 				tev.Hints[telemetry.HintMore]++
 			}
-			saved[telemetry.SrcFilter] += r.Saved.Filter
-			saved[telemetry.SrcDedup] += r.Saved.Dedup
-			saved[telemetry.SrcFit] += r.Saved.Fitting
-			// The pipeline's baseline is compact JSON: what the model would
-			// have read beyond it (indentation) is the encoding's saving.
-			saved[telemetry.SrcEncoding] += r.Saved.Encoding + n0 - r.RawTokens
+			// Against what the model would have read (the field as sent).
+			for src, n := range telemetry.BySource(r.SavedAgainst(n0)) {
+				saved[src] += n
+			}
 			if r.Truncated {
 				tev.Hints[telemetry.HintMore]++
 			}
@@ -396,7 +386,7 @@ func (h *hookRunner) pipeline(cfg *config.Config, eff *profile.Effective, ev *ho
 		fetch = shellQuote(self) + strings.TrimPrefix(fetch, "terse")
 	}
 	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: fetch, Shape: cfg.Shape.Options()})
-	return ps.pipeline(cfg.Tool(ev.ToolName), eff)
+	return ps.pipeline(eff)
 }
 
 // bashMaxOutput is the Bash output length above which Claude Code keeps

@@ -122,6 +122,9 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	for _, w := range cfg.Deprecated() {
+		logger.Warn(w)
+	}
 	opts, tokenizer, err := mcpOptions(cfg)
 	if err != nil {
 		return err
@@ -185,17 +188,12 @@ func mcpOptions(cfg *config.Config) (*mcpproxy.Options, string, error) {
 	}
 	ps := newPipelines(cfg, terse.Options{Store: st, Fetch: mcpproxy.FetchTemplate, RawHint: mcpproxy.RawHint, Key: key, Dedup: cache,
 		Shape: cfg.Shape.Options()})
-	def, err := ps.pipeline(nil, &eff)
+	def, err := ps.pipeline(&eff)
 	if err != nil {
 		return nil, "", err
 	}
-	// Every tool rule's pipeline is built now: a bad rule fails at start.
-	for i := range cfg.Tools {
-		t := &cfg.Tools[i]
-		te := profile.Resolve(cfg, profile.Context{Tool: t.Match})
-		if _, err := ps.pipeline(t, &te); err != nil {
-			return nil, "", err
-		}
+	if err := ps.rules(); err != nil {
+		return nil, "", err
 	}
 	opts := &mcpproxy.Options{
 		Pipeline:      def,
