@@ -7,17 +7,6 @@ import (
 	"strings"
 )
 
-// The rules' wording in a header line (part of the API: see the package
-// documentation).
-const (
-	ruleDisplay = "terminal view"
-	ruleGroup   = "matches grouped by file"
-	ruleFold    = "repeats folded"
-	treePrefix  = "paths as a tree from line "
-	unpadWord   = " numbers unpadded to width "
-	relPrefix   = "./ = "
-)
-
 // gutter is a line-number prefix: the number right-aligned in width
 // columns, then sep.
 type gutter struct {
@@ -56,7 +45,7 @@ func unpad(lines []string, g gutter) (string, []string, bool) {
 	if n < 3 {
 		return "", nil, false
 	}
-	return strconv.Quote(g.sep) + unpadWord + strconv.Itoa(g.width), out, true
+	return unpadRule(g), out, true
 }
 
 func invertUnpad(r string, lines []string) ([]string, error) {
@@ -199,7 +188,7 @@ func relative(lines []string, workDir string) (string, []string, bool) {
 			out[i] = l
 		}
 	}
-	return relPrefix + strconv.Quote(base), out, true
+	return relRule(base), out, true
 }
 
 func invertRelative(r string, lines []string) ([]string, error) {
@@ -249,7 +238,7 @@ func tree(lines []string) (string, []string, bool) {
 	out = append(out, lines[:a]...)
 	out = emitTree(out, lines[a:b], 0)
 	out = append(out, lines[b:]...)
-	return treePrefix + strconv.Itoa(a+1), out, true
+	return treeRule(a + 1), out, true
 }
 
 // emitTree writes paths at depth: consecutive paths that share their
@@ -450,26 +439,6 @@ func invertGroup(lines []string, first int) ([]string, error) {
 	return out, nil
 }
 
-// foldMarker is the line that follows a line repeated n more times. Its
-// form is part of the API.
-func foldMarker(n int) string {
-	return "[… same line " + strconv.Itoa(n) + " more times …]"
-}
-
-// foldCount parses a fold marker.
-func foldCount(l string) (int, bool) {
-	const pre, post = "[… same line ", " more times …]"
-	if !strings.HasPrefix(l, pre) || !strings.HasSuffix(l, post) || len(l) < len(pre)+len(post)+1 {
-		return 0, false
-	}
-	s := l[len(pre) : len(l)-len(post)]
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || strconv.Itoa(n) != s {
-		return 0, false
-	}
-	return n, true
-}
-
 // fold writes each run of at least three identical lines once, followed
 // by a marker counting the rest, when that is shorter.
 func fold(lines []string) (string, []string, bool) {
@@ -539,5 +508,116 @@ func invert(r string, lines []string, first int) ([]string, error) {
 	case strings.Contains(r, unpadWord):
 		return invertUnpad(r, lines)
 	}
+	if f, ok, err := parseFormRule(r); ok {
+		if err != nil {
+			return nil, err
+		}
+		return invertForm(f, lines, first)
+	}
 	return nil, fmt.Errorf("unknown rule %q", r)
+}
+
+// Read forms (Options.ReadForm): how the numbers of a numbered read are
+// written.
+const (
+	// ReadGutter (the default) keeps every line's number, unpadded.
+	ReadGutter = "gutter"
+	// ReadSparse shows the number of the first line, the last line and
+	// every 10th line only.
+	ReadSparse = "sparse"
+	// ReadRange declares the range of the lines once and shows no
+	// numbers.
+	ReadRange = "range"
+)
+
+// ReadForms lists the read forms.
+var ReadForms = []string{ReadGutter, ReadSparse, ReadRange}
+
+// numbered returns the number of a line numbered with g (padded to
+// g.width) and the length of its gutter, or ok false.
+func numbered(l string, g gutter) (n, gl int, ok bool) {
+	sp := 0
+	for sp < len(l) && l[sp] == ' ' {
+		sp++
+	}
+	d := digits(l[sp:])
+	if d == 0 || sp+d != g.width || !strings.HasPrefix(l[sp+d:], g.sep) || (d > 1 && l[sp] == '0') || d > 9 {
+		return 0, 0, false
+	}
+	n, _ = strconv.Atoi(l[sp : sp+d])
+	return n, sp + d + len(g.sep), true
+}
+
+// sparseShown reports whether the sparse form shows number k of a run
+// first–last.
+func sparseShown(k, first, last int) bool {
+	return k == first || k == last || k%10 == 0
+}
+
+// readForm writes the run of consecutively numbered lines that opens
+// lines (at least three) in form (ReadSparse or ReadRange). The sparse
+// form is not used when a line it leaves unnumbered would read as a
+// numbered one.
+func readForm(lines []string, g gutter, form string) (string, []string, bool) {
+	first, _, ok := numbered(lines[0], g)
+	if !ok {
+		return "", nil, false
+	}
+	n := 1
+	for n < len(lines) {
+		k, _, ok := numbered(lines[n], g)
+		if !ok || k != first+n {
+			break
+		}
+		n++
+	}
+	if n < 3 {
+		return "", nil, false
+	}
+	last := first + n - 1
+	out := make([]string, len(lines))
+	copy(out[n:], lines[n:])
+	for i, l := range lines[:n] {
+		_, gl, _ := numbered(l, g)
+		content := l[gl:]
+		k := first + i
+		switch {
+		case form == ReadSparse && sparseShown(k, first, last):
+			out[i] = strconv.Itoa(k) + g.sep + content
+		case form == ReadSparse:
+			if d := digits(content); d > 0 && strings.HasPrefix(content[d:], g.sep) {
+				return "", nil, false
+			}
+			out[i] = content
+		default:
+			out[i] = content
+		}
+	}
+	if form == ReadSparse {
+		return sparseRule(first, last, g), out, true
+	}
+	return rangeRule(first, last, g), out, true
+}
+
+// invertForm gives the numbers of a read form back.
+func invertForm(f formRule, lines []string, first int) ([]string, error) {
+	n := f.last - f.first + 1
+	if n > len(lines) {
+		return nil, &ExpandError{Line: first + len(lines), Col: 1, Msg: fmt.Sprintf("the rule names %d numbered lines, the text has %d", n, len(lines))}
+	}
+	out := make([]string, len(lines))
+	copy(out[n:], lines[n:])
+	for i, l := range lines[:n] {
+		k := f.first + i
+		num := strconv.Itoa(k)
+		if f.form == ReadSparse && sparseShown(k, f.first, f.last) {
+			if !strings.HasPrefix(l, num+f.g.sep) {
+				return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("line %d does not show its number %s", first+i, num)}
+			}
+			l = l[len(num)+len(f.g.sep):]
+		}
+		pad := max(f.g.width-len(num), 0)
+		out[i] = strings.Repeat(" ", pad) + num + f.g.sep + l
+	}
+	return out, nil
 }

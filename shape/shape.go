@@ -70,6 +70,9 @@ type Options struct {
 	// PassLines are patterns of pass lines for runners the built-in
 	// ones do not know, folded into counts like theirs.
 	PassLines []PassLine
+	// ReadForm is how a numbered read's numbers are written: ReadGutter
+	// ("" means it: every number, unpadded), ReadSparse or ReadRange.
+	ReadForm string
 	// Keep stores the original of an elided text and returns the handle
 	// and fetch command of its chunks, whose line ranges are given
 	// (1-based, inclusive): chunk N of the handle is ranges[N-1]. Nil
@@ -204,14 +207,14 @@ func Shape(text string, call Call, o *Options) Result {
 			cand = append(cand, e)
 		}
 	}
-	if s, ok := lossless(text, kind, call, ceiling); ok {
+	if s, ok := lossless(text, kind, call, ceiling, o.ReadForm); ok {
 		cand = append(cand, s)
 		if slices.Contains(s.rules, "relative") {
 			// Paths written relative cost their base's declaration: the
 			// shaping without it may be smaller (the smaller is used).
 			abs := call
 			abs.WorkDir = ""
-			if s2, ok := lossless(text, kind, abs, ceiling); ok {
+			if s2, ok := lossless(text, kind, abs, ceiling, o.ReadForm); ok {
 				cand = append(cand, s2)
 			}
 		}
@@ -274,7 +277,7 @@ type candidate struct {
 
 // lossless is the lossless (or, when the text needs it and ceiling
 // allows, display) shaping of text as kind, verified by expanding it.
-func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
+func lossless(text, kind string, call Call, ceiling Class, form string) (candidate, bool) {
 	body := text
 	class := Lossless
 	var rules []string
@@ -304,8 +307,14 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 	switch kind {
 	case "read":
 		for _, g := range gutters {
-			if r, out, ok := unpad(lines, g); ok {
-				try(r, out, true)
+			n := len(rules)
+			if form == ReadSparse || form == ReadRange {
+				try(readForm(lines, g, form))
+			}
+			if len(rules) == n {
+				try(unpad(lines, g))
+			}
+			if len(rules) > n {
 				break
 			}
 		}
@@ -341,12 +350,6 @@ func equalLines(a, b []string) bool {
 	return true
 }
 
-// header is the in-band line that declares a lossless or display
-// shaping and its rules.
-func header(c Class, rules []string) string {
-	return "> [" + c.String() + ": " + strings.Join(rules, "; ") + "]"
-}
-
 // ruleNames are the short names of rules for the Report.
 func ruleNames(rules []string) []string {
 	out := make([]string, len(rules))
@@ -370,6 +373,10 @@ func ruleName(r string) string {
 		return "fold"
 	case strings.Contains(r, unpadWord):
 		return "gutter"
+	case strings.HasPrefix(r, formPrefix+"") && strings.Contains(r, sparseSuffix):
+		return ReadSparse
+	case strings.HasPrefix(r, formPrefix) && strings.Contains(r, rangeMiddle):
+		return ReadRange
 	}
 	return r
 }

@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history", "toolname"},
 	"telemetry":        {"", "tokens", "toolname"},
 	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile", "toolname"},
-	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store"},
+	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store", "shape"},
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"config", "toolname"},
 	"fit/readtest":     {"tree"},
@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/corpus":  {},
 	"internal/layout":  {},
 	"internal/memtest": {},
+	"internal/replay":  {"internal/corpus", "tune"}, // tests only: the corpus transcripts replayed
 	"shape":            {"tokens"},
 	"hook":             {"tree", "dedup", "toolname"},
 }
