@@ -1,6 +1,7 @@
 package shape
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -109,9 +110,40 @@ func verifyRelative(r string, out, in []string) bool {
 	return true
 }
 
+// verifyFold reports whether invertFold(out) equals in, without
+// building it.
+func verifyFold(out, in []string) bool {
+	j := 0
+	for i, l := range out {
+		n, ok := foldCount(l)
+		if !ok {
+			if j >= len(in) || in[j] != l {
+				return false
+			}
+			j++
+			continue
+		}
+		if i == 0 || n > len(in)-j {
+			return false
+		}
+		prev := in[j-1]
+		for range n {
+			if in[j] != prev {
+				return false
+			}
+			j++
+		}
+	}
+	return j == len(in)
+}
+
 // verify reports whether undoing rule r on out gives in.
 func verify(r string, out, in []string) bool {
 	switch {
+	case r == ruleFold:
+		return verifyFold(out, in)
+	case strings.HasPrefix(r, treePrefix):
+		return verifyTree(r, out, in)
 	case strings.HasPrefix(r, relPrefix):
 		return verifyRelative(r, out, in)
 	case strings.Contains(r, unpadWord) && !strings.HasPrefix(r, treePrefix):
@@ -123,17 +155,33 @@ func verify(r string, out, in []string) bool {
 
 // indent returns the length of the spaces and tabs that open l.
 func indent(l string) int {
-	return len(l) - len(strings.TrimLeft(l, " \t"))
+	i := 0
+	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+		i++
+	}
+	return i
 }
+
+// pathEnd is the set of bytes that end a path at the start of a line.
+var pathEnd = [256]bool{' ': true, '\t': true, ':': true, '"': true, '\'': true, '(': true, ')': true, ',': true}
 
 // relative writes a base directory at the start of lines (after their
 // indentation) as "./": the working directory when at least two lines
 // open with it, else the deepest directory that opens every line that
 // opens with an absolute path (at least three of them, two levels deep).
 func relative(lines []string, workDir string) (string, []string, bool) {
+	base := relBase(lines, workDir)
+	if base == "" {
+		return "", nil, false
+	}
+	return relApply(lines, base)
+}
+
+// relBase is the base relative writes as "./", or "".
+func relBase(lines []string, workDir string) string {
 	for _, l := range lines {
 		if strings.HasPrefix(l[indent(l):], "./") {
-			return "", nil, false // "./" already means something here
+			return "" // "./" already means something here
 		}
 	}
 	count := func(base string) int {
@@ -159,8 +207,11 @@ func relative(lines []string, workDir string) (string, []string, bool) {
 			if !strings.HasPrefix(s, "/") {
 				continue
 			}
-			if k := strings.IndexAny(s, " \t:\"'(),"); k >= 0 {
-				s = s[:k]
+			for k := 0; k < len(s); k++ {
+				if pathEnd[s[k]] {
+					s = s[:k]
+					break
+				}
 			}
 			dir := s[:strings.LastIndexByte(s, '/')+1]
 			if n == 0 {
@@ -176,18 +227,24 @@ func relative(lines []string, workDir string) (string, []string, bool) {
 			base = common
 		}
 	}
-	if base == "" {
-		return "", nil, false
-	}
+	return base
+}
+
+// relApply writes base at the start of lines (after their indentation)
+// as "./".
+func relApply(lines []string, base string) (string, []string, bool) {
 	out := make([]string, len(lines))
+	var ar arena
+	ar.reserve(size(lines), len(lines))
 	for i, l := range lines {
 		k := indent(l)
 		if strings.HasPrefix(l[k:], base) {
-			out[i] = l[:k] + "./" + l[k+len(base):]
+			ar.line(i, l[:k], "./", l[k+len(base):])
 		} else {
 			out[i] = l
 		}
 	}
+	ar.fill(out)
 	return relRule(base), out, true
 }
 
@@ -236,29 +293,52 @@ func tree(lines []string) (string, []string, bool) {
 	}
 	out := make([]string, 0, b-a+b/4+1)
 	out = append(out, lines[:a]...)
-	out = emitTree(out, lines[a:b], 0)
+	var ar arena
+	ar.reserve(size(lines[a:b])+2*(b-a), b-a+b/4+1)
+	out = emitTree(out, &ar, lines[a:b], 0, 0)
 	out = append(out, lines[b:]...)
+	ar.fill(out)
 	return treeRule(a + 1), out, true
 }
 
-// emitTree writes paths at depth: consecutive paths that share their
-// first directory are written under one line that opens the directories
-// all of them share (whole components, each path keeping a part after
-// it).
-func emitTree(out []string, paths []string, depth int) []string {
-	pad := strings.Repeat(" ", depth)
+// indentation is the indentation of the lines of a tree, for depths up
+// to its length.
+const indentation = "                                                                "
+
+// pad returns depth spaces.
+func pad(depth int) string {
+	if depth <= len(indentation) {
+		return indentation[:depth]
+	}
+	return strings.Repeat(" ", depth)
+}
+
+// emitTree writes paths (less their first skip bytes) at depth:
+// consecutive paths that share their first directory are written under
+// one line that opens the directories all of them share (whole
+// components, each path keeping a part after it). Lines that are not a
+// path as it is are built in ar.
+func emitTree(out []string, ar *arena, paths []string, skip, depth int) []string {
+	emit := func(p string) {
+		if depth == 0 {
+			out = append(out, p)
+			return
+		}
+		ar.line(len(out), pad(depth), p, "")
+		out = append(out, "")
+	}
 	for i := 0; i < len(paths); {
-		p := paths[i]
+		p := paths[i][skip:]
 		j := i + 1
 		first := ""
 		if k := strings.IndexByte(p, '/'); k >= 0 {
 			first = p[:k+1]
-			for j < len(paths) && strings.HasPrefix(paths[j], first) {
+			for j < len(paths) && strings.HasPrefix(paths[j][skip:], first) {
 				j++
 			}
 		}
 		if j-i == 1 {
-			out = append(out, pad+p)
+			emit(p)
 			i = j
 			continue
 		}
@@ -271,6 +351,7 @@ func emitTree(out []string, paths []string, depth int) []string {
 			cand := p[:k+n+1]
 			same := true
 			for _, q := range paths[i:j] {
+				q = q[skip:]
 				if len(q) <= len(cand) || !strings.HasPrefix(q, cand) {
 					same = false
 					break
@@ -281,30 +362,85 @@ func emitTree(out []string, paths []string, depth int) []string {
 			}
 			k = len(cand)
 		}
-		out = append(out, pad+p[:k])
-		sub := make([]string, j-i)
-		for x, q := range paths[i:j] {
-			sub[x] = q[k:]
-		}
-		out = emitTree(out, sub, depth+1)
+		emit(p[:k])
+		out = emitTree(out, ar, paths[i:j], skip+k, depth+1)
 		i = j
 	}
 	return out
 }
 
-func spaces(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+func spaces(l string) int {
+	i := 0
+	for i < len(l) && l[i] == ' ' {
+		i++
+	}
+	return i
+}
 
 func invertTree(r string, lines []string, first int) ([]string, error) {
-	a, err := strconv.Atoi(strings.TrimPrefix(r, treePrefix))
+	a, b, err := treeRegion(r, lines, first)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(lines))
+	out = append(out, lines[:a]...)
+	var ar arena
+	ar.reserve(2*size(lines[a:b]), b-a)
+	err = walkTree(lines, a, b, first, func(prefix, seg string) bool {
+		if prefix == "" {
+			out = append(out, seg)
+		} else {
+			ar.line(len(out), prefix, seg, "")
+			out = append(out, "")
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, lines[b:]...)
+	ar.fill(out)
+	return out, nil
+}
+
+// verifyTree reports whether invertTree(r, out) equals in, without
+// building it.
+func verifyTree(r string, out, in []string) bool {
+	a, b, err := treeRegion(r, out, 0)
+	if err != nil || a > len(in) || !equalLines(out[:a], in[:a]) {
+		return false
+	}
+	j := a
+	err = walkTree(out, a, b, 0, func(prefix, seg string) bool {
+		if j >= len(in) || len(in[j]) != len(prefix)+len(seg) || !strings.HasPrefix(in[j], prefix) || in[j][len(prefix):] != seg {
+			return false
+		}
+		j++
+		return true
+	})
+	return err == nil && len(in)-j == len(out)-b && equalLines(out[b:], in[j:])
+}
+
+// treeRegion parses a tree rule: the tree is lines [a, b).
+func treeRegion(r string, lines []string, first int) (a, b int, err error) {
+	a, err = strconv.Atoi(strings.TrimPrefix(r, treePrefix))
 	if err != nil || a < 1 {
-		return nil, fmt.Errorf("bad rule %q", r)
+		return 0, 0, fmt.Errorf("bad rule %q", r)
 	}
 	a--
 	if a > len(lines) {
-		return nil, &ExpandError{Line: first + len(lines), Col: 1, Msg: "the tree starts after the last line"}
+		return 0, 0, &ExpandError{Line: first + len(lines), Col: 1, Msg: "the tree starts after the last line"}
 	}
-	b := region(lines, a)
-	out := append([]string(nil), lines[:a]...)
+	return a, region(lines, a), nil
+}
+
+// errStop stops a tree walk.
+var errStop = errors.New("stop")
+
+// walkTree calls path with each path of the tree in lines [a, b), as the
+// open directories' prefix and the line's own part, until it returns
+// false.
+func walkTree(lines []string, a, b, first int, path func(prefix, seg string) bool) error {
 	// stack holds the length of the open prefix at each depth.
 	var stack []int
 	prefix := ""
@@ -312,7 +448,7 @@ func invertTree(r string, lines []string, first int) ([]string, error) {
 		l := lines[i]
 		d := spaces(l)
 		if d > len(stack) {
-			return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("indented %d levels under %d open directories", d, len(stack))}
+			return &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("indented %d levels under %d open directories", d, len(stack))}
 		}
 		if d < len(stack) {
 			prefix = prefix[:stack[d]]
@@ -324,9 +460,11 @@ func invertTree(r string, lines []string, first int) ([]string, error) {
 			prefix += seg
 			continue
 		}
-		out = append(out, prefix+seg)
+		if !path(prefix, seg) {
+			return errStop
+		}
 	}
-	return append(out, lines[b:]...), nil
+	return nil
 }
 
 // matchPath returns the path of a search result line "path:12:text" and
@@ -381,7 +519,9 @@ func group(lines []string) (string, []string, bool) {
 			}
 		}
 	}
-	var out []string
+	out := make([]string, 0, len(lines)+len(lines)/2)
+	var ar arena
+	ar.reserve(size(lines[:b])+b, b)
 	grouped := 0
 	for i := 0; i < b; {
 		j := i + 1
@@ -396,7 +536,8 @@ func group(lines []string) (string, []string, bool) {
 		p := paths[i]
 		out = append(out, p)
 		for _, l := range lines[i:j] {
-			out = append(out, " "+l[len(p)+1:])
+			ar.line(len(out), " ", l[len(p)+1:], "")
+			out = append(out, "")
 		}
 		grouped += j - i
 		i = j
@@ -404,7 +545,9 @@ func group(lines []string) (string, []string, bool) {
 	if grouped < 3 {
 		return "", nil, false
 	}
-	return ruleGroup, append(out, lines[b:]...), true
+	out = append(out, lines[b:]...)
+	ar.fill(out)
+	return ruleGroup, out, true
 }
 
 // isGrouped reports whether l is a grouped result line " 12:text".
@@ -417,7 +560,9 @@ func isGrouped(l string) bool {
 }
 
 func invertGroup(lines []string, first int) ([]string, error) {
-	var out []string
+	out := make([]string, 0, len(lines))
+	var ar arena
+	ar.reserve(2*size(lines), len(lines))
 	head := ""
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
@@ -426,7 +571,8 @@ func invertGroup(lines []string, first int) ([]string, error) {
 				return nil, &ExpandError{Line: first + i, Col: 1, Msg: "a grouped result line with no file line above it"}
 			}
 			d := digits(l[1:])
-			out = append(out, head+l[1+d:2+d]+l[1:])
+			ar.line(len(out), head, l[1+d:2+d], l[1:])
+			out = append(out, "")
 			continue
 		}
 		head = ""
@@ -436,13 +582,24 @@ func invertGroup(lines []string, first int) ([]string, error) {
 		}
 		out = append(out, l)
 	}
+	ar.fill(out)
 	return out, nil
 }
 
 // fold writes each run of at least three identical lines once, followed
 // by a marker counting the rest, when that is shorter.
 func fold(lines []string) (string, []string, bool) {
-	var out []string
+	folds := false
+	for i := 2; i < len(lines); i++ {
+		if lines[i] == lines[i-1] && lines[i] == lines[i-2] {
+			folds = true
+			break
+		}
+	}
+	if !folds {
+		return "", nil, false
+	}
+	out := make([]string, 0, len(lines))
 	folded := false
 	for i := 0; i < len(lines); {
 		j := i + 1

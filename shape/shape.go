@@ -209,7 +209,7 @@ func Shape(text string, call Call, o *Options) Result {
 	}
 	if s, ok := lossless(text, kind, call, ceiling, o.ReadForm); ok {
 		cand = append(cand, s)
-		if slices.Contains(s.rules, "relative") {
+		if slices.Contains(s.rules, "relative") && (kind == "paths" || kind == "grep" || s.relSaved < relRetry) {
 			// Paths written relative cost their base's declaration: the
 			// shaping without it may be smaller (the smaller is used).
 			abs := call
@@ -265,12 +265,37 @@ func Shape(text string, call Call, o *Options) Result {
 	return res
 }
 
+// sharedBase reports whether every path of a list (after a first line
+// that is not one) opens with base: its tree will open with it.
+func sharedBase(lines []string, base string) bool {
+	a := 0
+	if len(lines) > 0 && !strings.Contains(lines[0], "/") {
+		a = 1
+	}
+	b := region(lines, a)
+	for _, l := range lines[a:b] {
+		if !strings.HasPrefix(l, base) {
+			return false
+		}
+	}
+	return b > a
+}
+
+// relRetry: paths written relative that save fewer bytes than this
+// (after their rule) are also tried absolute, and the smaller shaping is
+// used; a path list is always tried both ways (its tree may share the
+// base as well).
+const relRetry = 1024
+
 // candidate is one shaping of a text.
 type candidate struct {
 	text   string
 	class  Class
 	rules  []string
 	ranges [][2]int // Elide: the chunks' line ranges of the original
+	// relSaved is the bytes writing paths relative saved, less its
+	// rule's.
+	relSaved int
 	// lost counts the anchors an elision does not keep (Elide only).
 	lost func(anchors []anchor) int
 }
@@ -293,6 +318,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 		rules = append(rules, ruleDisplay)
 	}
 	lines := strings.Split(body, "\n")
+	relSaved := 0
 	// Each rule is kept only when undoing it gives back its input
 	// exactly: a text that happens to hold what a rule writes is left as
 	// it is. Undoing the rules in reverse then gives the body back (each
@@ -318,14 +344,22 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 				break
 			}
 		}
-	case "paths":
-		try(relative(lines, call.WorkDir))
-		try(tree(lines))
-	case "grep":
-		try(relative(lines, call.WorkDir))
-		try(group(lines))
-	case "log", "test", "git", "build":
-		try(relative(lines, call.WorkDir))
+	case "paths", "grep", "log", "test", "git", "build":
+		n, before := size(lines), len(rules)
+		if base := relBase(lines, call.WorkDir); base != "" && !(kind == "paths" && sharedBase(lines, base)) {
+			// (A tree of absolute paths that all share the base writes
+			// it once, as a directory, and costs no rule.)
+			try(relApply(lines, base))
+		}
+		if len(rules) > before {
+			relSaved = n - size(lines) - len(rules[before])
+		}
+		switch kind {
+		case "paths":
+			try(tree(lines))
+		case "grep":
+			try(group(lines))
+		}
 	}
 	try(fold(lines))
 	if len(rules) == 0 {
@@ -335,7 +369,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 	if got, _ := splitRules(strings.TrimSuffix(h[len("> ["+class.String()+": "):], "]"), 0); !equalLines(got, rules) {
 		return candidate{}, false
 	}
-	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules)}, true
+	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules), relSaved: relSaved}, true
 }
 
 func equalLines(a, b []string) bool {
