@@ -67,7 +67,8 @@ func command(input []byte) string {
 }
 
 var (
-	cdPrefix = regexp.MustCompile(`^\s*(cd\s+\S+\s*(&&|;)\s*)+`)
+	// cdPrefix: comment lines and "cd DIR &&" before the command.
+	cdPrefix = regexp.MustCompile(`^\s*(#[^\n]*\n\s*|cd\s+\S+\s*(&&|;)\s*)+`)
 	testCmd  = regexp.MustCompile(`(^|\s|/)(go test|gotestsum|pytest|py\.test|python3? -m pytest|cargo (test|nextest)|npx (vitest|jest)|vitest|jest|npm (run )?test|pnpm (run )?test|yarn test|mix test|rspec|bundle exec rspec|mise run test|make test)\b`)
 	readCmd  = regexp.MustCompile(`^(cat -n|nl)\b`)
 	pathsCmd = regexp.MustCompile(`^(find|fd|git ls-files|ls -1)\b`)

@@ -88,6 +88,9 @@ func TestDetect(t *testing.T) {
 		{"Bash", `{"command":"find . -name '*.go'"}`, "x", "paths"},
 		{"Bash", `{"command":"grep -rn foo ."}`, "x", "grep"},
 		{"Bash", `{"command":"make"}`, "x", "log"},
+		// Comment lines before the command.
+		{"Bash", `{"command":"# Run the tests\ncd /x && go test ./..."}`, "x", "test"},
+		{"Bash", `{"command":"# Recent history\n  # of main\ngit log --oneline | head -5"}`, "x", "git"},
 		{"shell", `{"command":["bash","-lc","pytest -q"]}`, "x", "test"},
 		{"exec_command", `{"cmd":"cargo test"}`, "x", "test"},
 		{"WebFetch", "", read(10), ""},
