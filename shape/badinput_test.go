@@ -29,12 +29,12 @@ func TestBadInput(t *testing.T) {
 	inputs := map[string]string{
 		"million-numbered": numbered.String(),
 		"crlf-read":        strings.Repeat("     1→a\r\n", 3) + "     2→b\r\n     3→\xff\r\n     4→c\r",
-		"binary":    "\x00\x01\x02\xff\xfe" + strings.Repeat("\x00abc", 1000),
-		"invalid":   strings.Repeat("\xff\xfe\xc3(\n", 200),
-		"longline":  strings.Repeat("a", 50<<20),
-		"million":   million.String(),
-		"crlf":      strings.Repeat("     1→a\r\n     2→b\n/x/y/z\r\n", 200),
-		"crlf-fold": strings.Repeat("same\r\n", 300) + "other\n",
+		"binary":           "\x00\x01\x02\xff\xfe" + strings.Repeat("\x00abc", 1000),
+		"invalid":          strings.Repeat("\xff\xfe\xc3(\n", 200),
+		"longline":         strings.Repeat("a", 50<<20),
+		"million":          million.String(),
+		"crlf":             strings.Repeat("     1→a\r\n     2→b\n/x/y/z\r\n", 200),
+		"crlf-fold":        strings.Repeat("same\r\n", 300) + "other\n",
 	}
 	for name, text := range inputs {
 		for _, call := range []shape.Call{{Tool: "Read"}, {Tool: "Bash", Input: []byte(`{"command":"x"}`)}, {Tool: "Glob"}, {}} {
