@@ -26,7 +26,8 @@ type Shape struct {
 	// Tools are per-tool rules; the first whose glob matches applies.
 	Tools []ShapeTool `toml:"tools"`
 	// ReadForm is how the numbers of a numbered file read are written:
-	// "gutter" (the default: every number, unpadded), "sparse" (the
+	// "gutter" (the default: every number, unpadded), "tab" (the same,
+	// with a tab instead of the gutter's "→"), "sparse" (the
 	// first, the last and every 10th line's only) or "range" (the range
 	// declared once, no numbers). The last two are lossless too but
 	// change what a model must work out to name a line.

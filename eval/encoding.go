@@ -125,7 +125,7 @@ func CommandEncoding(name, command string) Encoding {
 }
 
 // BuiltinEncodings lists the names ParseEncoding knows.
-var BuiltinEncodings = []string{"json", "toon", "auto", "compact[:BUDGET][@json|@toon|@auto]", "read[:gutter|:sparse|:range]"}
+var BuiltinEncodings = []string{"json", "toon", "auto", "compact[:BUDGET][@json|@toon|@auto]", "read[:gutter|:tab|:sparse|:range]"}
 
 // ParseEncoding returns the encoding called spec: json, toon, auto,
 // compact[:BUDGET][@FORMAT] (compact:2000@json: fitted under 2,000 tokens,

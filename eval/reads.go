@@ -140,7 +140,7 @@ func ReadGutter(text string) string {
 }
 
 // ReadEncodings lists the names ParseEncoding knows for file reads.
-var ReadEncodings = []string{"read", "read:gutter", "read:sparse", "read:range"}
+var ReadEncodings = []string{"read", "read:gutter", "read:tab", "read:sparse", "read:range"}
 
 // ReadEncoding shows a file read in form: "" is the read as the agent
 // shows it (ReadGutter), else one of shape.ReadForms, as the shaping stage

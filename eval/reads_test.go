@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -65,7 +66,7 @@ func TestReadForms(t *testing.T) {
 		t.Errorf("kinds: %v", kinds)
 	}
 	encs := readEncodings(t)
-	heads := map[string]string{"read": "     1→", "read:gutter": `"→" numbers unpadded`, "read:sparse": `numbered "→" on the first, the last and every 10th only`, "read:range": `follow without their "→" numbers`}
+	heads := map[string]string{"read": "     1→", "read:gutter": `"→" numbers unpadded to width 6]`, "read:tab": `"→" numbers unpadded to width 6 and followed by "\t"]`, "read:sparse": `numbered "→" on the first, the last and every 10th only`, "read:range": `follow without their "→" numbers`}
 	toks := map[string]int{}
 	for _, e := range encs {
 		out, err := e.Encode(context.Background(), doc.Value)
@@ -77,7 +78,7 @@ func TestReadForms(t *testing.T) {
 		}
 		toks[e.Name] = tokens.O200kBase().Count(out.Text)
 	}
-	if !(toks["read"] > toks["read:gutter"] && toks["read:gutter"] > toks["read:sparse"] && toks["read:sparse"] > toks["read:range"]) {
+	if !(toks["read"] > toks["read:gutter"] && toks["read:gutter"] > toks["read:tab"] && toks["read:tab"] > toks["read:sparse"] && toks["read:sparse"] > toks["read:range"]) {
 		t.Errorf("tokens per form: %v", toks)
 	}
 	plan, err := Prepare(context.Background(), Config{Docs: []Document{doc}, Questions: qs, Encodings: encs, Reader: DecodeReader{}, Seed: 1})
@@ -117,7 +118,7 @@ func textReader(doc, question string) string {
 	} else if strings.HasPrefix(lines[0], "> [") {
 		lines = lines[1:]
 	}
-	gutter := regexp.MustCompile(`^ *(\d+)→(.*)$`)
+	gutter := regexp.MustCompile(`^ *(\d+)(?:→|\t)(.*)$`)
 	for i, l := range lines {
 		switch {
 		case ranged:
@@ -190,7 +191,7 @@ func TestReadFormsModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Encodings) != 4 {
+	if len(rep.Encodings) != len(ReadEncodings) {
 		t.Fatalf("%d encodings in the report", len(rep.Encodings))
 	}
 	for _, e := range rep.Encodings {
@@ -206,7 +207,10 @@ func FuzzGenerateReads(f *testing.F) {
 	f.Add(sourceFile(40))
 	f.Add("a\r\nb\r\n\xff\xfe line\n\n\n")
 	f.Add("     1→x\n> [lossless: repeats folded]\n[… same line 3 more times …]\n")
-	encs := []Encoding{ReadEncoding("", tokens.Estimate()), ReadEncoding("gutter", tokens.Estimate()), ReadEncoding("sparse", tokens.Estimate()), ReadEncoding("range", tokens.Estimate())}
+	encs := []Encoding{ReadEncoding("", tokens.Estimate())}
+	for _, form := range shape.ReadForms {
+		encs = append(encs, ReadEncoding(form, tokens.Estimate()))
+	}
 	f.Fuzz(func(t *testing.T, text string) {
 		doc := ReadDocument("f", text)
 		for _, q := range GenerateReads(doc, 6, 1) {

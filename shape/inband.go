@@ -32,9 +32,20 @@ const (
 	relPrefix   = "./ = "
 )
 
-// unpadRule is the rule of a gutter written without its padding.
-func unpadRule(g gutter) string {
-	return strconv.Quote(g.sep) + unpadWord + strconv.Itoa(g.width)
+// unpadTo introduces the separator an unpadded gutter is written with
+// when it is not the gutter's own:
+//
+//	"→" numbers unpadded to width 6 and followed by "\t"
+const unpadTo = " and followed by "
+
+// unpadRule is the rule of a gutter written without its padding, its
+// separator written to.
+func unpadRule(g gutter, to string) string {
+	r := strconv.Quote(g.sep) + unpadWord + strconv.Itoa(g.width)
+	if to != g.sep {
+		r += unpadTo + strconv.Quote(to)
+	}
+	return r
 }
 
 // treeRule is the rule of a path list written as a tree from body line

@@ -150,7 +150,7 @@ func TestExpandShapeProperty(t *testing.T) {
 	if shaped[Lossless] == 0 || shaped[Display] == 0 {
 		t.Errorf("no shaping checked: %v", shaped)
 	}
-	if formsChecked[ReadSparse] == 0 || formsChecked[ReadRange] == 0 {
+	if formsChecked[ReadSparse] == 0 || formsChecked[ReadRange] == 0 || formsChecked[ReadTab] == 0 {
 		t.Errorf("no read form checked: %v", formsChecked)
 	}
 	t.Logf("checked %d lossless and %d display shapings", shaped[Lossless], shaped[Display])

@@ -28,58 +28,90 @@ func digits(s string) int {
 	return i
 }
 
-// unpad writes every line numbered with g without its padding. It needs
-// at least three numbered lines.
-func unpad(lines []string, g gutter) (string, []string, bool) {
+// unpad writes every line numbered with g without its padding, and with
+// the separator to instead of g's. It needs at least three numbered
+// lines.
+func unpad(lines []string, g gutter, to string) (string, []string, bool) {
 	out := make([]string, len(lines))
+	var ar arena
+	if to != g.sep {
+		ar.reserve(size(lines), len(lines))
+	}
 	n := 0
 	for i, l := range lines {
 		out[i] = l
-		sp := len(l) - len(strings.TrimLeft(l, " "))
+		sp := spaces(l)
 		d := digits(l[sp:])
 		if sp == 0 || d == 0 || sp+d != g.width || !strings.HasPrefix(l[sp+d:], g.sep) {
 			continue
 		}
-		out[i] = l[sp:]
+		if to == g.sep {
+			out[i] = l[sp:]
+		} else {
+			ar.line(i, l[sp:sp+d], to, l[sp+d+len(g.sep):])
+		}
 		n++
 	}
 	if n < 3 {
 		return "", nil, false
 	}
-	return unpadRule(g), out, true
+	ar.fill(out)
+	return unpadRule(g, to), out, true
+}
+
+// parseUnpad parses an unpadding rule: the gutter's separator, the one
+// written instead, and the width.
+func parseUnpad(r string) (sep, to string, width int, ok bool) {
+	q, rest, ok := strings.Cut(r, unpadWord)
+	if !ok {
+		return "", "", 0, false
+	}
+	w, toQ, hasTo := strings.Cut(rest, unpadTo)
+	sep, err := strconv.Unquote(q)
+	width, err2 := strconv.Atoi(w)
+	if err != nil || err2 != nil || sep == "" || width < 1 || width > 32 || strconv.Itoa(width) != w {
+		return "", "", 0, false
+	}
+	to = sep
+	if hasTo {
+		if to, err = strconv.Unquote(toQ); err != nil || to == "" {
+			return "", "", 0, false
+		}
+	}
+	return sep, to, width, true
 }
 
 func invertUnpad(r string, lines []string) ([]string, error) {
-	q, w, ok := strings.Cut(r, unpadWord)
-	sep, err := strconv.Unquote(q)
-	width, err2 := strconv.Atoi(w)
-	if !ok || err != nil || err2 != nil || sep == "" || width < 1 || width > 32 {
+	sep, to, width, ok := parseUnpad(r)
+	if !ok {
 		return nil, fmt.Errorf("bad rule %q", r)
 	}
 	out := make([]string, len(lines))
+	var ar arena
+	ar.reserve(size(lines)+len(lines)*width, len(lines))
 	for i, l := range lines {
 		out[i] = l
-		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], sep) {
-			out[i] = strings.Repeat(" ", width-d) + l
+		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], to) {
+			ar.line(i, pad(width-d), l[:d]+sep, l[d+len(to):])
 		}
 	}
+	ar.fill(out)
 	return out, nil
 }
 
 // verifyUnpad reports whether invertUnpad(r, out) equals in, without
 // building it.
 func verifyUnpad(r string, out, in []string) bool {
-	q, w, ok := strings.Cut(r, unpadWord)
-	sep, err := strconv.Unquote(q)
-	width, err2 := strconv.Atoi(w)
-	if !ok || err != nil || err2 != nil || sep == "" || width < 1 || width > 32 || len(out) != len(in) {
+	sep, to, width, ok := parseUnpad(r)
+	if !ok || len(out) != len(in) {
 		return false
 	}
 	for i, l := range out {
 		want := in[i]
-		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], sep) {
+		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], to) {
 			p := width - d
-			if len(want) != p+len(l) || strings.TrimLeft(want[:p], " ") != "" || want[p:] != l {
+			rest := l[d+len(to):]
+			if len(want) != p+d+len(sep)+len(rest) || spaces(want[:p]) != p || want[p:p+d] != l[:d] || want[p+d:p+d+len(sep)] != sep || want[p+d+len(sep):] != rest {
 				return false
 			}
 		} else if l != want {
@@ -685,10 +717,13 @@ const (
 	// ReadRange declares the range of the lines once and shows no
 	// numbers.
 	ReadRange = "range"
+	// ReadTab keeps every line's number, unpadded, followed by a tab
+	// (cat -n's separator) instead of the gutter's.
+	ReadTab = "tab"
 )
 
 // ReadForms lists the read forms.
-var ReadForms = []string{ReadGutter, ReadSparse, ReadRange}
+var ReadForms = []string{ReadGutter, ReadTab, ReadSparse, ReadRange}
 
 // numbered returns the number of a line numbered with g (padded to
 // g.width) and the length of its gutter, or ok false.

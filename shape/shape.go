@@ -71,7 +71,8 @@ type Options struct {
 	// ones do not know, folded into counts like theirs.
 	PassLines []PassLine
 	// ReadForm is how a numbered read's numbers are written: ReadGutter
-	// ("" means it: every number, unpadded), ReadSparse or ReadRange.
+	// ("" means it: every number, unpadded), ReadTab, ReadSparse or
+	// ReadRange.
 	ReadForm string
 	// Keep stores the original of an elided text and returns the handle
 	// and fetch command of its chunks, whose line ranges are given
@@ -337,8 +338,11 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 			if form == ReadSparse || form == ReadRange {
 				try(readForm(lines, g, form))
 			}
+			if len(rules) == n && form == ReadTab {
+				try(unpad(lines, g, "\t"))
+			}
 			if len(rules) == n {
-				try(unpad(lines, g))
+				try(unpad(lines, g, g.sep))
 			}
 			if len(rules) > n {
 				break
@@ -405,6 +409,8 @@ func ruleName(r string) string {
 		return "group"
 	case r == ruleFold:
 		return "fold"
+	case strings.Contains(r, unpadWord) && strings.Contains(r, unpadTo):
+		return ReadTab
 	case strings.Contains(r, unpadWord):
 		return "gutter"
 	case strings.HasPrefix(r, formPrefix+"") && strings.Contains(r, sparseSuffix):

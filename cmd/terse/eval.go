@@ -47,6 +47,7 @@ exact text of line N, and which line number holds a given text. The
 encodings then default to
   read             the read as Claude Code shows it ("     N→" on every line)
   read:gutter      terse's default read shaping (numbers unpadded)
+  read:tab         numbers unpadded, a tab after each instead of "→"
   read:sparse      numbers on the first, the last and every 10th line only
   read:range       the line range declared once, no numbers
 so that a model reader measures the read forms of [shape] read_form.

@@ -101,7 +101,7 @@ func TestEvalReads(t *testing.T) {
 	if err := run(context.Background(), args, nil, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"| read | 100.0 % | 6/6 |", "| read:gutter | 100.0 % | 6/6 |", "| read:sparse | 100.0 % | 6/6 |", "| read:range | 100.0 % | 6/6 |", "line-text", "line-number"} {
+	for _, want := range []string{"| read | 100.0 % | 6/6 |", "| read:gutter | 100.0 % | 6/6 |", "| read:tab | 100.0 % | 6/6 |", "| read:sparse | 100.0 % | 6/6 |", "| read:range | 100.0 % | 6/6 |", "line-text", "line-number"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout.String())
 		}
