@@ -131,6 +131,15 @@ func foldMarker(n int) string {
 	return "[… same line " + strconv.Itoa(n) + " more times …]"
 }
 
+// foldMarkerLen is len(foldMarker(n)), without building it.
+func foldMarkerLen(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return len(foldMarker(0)) - 1 + d
+}
+
 // foldCount parses a fold marker.
 func foldCount(l string) (int, bool) {
 	const pre, post = "[… same line ", " more times …]"

@@ -639,7 +639,7 @@ func fold(lines []string) (string, []string, bool) {
 			j++
 		}
 		k := j - i
-		if k >= 3 && (k-1)*(len(lines[i])+1) > len(foldMarker(k-1))+1 {
+		if k >= 3 && (k-1)*(len(lines[i])+1) > foldMarkerLen(k-1)+1 {
 			out = append(out, lines[i], foldMarker(k-1))
 			folded = true
 		} else {
