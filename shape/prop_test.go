@@ -183,6 +183,7 @@ func FuzzExpand(f *testing.F) {
 	f.Add("> [lossless: lines 9–12 numbered \"→\" on the first, the last and every 10th only (width 6)]\n9→a\n10→b\nc\n12→d\n<system-reminder>")
 	f.Add("> [lossless: lines 1–3 follow without their \"\\t\" numbers (width 6)]\na\n\tb\nc")
 	f.Add("> [lossless: lines 1–16777216 follow without their \"→\" numbers (width 6)]\na")
+	f.Add("> [lossless: \"→\" numbers unpadded to width 6 and followed by \"\\t\"]\n1\ta\n2\t\tb\n123456→c")
 	f.Fuzz(func(t *testing.T, text string) {
 		out, err := Expand(text)
 		if err != nil {
