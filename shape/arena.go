@@ -1,5 +1,7 @@
 package shape
 
+import "strconv"
+
 // arena builds the lines a rule rewrites in one allocation: the lines it
 // keeps stay the input's strings.
 type arena struct {
@@ -30,6 +32,21 @@ func (a *arena) line(i int, p1, p2, p3 string) {
 	a.buf = append(a.buf, p1...)
 	a.buf = append(a.buf, p2...)
 	a.buf = append(a.buf, p3...)
+	a.ends = append(a.ends, len(a.buf))
+}
+
+// numbered builds the line for index i: the number k padded with
+// spaces to width (0: no padding), sep and content.
+func (a *arena) numbered(i, k, width int, sep, content string) {
+	a.at = append(a.at, i)
+	var b [20]byte
+	num := strconv.AppendInt(b[:0], int64(k), 10)
+	if len(num) < width {
+		a.buf = append(a.buf, pad(width-len(num))...)
+	}
+	a.buf = append(a.buf, num...)
+	a.buf = append(a.buf, sep...)
+	a.buf = append(a.buf, content...)
 	a.ends = append(a.ends, len(a.buf))
 }
 

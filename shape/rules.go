@@ -176,6 +176,9 @@ func verify(r string, out, in []string) bool {
 		return verifyFold(out, in)
 	case strings.HasPrefix(r, treePrefix):
 		return verifyTree(r, out, in)
+	case strings.HasPrefix(r, formPrefix):
+		f, ok, err := parseFormRule(r)
+		return ok && err == nil && verifyForm(f, out, in)
 	case strings.HasPrefix(r, relPrefix):
 		return verifyRelative(r, out, in)
 	case strings.Contains(r, unpadWord) && !strings.HasPrefix(r, treePrefix):
@@ -769,13 +772,17 @@ func readForm(lines []string, g gutter, form string) (string, []string, bool) {
 	last := first + n - 1
 	out := make([]string, len(lines))
 	copy(out[n:], lines[n:])
+	var ar arena
+	if form == ReadSparse {
+		ar.reserve(n/10*(len(g.sep)+10), n/10+2)
+	}
 	for i, l := range lines[:n] {
 		_, gl, _ := numbered(l, g)
 		content := l[gl:]
 		k := first + i
 		switch {
 		case form == ReadSparse && sparseShown(k, first, last):
-			out[i] = strconv.Itoa(k) + g.sep + content
+			ar.numbered(i, k, 0, g.sep, content)
 		case form == ReadSparse:
 			if d := digits(content); d > 0 && strings.HasPrefix(content[d:], g.sep) {
 				return "", nil, false
@@ -785,6 +792,7 @@ func readForm(lines []string, g gutter, form string) (string, []string, bool) {
 			out[i] = content
 		}
 	}
+	ar.fill(out)
 	if form == ReadSparse {
 		return sparseRule(first, last, g), out, true
 	}
@@ -799,17 +807,53 @@ func invertForm(f formRule, lines []string, first int) ([]string, error) {
 	}
 	out := make([]string, len(lines))
 	copy(out[n:], lines[n:])
+	var ar arena
+	ar.reserve(size(lines[:n])+n*(f.g.width+len(f.g.sep)), n)
 	for i, l := range lines[:n] {
 		k := f.first + i
-		num := strconv.Itoa(k)
-		if f.form == ReadSparse && sparseShown(k, f.first, f.last) {
-			if !strings.HasPrefix(l, num+f.g.sep) {
-				return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("line %d does not show its number %s", first+i, num)}
-			}
-			l = l[len(num)+len(f.g.sep):]
+		if content, ok := formContent(f, k, l); ok {
+			ar.numbered(i, k, f.g.width, f.g.sep, content)
+		} else {
+			return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("line %d does not show its number %d", first+i, k)}
 		}
-		pad := max(f.g.width-len(num), 0)
-		out[i] = strings.Repeat(" ", pad) + num + f.g.sep + l
 	}
+	ar.fill(out)
 	return out, nil
+}
+
+// formContent is the content of body line l, number k, of a read form:
+// l less its shown number. ok is false when a number it must show is not
+// there.
+func formContent(f formRule, k int, l string) (string, bool) {
+	if f.form != ReadSparse || !sparseShown(k, f.first, f.last) {
+		return l, true
+	}
+	var b [20]byte
+	num := strconv.AppendInt(b[:0], int64(k), 10)
+	if len(l) < len(num)+len(f.g.sep) || l[:len(num)] != string(num) || l[len(num):len(num)+len(f.g.sep)] != f.g.sep {
+		return "", false
+	}
+	return l[len(num)+len(f.g.sep):], true
+}
+
+// verifyForm reports whether invertForm(f, out) equals in, without
+// building it.
+func verifyForm(f formRule, out, in []string) bool {
+	n := f.last - f.first + 1
+	if n > len(out) || len(out) != len(in) || !equalLines(out[n:], in[n:]) {
+		return false
+	}
+	var b [20]byte
+	for i, l := range out[:n] {
+		k := f.first + i
+		content, ok := formContent(f, k, l)
+		num := strconv.AppendInt(b[:0], int64(k), 10)
+		p := max(f.g.width-len(num), 0)
+		w := in[i]
+		if !ok || len(w) != p+len(num)+len(f.g.sep)+len(content) || spaces(w[:p]) != p || w[p:p+len(num)] != string(num) ||
+			w[p+len(num):p+len(num)+len(f.g.sep)] != f.g.sep || w[p+len(num)+len(f.g.sep):] != content {
+			return false
+		}
+	}
+	return true
 }
