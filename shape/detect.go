@@ -93,7 +93,8 @@ func commandShape(cmd, text string) string {
 		return "paths"
 	case grepCmd.MatchString(c) && !strings.Contains(c, "|"):
 		return "grep"
-	case gitCmd.MatchString(c) && !pipedTo(c):
+	case gitCmd.MatchString(c) && !pipedTo(c),
+		gitCmd.MatchString(lastStage(c)) && !strings.ContainsAny(c, "\n;&"):
 		// Search results and path lists (git diff --name-only) keep
 		// their own lossless shapes, which elide nothing either.
 		switch s := contentShape(text); s {
@@ -110,6 +111,17 @@ func commandShape(cmd, text string) string {
 		return s
 	}
 	return "log"
+}
+
+// lastStage is the last command of a pipeline ("printf 'y\n' | git add
+// -p f": the git command whose output is read), or "" for a command
+// that is not piped.
+func lastStage(c string) string {
+	i := strings.LastIndexByte(c, '|')
+	if i <= 0 || c[i-1] == '|' {
+		return ""
+	}
+	return strings.TrimSpace(c[i+1:])
 }
 
 // pipedTo reports whether a command's output goes through a filter other

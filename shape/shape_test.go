@@ -91,6 +91,10 @@ func TestDetect(t *testing.T) {
 		// Comment lines before the command.
 		{"Bash", `{"command":"# Run the tests\ncd /x && go test ./..."}`, "x", "test"},
 		{"Bash", `{"command":"# Recent history\n  # of main\ngit log --oneline | head -5"}`, "x", "git"},
+		// Input piped into git: the output is git's.
+		{"Bash", `{"command":"printf 'y\\nn\\n' | git add -p main.go"}`, "x", "git"},
+		{"Bash", `{"command":"make; printf 'y\\n' | git add -p main.go"}`, "x", "log"},
+		{"Bash", `{"command":"git log | grep fix"}`, "x", "log"},
 		{"shell", `{"command":["bash","-lc","pytest -q"]}`, "x", "test"},
 		{"exec_command", `{"cmd":"cargo test"}`, "x", "test"},
 		{"WebFetch", "", read(10), ""},
