@@ -482,7 +482,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if !isJSON && p.o.Shape != nil && !req.noShape && rep.ShapeClass == "" {
 		// A shaped text over the budget would be fitted as the original
 		// anyway (see below): it is not shaped.
-		if sr := p.shape(ctx, text, req, fo0); sr.Class != shape.None && sr.ShapedTokens <= fo0.Budget {
+		if sr := p.shape(ctx, text, req, fo0, &m); sr.Class != shape.None && sr.ShapedTokens <= fo0.Budget {
 			text, t2 = sr.Text, sr.ShapedTokens
 			m.seed(text, t2)
 			rep.Shape, rep.ShapeClass, rep.ShapeRules = sr.Shape, sr.Class.String(), sr.Rules
@@ -761,14 +761,15 @@ func (p *Pipeline) sampledEncoding(v tree.Value, ptr string, compact string, bud
 //
 // Shaping fails open: a shaper that panics (a bug) leaves the text as it
 // is.
-func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.Options) (res shape.Result) {
+func (p *Pipeline) shape(ctx context.Context, text string, req *Request, fo fit.Options, m *memo) (res shape.Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = shape.Result{Text: text, Why: fmt.Sprintf("internal error: %v", r)}
 		}
 	}()
 	so := *p.o.Shape
-	so.Counter = p.o.Tokenizer
+	// Counted through the call's memo: the original is counted once.
+	so.Counter = m
 	if so.Keep == nil && p.o.Store != nil {
 		so.Keep = func(orig string, ranges [][2]int) (string, error) {
 			h, err := fit.StoreLines(ctx, orig, ranges, &fo)
@@ -856,6 +857,12 @@ func (m *memo) count(s string) int {
 	m.seed(s, n)
 	return n
 }
+
+// Name, Count and Exact make a memo a tokens.Counter: the shaping stage
+// counts through it, and finds the original already counted.
+func (m *memo) Name() string       { return m.c.Name() }
+func (m *memo) Count(s string) int { return m.count(s) }
+func (m *memo) Exact() bool        { return m.c.Exact() }
 
 func (m *memo) seed(s string, n int) {
 	m.s = append(m.s, s)

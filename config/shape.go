@@ -25,6 +25,13 @@ type Shape struct {
 	MinBytes int `toml:"min_bytes"`
 	// Tools are per-tool rules; the first whose glob matches applies.
 	Tools []ShapeTool `toml:"tools"`
+	// ReadForm is how the numbers of a numbered file read are written:
+	// "gutter" (the default: every number, unpadded), "tab" (the same,
+	// with a tab instead of the gutter's "→"), "sparse" (the
+	// first, the last and every 10th line's only) or "range" (the range
+	// declared once, no numbers). The last two are lossless too but
+	// change what a model must work out to name a line.
+	ReadForm string `toml:"read_form"`
 	// PassLines are patterns of test runners' pass lines the built-in
 	// ones do not know: such lines are folded into counts of Unit.
 	PassLines []ShapePassLine `toml:"pass_lines"`
@@ -54,7 +61,7 @@ func (s *Shape) Options() *shape.Options {
 	if !s.Enabled {
 		return nil
 	}
-	o := &shape.Options{Margin: s.Margin, MinBytes: s.MinBytes}
+	o := &shape.Options{Margin: s.Margin, MinBytes: s.MinBytes, ReadForm: s.ReadForm}
 	o.Ceiling, _ = shape.ParseClass(s.Class)
 	for _, t := range s.Tools {
 		r := shape.ToolRule{Match: t.Match, Off: t.Enabled != nil && !*t.Enabled, Margin: t.Margin}
@@ -80,6 +87,9 @@ func (v *validator) shape(s *Shape) {
 		v.errorf("shape.margin", "must be in [0, 1), got %g", s.Margin)
 	}
 	v.nonNegative("shape.min_bytes", s.MinBytes)
+	if s.ReadForm != "" {
+		v.oneOf("shape.read_form", s.ReadForm, shape.ReadForms)
+	}
 	for i, t := range s.Tools {
 		k := "shape.tools." + strconv.Itoa(i)
 		if t.Match == "" {

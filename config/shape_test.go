@@ -23,6 +23,7 @@ func TestShapeConfig(t *testing.T) {
 class = "display"
 margin = 0.1
 min_bytes = 100
+read_form = "sparse"
 
 [[shape.tools]]
 match = "mcp__*"
@@ -38,7 +39,7 @@ margin = 0.2
 	}
 	o := c.Shape.Options()
 	want := []shape.ToolRule{{Match: "mcp__*", Off: true}, {Match: "Bash", Ceiling: shape.Lossless, Margin: 0.2}}
-	if o.Ceiling != shape.Display || o.Margin != 0.1 || o.MinBytes != 100 || len(o.Tools) != 2 || o.Tools[0] != want[0] || o.Tools[1] != want[1] {
+	if o.Ceiling != shape.Display || o.Margin != 0.1 || o.MinBytes != 100 || o.ReadForm != shape.ReadSparse || len(o.Tools) != 2 || o.Tools[0] != want[0] || o.Tools[1] != want[1] {
 		t.Errorf("options: %+v", o)
 	}
 	c, _ = Parse([]byte("[shape]\nenabled = false\n"), "off.toml")
@@ -48,6 +49,7 @@ margin = 0.2
 	for _, bad := range []struct{ src, key string }{
 		{"[shape]\nclass = \"lossy\"\n", "shape.class"},
 		{"[shape]\nmargin = 1.5\n", "shape.margin"},
+		{"[shape]\nread_form = \"every10\"\n", "shape.read_form"},
 		{"[[shape.tools]]\nmatch = \"[\"\n", "shape.tools.0.match"},
 		{"[[shape.tools]]\nclass = \"elide\"\n", "shape.tools.0.match"},
 		{"[[shape.pass_lines]]\npattern = \"(\"\nunit = \"specs passed\"\n", "shape.pass_lines.0.pattern"},

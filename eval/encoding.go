@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toon"
 	"github.com/terse-dev/terse/tree"
@@ -36,6 +38,9 @@ type Encoded struct {
 
 	// decode reads Text back; nil means any of render's forms.
 	decode func(string) (tree.Value, error)
+	// whole: decode reads the whole text (it holds no in-band notes
+	// after a document).
+	whole bool
 }
 
 // JSONEncoding is compact JSON.
@@ -120,7 +125,7 @@ func CommandEncoding(name, command string) Encoding {
 }
 
 // BuiltinEncodings lists the names ParseEncoding knows.
-var BuiltinEncodings = []string{"json", "toon", "auto", "compact[:BUDGET][@json|@toon|@auto]"}
+var BuiltinEncodings = []string{"json", "toon", "auto", "compact[:BUDGET][@json|@toon|@auto]", "read[:gutter|:tab|:sparse|:range]"}
 
 // ParseEncoding returns the encoding called spec: json, toon, auto,
 // compact[:BUDGET][@FORMAT] (compact:2000@json: fitted under 2,000 tokens,
@@ -132,6 +137,13 @@ func ParseEncoding(spec string, c tokens.Counter) (Encoding, error) {
 			return Encoding{}, fmt.Errorf("encoding %q: want NAME=COMMAND", spec)
 		}
 		return CommandEncoding(name, cmd), nil
+	}
+	if form, ok := strings.CutPrefix(spec, "read"); ok && (form == "" || form[0] == ':') {
+		form = strings.TrimPrefix(form, ":")
+		if form != "" && !slices.Contains(shape.ReadForms, form) {
+			return Encoding{}, fmt.Errorf("encoding %q: the read form must be one of %s", spec, strings.Join(shape.ReadForms, ", "))
+		}
+		return ReadEncoding(form, c), nil
 	}
 	switch spec {
 	case "json":

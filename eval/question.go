@@ -21,8 +21,10 @@ const (
 	KindManual   = "manual"   // hand-written (no query)
 )
 
+// The kinds of file reads (reads.go) are KindLineText and KindLineNumber.
+
 // Kinds lists the generated kinds in the order reports show them.
-var Kinds = []string{KindLookup, KindURL, KindCount, KindFilter, KindPresence, KindWrapper, KindPosition, KindManual}
+var Kinds = []string{KindLookup, KindURL, KindCount, KindFilter, KindPresence, KindWrapper, KindPosition, KindLineText, KindLineNumber, KindManual}
 
 // NotShown is the answer expected when the text a model reads does not show
 // what a question asks about. Models are told to reply with exactly this.
@@ -90,6 +92,11 @@ var (
 // the value for OpPresence; a decimal count for OpCount.
 func (q *Query) Eval(doc tree.Value) (string, error) {
 	switch q.Op {
+	case OpLine, OpLineOf:
+		if doc.Kind() != tree.KindString {
+			return "", errNotFound
+		}
+		return q.evalLine(doc.Str())
 	case OpCount:
 		arr, err := q.list(doc)
 		if err != nil {

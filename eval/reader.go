@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/terse-dev/terse/tree"
 )
 
 // SystemPrompt is what every model reader is told before the document.
@@ -77,7 +80,14 @@ func (DecodeReader) Answer(_ context.Context, r *Request) (Reply, error) {
 	if q.Query == nil {
 		return Reply{}, ErrNoQuery
 	}
-	v, partial, err := decodeText(r.Encoded.Text, r.Encoded.decode)
+	var v tree.Value
+	var partial bool
+	var err error
+	if r.Encoded.whole {
+		v, err = r.Encoded.decode(r.Encoded.Text)
+	} else {
+		v, partial, err = decodeText(r.Encoded.Text, r.Encoded.decode)
+	}
 	if err != nil {
 		return Reply{}, fmt.Errorf("decode reader: %w", err)
 	}
@@ -90,6 +100,8 @@ func (DecodeReader) Answer(_ context.Context, r *Request) (Reply, error) {
 		return Reply{Text: NotShown}, nil
 	case q.Query.Op == OpCount:
 		return Reply{Text: "Answer: " + ans}, nil
+	case q.Query.Op == OpLine:
+		return Reply{Text: "`" + strings.TrimSpace(ans) + "`"}, nil
 	case q.Query.Op == OpGet:
 		if _, isNum := number(ans); !isNum && ans != "true" && ans != "false" && ans != "null" {
 			return Reply{Text: `"` + ans + `"`}, nil

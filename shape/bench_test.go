@@ -47,9 +47,10 @@ func benchInputs() map[string]struct {
 // (a pipeline counts the original anyway, through its count cache).
 func BenchmarkShape(b *testing.B) {
 	in := benchInputs()
-	o := &shape.Options{Counter: tokens.Estimate()}
-	for _, name := range []string{"read", "paths", "grep", "log"} {
-		x := in[name]
+	for _, name := range []string{"read", "read-tab", "read-sparse", "read-range", "paths", "grep", "log"} {
+		kind, form, _ := strings.Cut(name, "-")
+		x := in[kind]
+		o := &shape.Options{Counter: tokens.Estimate(), ReadForm: form}
 		b.Run("copy/"+name, func(b *testing.B) {
 			b.SetBytes(int64(len(x.text)))
 			b.ReportAllocs()

@@ -67,7 +67,8 @@ func command(input []byte) string {
 }
 
 var (
-	cdPrefix = regexp.MustCompile(`^\s*(cd\s+\S+\s*(&&|;)\s*)+`)
+	// cdPrefix: comment lines and "cd DIR &&" before the command.
+	cdPrefix = regexp.MustCompile(`^\s*(#[^\n]*\n\s*|cd\s+\S+\s*(&&|;)\s*)+`)
 	testCmd  = regexp.MustCompile(`(^|\s|/)(go test|gotestsum|pytest|py\.test|python3? -m pytest|cargo (test|nextest)|npx (vitest|jest)|vitest|jest|npm (run )?test|pnpm (run )?test|yarn test|mix test|rspec|bundle exec rspec|mise run test|make test)\b`)
 	readCmd  = regexp.MustCompile(`^(cat -n|nl)\b`)
 	pathsCmd = regexp.MustCompile(`^(find|fd|git ls-files|ls -1)\b`)
@@ -92,7 +93,8 @@ func commandShape(cmd, text string) string {
 		return "paths"
 	case grepCmd.MatchString(c) && !strings.Contains(c, "|"):
 		return "grep"
-	case gitCmd.MatchString(c) && !pipedTo(c):
+	case gitCmd.MatchString(c) && !pipedTo(c),
+		gitCmd.MatchString(lastStage(c)) && !strings.ContainsAny(c, "\n;&"):
 		// Search results and path lists (git diff --name-only) keep
 		// their own lossless shapes, which elide nothing either.
 		switch s := contentShape(text); s {
@@ -109,6 +111,17 @@ func commandShape(cmd, text string) string {
 		return s
 	}
 	return "log"
+}
+
+// lastStage is the last command of a pipeline ("printf 'y\n' | git add
+// -p f": the git command whose output is read), or "" for a command
+// that is not piped.
+func lastStage(c string) string {
+	i := strings.LastIndexByte(c, '|')
+	if i <= 0 || c[i-1] == '|' {
+		return ""
+	}
+	return strings.TrimSpace(c[i+1:])
 }
 
 // pipedTo reports whether a command's output goes through a filter other

@@ -34,54 +34,53 @@ func needsDisplay(text string) bool {
 // erasure), or overwrites a line holding tabs or non-ASCII characters,
 // whose columns depend on the terminal: such text is left alone.
 func display(text string) (string, bool) {
-	var sb strings.Builder
-	sb.Grow(len(text))
-	for line := range strings.SplitSeq(text, "\n") {
-		l, ok := displayLine(line)
-		if !ok {
+	buf := make([]byte, 0, len(text))
+	for {
+		i := strings.IndexByte(text, '\n')
+		line := text
+		if i >= 0 {
+			line = text[:i]
+		}
+		var ok bool
+		if buf, ok = displayLine(buf, line); !ok {
 			return "", false
 		}
-		sb.WriteString(l)
-		sb.WriteByte('\n')
+		if i < 0 {
+			break
+		}
+		buf = append(buf, '\n')
+		text = text[i+1:]
 	}
-	s := sb.String()
-	return s[:len(s)-1], true
+	return string(buf), true
 }
 
-// displayLine is display on one line (no "\n").
-func displayLine(l string) (string, bool) {
-	if !strings.ContainsAny(l, "\x1b\r\b") {
-		return l, true
+// displayLine appends what a terminal shows of l (one line, no "\n") to
+// dst.
+func displayLine(dst []byte, l string) ([]byte, bool) {
+	if plainRun(l) == len(l) {
+		return append(dst, l...), true
 	}
-	var cells []byte // the line as shown, ASCII only once overwritten
+	base := len(dst) // the line as shown is dst[base:], ASCII only once overwritten
 	cur := 0
 	overwrote, wide := false, false
-	put := func(b byte) {
-		if cur < len(cells) {
-			cells[cur] = b
-			overwrote = true
-		} else {
-			cells = append(cells, b)
-		}
-		cur++
-	}
 	for i := 0; i < len(l); {
 		b := l[i]
 		switch {
 		case b == 0x1b:
 			n, op, ok := escape(l[i:])
 			if !ok {
-				return "", false
+				return dst, false
 			}
+			cells := dst[base:]
 			switch op {
 			case 'K':
-				cells = cells[:min(cur, len(cells))]
+				dst = dst[:base+min(cur, len(cells))]
 			case '1': // erase from the start to the cursor
 				for k := 0; k < cur && k < len(cells); k++ {
 					cells[k] = ' '
 				}
 			case '2':
-				cells = cells[:0]
+				dst = dst[:base]
 			}
 			i += n
 		case b == '\r':
@@ -97,22 +96,49 @@ func displayLine(l string) (string, bool) {
 			}
 			i++
 		default:
-			if b == '\t' || b >= utf8.RuneSelf {
-				wide = true
+			run := l[i : i+plainRun(l[i:])]
+			for k := 0; k < len(run) && !wide; k++ {
+				if run[k] == '\t' || run[k] >= utf8.RuneSelf {
+					wide = true
+				}
 			}
-			put(b)
-			i++
+			if base+cur == len(dst) {
+				dst = append(dst, run...)
+				cur += len(run)
+			} else {
+				for k := 0; k < len(run); k++ {
+					if base+cur < len(dst) {
+						dst[base+cur] = run[k]
+						overwrote = true
+					} else {
+						dst = append(dst, run[k])
+					}
+					cur++
+				}
+			}
+			i += len(run)
 		}
 	}
 	if overwrote && wide {
-		return "", false
+		return dst, false
 	}
-	if cur < len(cells) && wide {
+	if cur < len(dst)-base && wide {
 		// A shorter line after a carriage return left part of a longer
 		// one: its columns are only known for ASCII.
-		return "", false
+		return dst, false
 	}
-	return string(cells), true
+	return dst, true
+}
+
+// plainRun is the length of the run of bytes at the start of l that are
+// not an escape, a carriage return or a backspace.
+func plainRun(l string) int {
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; c == 0x1b || c == '\r' || c == '\b' {
+			return i
+		}
+	}
+	return len(l)
 }
 
 // escape parses the escape sequence at the start of s: its length and

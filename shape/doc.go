@@ -29,6 +29,9 @@
 // Its wording is part of the API (models and terse expand parse it):
 //
 //	> [lossless: "→" numbers unpadded to width 6]
+//	> [lossless: "→" numbers unpadded to width 6 and followed by "\t"]
+//	> [lossless: lines 1–250 numbered "→" on the first, the last and every 10th only (width 6)]
+//	> [lossless: lines 41–140 follow without their "→" numbers (width 6)]
 //	> [lossless: ./ = "/home/me/project/"; paths as a tree from line 2]
 //	> [display: terminal view; repeats folded]
 //
@@ -37,6 +40,16 @@
 //   - "Q" numbers unpadded to width W: a numbered line "   12→text"
 //     (Claude Code's Read; "cat -n" and "nl" with a tab) is written
 //     "12→text"; the number is padded back with spaces to W columns.
+//   - "Q" numbers unpadded to width W and followed by "T": as the rule
+//     above, and the separator Q is written T (Options.ReadForm ReadTab:
+//     a tab, cat -n's separator).
+//   - lines A–B numbered "Q" on the first, the last and every 10th only
+//     (width W): the first B−A+1 body lines are the numbered lines A to
+//     B; those whose number is A, B or a multiple of 10 keep it
+//     unpadded, the others show none (Options.ReadForm ReadSparse).
+//   - lines A–B follow without their "Q" numbers (width W): the first
+//     B−A+1 body lines are the numbered lines A to B, without their
+//     numbers (ReadRange).
 //   - ./ = "BASE": BASE (a directory ending in "/") at the start of a line,
 //     after its indentation, is written "./".
 //   - paths as a tree from line K: from body line K on, a path list is a

@@ -1,28 +1,11 @@
 package shape
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 )
-
-// elideHead opens an elided text. Its wording is part of the API:
-//
-//	> [elided: passing tests folded into counts, 3 runs (41 of 58 lines); get chunk N whole: terse chunk c_0123456789abcdef N]
-//
-// and each folded run is one line where its lines were:
-//
-//	[… 24 lines left out: lines 3–26 (12 tests passed); chunk 2 …]
-const elideHead = "> [elided: "
-
-// fetchPlaceholder stands for the fetch command in an elision until
-// Options.Keep has stored the original.
-const fetchPlaceholder = "\x00fetch\x00"
-
-// ElideHeader is the opening of an elided text's header line.
-const ElideHeader = elideHead
 
 // passLine classifies a line of test output that reports only success:
 // the unit it counts ("tests passed", "packages ok") and how many, or ok
@@ -202,8 +185,7 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 	ranges = append(ranges, [2]int{prev + 1, n})
 	out = append(out, lines[prev:]...)
 	used := len(runs)
-	head := fmt.Sprintf("%spassing tests folded into counts, %d %s (%d of %d lines kept); get chunk N whole: %s]",
-		elideHead, used, plural(used, "run"), n-folded, n, fetchPlaceholder)
+	head := elideTestHead(used, n-folded, n)
 	shaped := head + "\n" + strings.Join(out, "\n")
 	if strings.HasSuffix(text, "\n") {
 		shaped += "\n"
@@ -275,7 +257,7 @@ func foldedMarker(a, b int, counts map[string]int, k int, units []string) string
 	if len(parts) > 0 {
 		what = " (" + strings.Join(parts, ", ") + ")"
 	}
-	return fmt.Sprintf("[… %d lines left out: lines %d–%d%s; chunk %d …]", b-a, a+1, b, what, k)
+	return leftOutMarker(a, b, what, k)
 }
 
 // countFail counts the lines that say something failed (pass lines
@@ -361,8 +343,7 @@ func elideLog(text string) (candidate, bool) {
 	}
 	ranges = append(ranges, [2]int{prev + 1, n})
 	out = append(out, lines[prev:]...)
-	head := fmt.Sprintf("%slong log, first and last %d lines and every problem line with %d either side kept, %d %s (%d of %d lines kept); get chunk N whole: %s]",
-		elideHead, logEnds, logContext, runs, plural(runs, "run"), n-left, n, fetchPlaceholder)
+	head := elideLogHead(runs, n-left, n)
 	shaped := head + "\n" + strings.Join(out, "\n")
 	if strings.HasSuffix(text, "\n") {
 		shaped += "\n"

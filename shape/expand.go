@@ -29,11 +29,6 @@ func Expand(text string) (string, error) {
 // ExpandClass is Expand that also returns the shaping's class.
 func ExpandClass(text string) (string, Class, error) { return expand(text) }
 
-const (
-	headLossless = "> [lossless: "
-	headDisplay  = "> [display: "
-)
-
 // notes are the in-band lines a pipeline may put before a shaped text
 // (a dedup id, a filter note): expand skips them.
 var notes = []string{"> [id: ", "> [filtered: ", "> [filter failed: "}

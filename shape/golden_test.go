@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/internal/replay"
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
@@ -69,6 +70,8 @@ func TestGolden(t *testing.T) {
 				Tool    string          `json:"tool"`
 				Input   json.RawMessage `json:"input"`
 				WorkDir string          `json:"workdir"`
+				// ReadForm is Options.ReadForm.
+				ReadForm string `json:"read_form"`
 			}
 			if err := json.Unmarshal(ar.Files[sec["call"]].Data, &call); err != nil {
 				t.Fatal(err)
@@ -79,7 +82,7 @@ func TestGolden(t *testing.T) {
 			input := string(ar.Files[sec["input"]].Data)
 			fo := &fit.Options{Store: &store.Mem{}, Counter: c, Budget: 1 << 20}
 			var handle string
-			o := &shape.Options{Counter: c, Keep: func(text string, ranges [][2]int) (string, error) {
+			o := &shape.Options{Counter: c, ReadForm: call.ReadForm, Keep: func(text string, ranges [][2]int) (string, error) {
 				h, err := fit.StoreLines(ctx, text, ranges, fo)
 				handle = h
 				return fit.FetchCommand(fo, h), err
@@ -99,8 +102,12 @@ func TestGolden(t *testing.T) {
 					t.Errorf("expand(shape(input)) != input (err %v)", err)
 				}
 			case shape.Elide:
-				if got := joinChunks(t, ctx, handle, fo); got != strings.TrimSuffix(input, "\n") {
-					t.Errorf("the chunks do not join back to the input")
+				got, err := replay.JoinChunks(func(n int) (string, error) {
+					ch, err := fit.FetchChunk(ctx, handle, n, fo)
+					return ch.Text, err
+				})
+				if err != nil || got != strings.TrimSuffix(input, "\n") {
+					t.Errorf("the chunks do not join back to the input (%v)", err)
 				}
 				if res.Anchors.Lost != 0 {
 					t.Errorf("%d anchors lost", res.Anchors.Lost)

@@ -20,6 +20,9 @@ var estimate = tokens.Estimate()
 // checked, so that a test can fail when it checked none.
 var shaped [4]int
 
+// formsChecked counts the read shapings checked by rule name.
+var formsChecked = map[string]int{}
+
 // check shapes text as call under every ceiling and checks the class's
 // promise: a lossless shaping expands to text, a display one to its
 // terminal view, anything else is text untouched. It checks the shaping
@@ -53,14 +56,22 @@ func check(t interface {
 	}
 	for _, ceiling := range []Class{Lossless, Display, Elide} {
 		for _, kind := range []string{"read", "paths", "grep", "log", "test", "git", "build"} {
-			if c, ok := lossless(text, kind, call, ceiling); ok {
+			if c, ok := lossless(text, kind, call, ceiling, ""); ok {
 				verify(Result{Text: c.text, Class: c.class}, ceiling)
 			}
 		}
-		r := Shape(text, call, &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling})
-		verify(r, ceiling)
-		if r.Shape == "git" && r.Class > Lossless || r.Shape == "build" && r.Class > Display {
-			t.Fatalf("%s output shaped as %s", r.Shape, r.Class)
+		for _, form := range ReadForms {
+			if c, ok := lossless(text, "read", call, ceiling, form); ok {
+				verify(Result{Text: c.text, Class: c.class}, ceiling)
+				for _, r := range c.rules {
+					formsChecked[r]++
+				}
+			}
+			r := Shape(text, call, &Options{Counter: estimate, Margin: -1, MinBytes: 1, Ceiling: ceiling, ReadForm: form})
+			verify(r, ceiling)
+			if r.Shape == "git" && r.Class > Lossless || r.Shape == "build" && r.Class > Display {
+				t.Fatalf("%s output shaped as %s", r.Shape, r.Class)
+			}
 		}
 	}
 }
@@ -117,6 +128,18 @@ func TestExpandShapeProperty(t *testing.T) {
 			}
 			lines = append(lines[:i], append(run, lines[i:]...)...)
 		}
+		// A read: a run of consecutively numbered lines, whose contents
+		// may look numbered too, before the rest.
+		if rapid.Bool().Draw(t, "read") {
+			first := rapid.IntRange(0, 1200).Draw(t, "first")
+			sep := rapid.SampledFrom([]string{"→", "\t"}).Draw(t, "sep")
+			body := rapid.SliceOfN(lineGen(), 0, 30).Draw(t, "body")
+			run := make([]string, len(body))
+			for i, l := range body {
+				run[i] = fmt.Sprintf("%6d%s%s", first+i, sep, l)
+			}
+			lines = append(run, lines...)
+		}
 		text := strings.Join(lines, "\n")
 		if rapid.Bool().Draw(t, "newline") {
 			text += "\n"
@@ -127,6 +150,9 @@ func TestExpandShapeProperty(t *testing.T) {
 	if shaped[Lossless] == 0 || shaped[Display] == 0 {
 		t.Errorf("no shaping checked: %v", shaped)
 	}
+	if formsChecked[ReadSparse] == 0 || formsChecked[ReadRange] == 0 || formsChecked[ReadTab] == 0 {
+		t.Errorf("no read form checked: %v", formsChecked)
+	}
 	t.Logf("checked %d lossless and %d display shapings", shaped[Lossless], shaped[Display])
 }
 
@@ -136,6 +162,7 @@ func FuzzShapeExpand(f *testing.F) {
 	f.Add("/home/u/p/a/b.go\n/home/u/p/a/c.go\n/home/u/p/d.go\n")
 	f.Add("a.go:1:x\na.go:2:y\nb.go:3:z\n")
 	f.Add("x\nx\nx\nx\n\x1b[31mred\x1b[0m\rblue\n")
+	f.Add("     9→a\n    10→    11→b\n    11→\n    12→12→c\nend")
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, c := range calls {
 			check(t, text, c)
@@ -153,6 +180,10 @@ func FuzzExpand(f *testing.F) {
 	f.Add("> [display: terminal view; repeats folded]\nx\n[… same line 3 more times …]")
 	f.Add("> [lossless: paths as a tree from line 9]\n")
 	f.Add("> [lossless: repeats folded]\n[… same line 999999999 more times …]")
+	f.Add("> [lossless: lines 9–12 numbered \"→\" on the first, the last and every 10th only (width 6)]\n9→a\n10→b\nc\n12→d\n<system-reminder>")
+	f.Add("> [lossless: lines 1–3 follow without their \"\\t\" numbers (width 6)]\na\n\tb\nc")
+	f.Add("> [lossless: lines 1–16777216 follow without their \"→\" numbers (width 6)]\na")
+	f.Add("> [lossless: \"→\" numbers unpadded to width 6 and followed by \"\\t\"]\n1\ta\n2\t\tb\n123456→c")
 	f.Fuzz(func(t *testing.T, text string) {
 		out, err := Expand(text)
 		if err != nil {

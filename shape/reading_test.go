@@ -9,11 +9,10 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/fit"
-	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/internal/replay"
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
-	"github.com/terse-dev/terse/tune"
 )
 
 // reader answers questions from a shaped text alone, the way a model
@@ -42,10 +41,28 @@ func (r reader) rules() (string, []string) {
 	return "", strings.Split(r.text, "\n")
 }
 
+// formRe is a read form's rule: the first body lines are the lines A–B,
+// numbered on the first, the last and every 10th only, or not at all.
+var formRe = regexp.MustCompile(`^lines (\d+)–(\d+) (numbered|follow without their) "(.*)"`)
+
 // line answers "what is line n of the file" in a numbered read: the text
-// after its number and separator.
+// after its number and separator; in a read form, the body line counted
+// from the range its rule declares.
 func (r reader) line(n int) (string, bool) {
-	_, lines := r.rules()
+	rules, lines := r.rules()
+	if m := formRe.FindStringSubmatch(rules); m != nil {
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		sep, _ := strconv.Unquote(`"` + m[4] + `"`)
+		if n < a || n > b || n-a >= len(lines) {
+			return "", false
+		}
+		l := lines[n-a]
+		if m[3] == "numbered" && (n == a || n == b || n%10 == 0) {
+			return strings.CutPrefix(l, strconv.Itoa(n)+sep)
+		}
+		return l, true
+	}
 	for _, l := range lines {
 		if m := gutterRe.FindStringSubmatch(l); m != nil && m[1] == strconv.Itoa(n) {
 			return l[len(m[0]):], true
@@ -183,19 +200,17 @@ func (r reader) chunk(k int) (string, error) {
 // the text answer them. Every answer must equal the one the original
 // gives.
 func TestReading(t *testing.T) {
-	dir := corpus.Dir(t, "corpus/agent-sessions")
-	files, err := tune.LogFiles(dir)
-	if err != nil {
-		t.Fatal(err)
+	results := replay.Results(t)
+	for _, form := range shape.ReadForms {
+		t.Run(form, func(t *testing.T) { reading(t, results, form) })
 	}
-	logs, err := tune.ReadLogs(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+func reading(t *testing.T, results []replay.Result, form string) {
 	c := tokens.O200kBase()
 	ctx := context.Background()
 	fo := &fit.Options{Store: &store.Mem{}, Counter: c, Budget: 1 << 20}
-	o := &shape.Options{Counter: c, Keep: func(text string, ranges [][2]int) (string, error) {
+	o := &shape.Options{Counter: c, ReadForm: form, Keep: func(text string, ranges [][2]int) (string, error) {
 		h, err := fit.StoreLines(ctx, text, ranges, fo)
 		return fit.FetchCommand(fo, h), err
 	}}
@@ -209,64 +224,62 @@ func TestReading(t *testing.T) {
 			t.Errorf("wrong answer: %s", what)
 		}
 	}
-	for _, s := range logs.Sessions {
-		for _, r := range s.Results {
-			res := shape.Shape(r.Text, shape.Call{Tool: r.Tool, Input: r.Input, WorkDir: r.WorkDir}, o)
-			if res.Class == shape.None {
-				continue
-			}
-			shaped, orig := reader{res.Text, fetch}, reader{r.Text, fetch}
-			switch res.Shape {
-			case "read":
-				lines := strings.Split(r.Text, "\n")
-				for _, n := range []int{1, 2, len(lines) / 2, len(lines) - 3} {
-					want, ok := orig.line(n)
-					if !ok {
-						continue
-					}
-					got, ok2 := shaped.line(n)
-					ask(fmt.Sprintf("%s: line %d of a read", s.File, n), ok2 && got == want)
-				}
-			case "paths":
-				want := orig.paths()
-				got := shaped.paths()
-				ask(fmt.Sprintf("%s: the paths of a listing", s.File), strings.Join(got, "\n") == strings.Join(want, "\n"))
-				if len(want) > 0 {
-					absent := want[0] + ".absent"
-					ask("an absent path", !strings.Contains("\n"+strings.Join(got, "\n")+"\n", "\n"+absent+"\n"))
-				}
-			case "test":
-				if res.Class != shape.Elide {
+	for _, r := range results {
+		res := shape.Shape(r.Text, shape.Call{Tool: r.Tool, Input: r.Input, WorkDir: r.WorkDir}, o)
+		if res.Class == shape.None {
+			continue
+		}
+		shaped, orig := reader{res.Text, fetch}, reader{r.Text, fetch}
+		switch res.Shape {
+		case "read":
+			lines := strings.Split(r.Text, "\n")
+			for _, n := range []int{1, 2, len(lines) / 2, len(lines) - 3} {
+				want, ok := orig.line(n)
+				if !ok {
 					continue
 				}
-				wf, wv, wp, _ := orig.tests()
-				gf, gv, gp, left := shaped.tests()
-				ask(s.File+": failed tests", strings.Join(gf, ",") == strings.Join(wf, ","))
-				ask(s.File+": verdict", gv == wv)
-				ask(s.File+": tests passed", gp == wp)
-				folded := 0
-				lines := strings.Split(strings.TrimSuffix(r.Text, "\n"), "\n")
-				for l := range strings.SplitSeq(res.Text, "\n") {
-					m := markRe.FindStringSubmatch(l)
-					if m == nil {
-						continue
-					}
-					a, _ := strconv.Atoi(m[2])
-					b, _ := strconv.Atoi(m[3])
-					k, _ := strconv.Atoi(m[5])
-					folded += b - a + 1
-					got, err := shaped.chunk(k)
-					ask(fmt.Sprintf("%s: chunk %d holds lines %d–%d", s.File, k, a, b), err == nil && got == strings.Join(lines[a-1:b], "\n"))
-				}
-				body := strings.Split(strings.TrimSuffix(res.Text, "\n"), "\n")[1:]
-				markers := 0
-				for _, l := range body {
-					if markRe.MatchString(l) {
-						markers++
-					}
-				}
-				ask(s.File+": lines left out", left == folded && len(body)-markers == len(lines)-folded)
+				got, ok2 := shaped.line(n)
+				ask(fmt.Sprintf("%s: line %d of a read", r.File, n), ok2 && got == want)
 			}
+		case "paths":
+			want := orig.paths()
+			got := shaped.paths()
+			ask(fmt.Sprintf("%s: the paths of a listing", r.File), strings.Join(got, "\n") == strings.Join(want, "\n"))
+			if len(want) > 0 {
+				absent := want[0] + ".absent"
+				ask("an absent path", !strings.Contains("\n"+strings.Join(got, "\n")+"\n", "\n"+absent+"\n"))
+			}
+		case "test":
+			if res.Class != shape.Elide {
+				continue
+			}
+			wf, wv, wp, _ := orig.tests()
+			gf, gv, gp, left := shaped.tests()
+			ask(r.File+": failed tests", strings.Join(gf, ",") == strings.Join(wf, ","))
+			ask(r.File+": verdict", gv == wv)
+			ask(r.File+": tests passed", gp == wp)
+			folded := 0
+			lines := strings.Split(strings.TrimSuffix(r.Text, "\n"), "\n")
+			for l := range strings.SplitSeq(res.Text, "\n") {
+				m := markRe.FindStringSubmatch(l)
+				if m == nil {
+					continue
+				}
+				a, _ := strconv.Atoi(m[2])
+				b, _ := strconv.Atoi(m[3])
+				k, _ := strconv.Atoi(m[5])
+				folded += b - a + 1
+				got, err := shaped.chunk(k)
+				ask(fmt.Sprintf("%s: chunk %d holds lines %d–%d", r.File, k, a, b), err == nil && got == strings.Join(lines[a-1:b], "\n"))
+			}
+			body := strings.Split(strings.TrimSuffix(res.Text, "\n"), "\n")[1:]
+			markers := 0
+			for _, l := range body {
+				if markRe.MatchString(l) {
+					markers++
+				}
+			}
+			ask(r.File+": lines left out", left == folded && len(body)-markers == len(lines)-folded)
 		}
 	}
 	t.Logf("%d questions, %d answered right", asked, right)

@@ -1,21 +1,11 @@
 package shape
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
-)
-
-// The rules' wording in a header line (part of the API: see the package
-// documentation).
-const (
-	ruleDisplay = "terminal view"
-	ruleGroup   = "matches grouped by file"
-	ruleFold    = "repeats folded"
-	treePrefix  = "paths as a tree from line "
-	unpadWord   = " numbers unpadded to width "
-	relPrefix   = "./ = "
 )
 
 // gutter is a line-number prefix: the number right-aligned in width
@@ -38,58 +28,90 @@ func digits(s string) int {
 	return i
 }
 
-// unpad writes every line numbered with g without its padding. It needs
-// at least three numbered lines.
-func unpad(lines []string, g gutter) (string, []string, bool) {
+// unpad writes every line numbered with g without its padding, and with
+// the separator to instead of g's. It needs at least three numbered
+// lines.
+func unpad(lines []string, g gutter, to string) (string, []string, bool) {
 	out := make([]string, len(lines))
+	var ar arena
+	if to != g.sep {
+		ar.reserve(size(lines), len(lines))
+	}
 	n := 0
 	for i, l := range lines {
 		out[i] = l
-		sp := len(l) - len(strings.TrimLeft(l, " "))
+		sp := spaces(l)
 		d := digits(l[sp:])
 		if sp == 0 || d == 0 || sp+d != g.width || !strings.HasPrefix(l[sp+d:], g.sep) {
 			continue
 		}
-		out[i] = l[sp:]
+		if to == g.sep {
+			out[i] = l[sp:]
+		} else {
+			ar.line(i, l[sp:sp+d], to, l[sp+d+len(g.sep):])
+		}
 		n++
 	}
 	if n < 3 {
 		return "", nil, false
 	}
-	return strconv.Quote(g.sep) + unpadWord + strconv.Itoa(g.width), out, true
+	ar.fill(out)
+	return unpadRule(g, to), out, true
+}
+
+// parseUnpad parses an unpadding rule: the gutter's separator, the one
+// written instead, and the width.
+func parseUnpad(r string) (sep, to string, width int, ok bool) {
+	q, rest, ok := strings.Cut(r, unpadWord)
+	if !ok {
+		return "", "", 0, false
+	}
+	w, toQ, hasTo := strings.Cut(rest, unpadTo)
+	sep, err := strconv.Unquote(q)
+	width, err2 := strconv.Atoi(w)
+	if err != nil || err2 != nil || sep == "" || width < 1 || width > 32 || strconv.Itoa(width) != w {
+		return "", "", 0, false
+	}
+	to = sep
+	if hasTo {
+		if to, err = strconv.Unquote(toQ); err != nil || to == "" {
+			return "", "", 0, false
+		}
+	}
+	return sep, to, width, true
 }
 
 func invertUnpad(r string, lines []string) ([]string, error) {
-	q, w, ok := strings.Cut(r, unpadWord)
-	sep, err := strconv.Unquote(q)
-	width, err2 := strconv.Atoi(w)
-	if !ok || err != nil || err2 != nil || sep == "" || width < 1 || width > 32 {
+	sep, to, width, ok := parseUnpad(r)
+	if !ok {
 		return nil, fmt.Errorf("bad rule %q", r)
 	}
 	out := make([]string, len(lines))
+	var ar arena
+	ar.reserve(size(lines)+len(lines)*width, len(lines))
 	for i, l := range lines {
 		out[i] = l
-		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], sep) {
-			out[i] = strings.Repeat(" ", width-d) + l
+		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], to) {
+			ar.line(i, pad(width-d), l[:d]+sep, l[d+len(to):])
 		}
 	}
+	ar.fill(out)
 	return out, nil
 }
 
 // verifyUnpad reports whether invertUnpad(r, out) equals in, without
 // building it.
 func verifyUnpad(r string, out, in []string) bool {
-	q, w, ok := strings.Cut(r, unpadWord)
-	sep, err := strconv.Unquote(q)
-	width, err2 := strconv.Atoi(w)
-	if !ok || err != nil || err2 != nil || sep == "" || width < 1 || width > 32 || len(out) != len(in) {
+	sep, to, width, ok := parseUnpad(r)
+	if !ok || len(out) != len(in) {
 		return false
 	}
 	for i, l := range out {
 		want := in[i]
-		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], sep) {
+		if d := digits(l); d > 0 && d < width && strings.HasPrefix(l[d:], to) {
 			p := width - d
-			if len(want) != p+len(l) || strings.TrimLeft(want[:p], " ") != "" || want[p:] != l {
+			rest := l[d+len(to):]
+			if len(want) != p+d+len(sep)+len(rest) || spaces(want[:p]) != p || want[p:p+d] != l[:d] || want[p+d:p+d+len(sep)] != sep || want[p+d+len(sep):] != rest {
 				return false
 			}
 		} else if l != want {
@@ -120,9 +142,43 @@ func verifyRelative(r string, out, in []string) bool {
 	return true
 }
 
+// verifyFold reports whether invertFold(out) equals in, without
+// building it.
+func verifyFold(out, in []string) bool {
+	j := 0
+	for i, l := range out {
+		n, ok := foldCount(l)
+		if !ok {
+			if j >= len(in) || in[j] != l {
+				return false
+			}
+			j++
+			continue
+		}
+		if i == 0 || n > len(in)-j {
+			return false
+		}
+		prev := in[j-1]
+		for range n {
+			if in[j] != prev {
+				return false
+			}
+			j++
+		}
+	}
+	return j == len(in)
+}
+
 // verify reports whether undoing rule r on out gives in.
 func verify(r string, out, in []string) bool {
 	switch {
+	case r == ruleFold:
+		return verifyFold(out, in)
+	case strings.HasPrefix(r, treePrefix):
+		return verifyTree(r, out, in)
+	case strings.HasPrefix(r, formPrefix):
+		f, ok, err := parseFormRule(r)
+		return ok && err == nil && verifyForm(f, out, in)
 	case strings.HasPrefix(r, relPrefix):
 		return verifyRelative(r, out, in)
 	case strings.Contains(r, unpadWord) && !strings.HasPrefix(r, treePrefix):
@@ -134,17 +190,33 @@ func verify(r string, out, in []string) bool {
 
 // indent returns the length of the spaces and tabs that open l.
 func indent(l string) int {
-	return len(l) - len(strings.TrimLeft(l, " \t"))
+	i := 0
+	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+		i++
+	}
+	return i
 }
+
+// pathEnd is the set of bytes that end a path at the start of a line.
+var pathEnd = [256]bool{' ': true, '\t': true, ':': true, '"': true, '\'': true, '(': true, ')': true, ',': true}
 
 // relative writes a base directory at the start of lines (after their
 // indentation) as "./": the working directory when at least two lines
 // open with it, else the deepest directory that opens every line that
 // opens with an absolute path (at least three of them, two levels deep).
 func relative(lines []string, workDir string) (string, []string, bool) {
+	base := relBase(lines, workDir)
+	if base == "" {
+		return "", nil, false
+	}
+	return relApply(lines, base)
+}
+
+// relBase is the base relative writes as "./", or "".
+func relBase(lines []string, workDir string) string {
 	for _, l := range lines {
 		if strings.HasPrefix(l[indent(l):], "./") {
-			return "", nil, false // "./" already means something here
+			return "" // "./" already means something here
 		}
 	}
 	count := func(base string) int {
@@ -170,8 +242,11 @@ func relative(lines []string, workDir string) (string, []string, bool) {
 			if !strings.HasPrefix(s, "/") {
 				continue
 			}
-			if k := strings.IndexAny(s, " \t:\"'(),"); k >= 0 {
-				s = s[:k]
+			for k := 0; k < len(s); k++ {
+				if pathEnd[s[k]] {
+					s = s[:k]
+					break
+				}
 			}
 			dir := s[:strings.LastIndexByte(s, '/')+1]
 			if n == 0 {
@@ -187,19 +262,25 @@ func relative(lines []string, workDir string) (string, []string, bool) {
 			base = common
 		}
 	}
-	if base == "" {
-		return "", nil, false
-	}
+	return base
+}
+
+// relApply writes base at the start of lines (after their indentation)
+// as "./".
+func relApply(lines []string, base string) (string, []string, bool) {
 	out := make([]string, len(lines))
+	var ar arena
+	ar.reserve(size(lines), len(lines))
 	for i, l := range lines {
 		k := indent(l)
 		if strings.HasPrefix(l[k:], base) {
-			out[i] = l[:k] + "./" + l[k+len(base):]
+			ar.line(i, l[:k], "./", l[k+len(base):])
 		} else {
 			out[i] = l
 		}
 	}
-	return relPrefix + strconv.Quote(base), out, true
+	ar.fill(out)
+	return relRule(base), out, true
 }
 
 func invertRelative(r string, lines []string) ([]string, error) {
@@ -247,29 +328,52 @@ func tree(lines []string) (string, []string, bool) {
 	}
 	out := make([]string, 0, b-a+b/4+1)
 	out = append(out, lines[:a]...)
-	out = emitTree(out, lines[a:b], 0)
+	var ar arena
+	ar.reserve(size(lines[a:b])+2*(b-a), b-a+b/4+1)
+	out = emitTree(out, &ar, lines[a:b], 0, 0)
 	out = append(out, lines[b:]...)
-	return treePrefix + strconv.Itoa(a+1), out, true
+	ar.fill(out)
+	return treeRule(a + 1), out, true
 }
 
-// emitTree writes paths at depth: consecutive paths that share their
-// first directory are written under one line that opens the directories
-// all of them share (whole components, each path keeping a part after
-// it).
-func emitTree(out []string, paths []string, depth int) []string {
-	pad := strings.Repeat(" ", depth)
+// indentation is the indentation of the lines of a tree, for depths up
+// to its length.
+const indentation = "                                                                "
+
+// pad returns depth spaces.
+func pad(depth int) string {
+	if depth <= len(indentation) {
+		return indentation[:depth]
+	}
+	return strings.Repeat(" ", depth)
+}
+
+// emitTree writes paths (less their first skip bytes) at depth:
+// consecutive paths that share their first directory are written under
+// one line that opens the directories all of them share (whole
+// components, each path keeping a part after it). Lines that are not a
+// path as it is are built in ar.
+func emitTree(out []string, ar *arena, paths []string, skip, depth int) []string {
+	emit := func(p string) {
+		if depth == 0 {
+			out = append(out, p)
+			return
+		}
+		ar.line(len(out), pad(depth), p, "")
+		out = append(out, "")
+	}
 	for i := 0; i < len(paths); {
-		p := paths[i]
+		p := paths[i][skip:]
 		j := i + 1
 		first := ""
 		if k := strings.IndexByte(p, '/'); k >= 0 {
 			first = p[:k+1]
-			for j < len(paths) && strings.HasPrefix(paths[j], first) {
+			for j < len(paths) && strings.HasPrefix(paths[j][skip:], first) {
 				j++
 			}
 		}
 		if j-i == 1 {
-			out = append(out, pad+p)
+			emit(p)
 			i = j
 			continue
 		}
@@ -282,6 +386,7 @@ func emitTree(out []string, paths []string, depth int) []string {
 			cand := p[:k+n+1]
 			same := true
 			for _, q := range paths[i:j] {
+				q = q[skip:]
 				if len(q) <= len(cand) || !strings.HasPrefix(q, cand) {
 					same = false
 					break
@@ -292,30 +397,85 @@ func emitTree(out []string, paths []string, depth int) []string {
 			}
 			k = len(cand)
 		}
-		out = append(out, pad+p[:k])
-		sub := make([]string, j-i)
-		for x, q := range paths[i:j] {
-			sub[x] = q[k:]
-		}
-		out = emitTree(out, sub, depth+1)
+		emit(p[:k])
+		out = emitTree(out, ar, paths[i:j], skip+k, depth+1)
 		i = j
 	}
 	return out
 }
 
-func spaces(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+func spaces(l string) int {
+	i := 0
+	for i < len(l) && l[i] == ' ' {
+		i++
+	}
+	return i
+}
 
 func invertTree(r string, lines []string, first int) ([]string, error) {
-	a, err := strconv.Atoi(strings.TrimPrefix(r, treePrefix))
+	a, b, err := treeRegion(r, lines, first)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(lines))
+	out = append(out, lines[:a]...)
+	var ar arena
+	ar.reserve(2*size(lines[a:b]), b-a)
+	err = walkTree(lines, a, b, first, func(prefix, seg string) bool {
+		if prefix == "" {
+			out = append(out, seg)
+		} else {
+			ar.line(len(out), prefix, seg, "")
+			out = append(out, "")
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, lines[b:]...)
+	ar.fill(out)
+	return out, nil
+}
+
+// verifyTree reports whether invertTree(r, out) equals in, without
+// building it.
+func verifyTree(r string, out, in []string) bool {
+	a, b, err := treeRegion(r, out, 0)
+	if err != nil || a > len(in) || !equalLines(out[:a], in[:a]) {
+		return false
+	}
+	j := a
+	err = walkTree(out, a, b, 0, func(prefix, seg string) bool {
+		if j >= len(in) || len(in[j]) != len(prefix)+len(seg) || !strings.HasPrefix(in[j], prefix) || in[j][len(prefix):] != seg {
+			return false
+		}
+		j++
+		return true
+	})
+	return err == nil && len(in)-j == len(out)-b && equalLines(out[b:], in[j:])
+}
+
+// treeRegion parses a tree rule: the tree is lines [a, b).
+func treeRegion(r string, lines []string, first int) (a, b int, err error) {
+	a, err = strconv.Atoi(strings.TrimPrefix(r, treePrefix))
 	if err != nil || a < 1 {
-		return nil, fmt.Errorf("bad rule %q", r)
+		return 0, 0, fmt.Errorf("bad rule %q", r)
 	}
 	a--
 	if a > len(lines) {
-		return nil, &ExpandError{Line: first + len(lines), Col: 1, Msg: "the tree starts after the last line"}
+		return 0, 0, &ExpandError{Line: first + len(lines), Col: 1, Msg: "the tree starts after the last line"}
 	}
-	b := region(lines, a)
-	out := append([]string(nil), lines[:a]...)
+	return a, region(lines, a), nil
+}
+
+// errStop stops a tree walk.
+var errStop = errors.New("stop")
+
+// walkTree calls path with each path of the tree in lines [a, b), as the
+// open directories' prefix and the line's own part, until it returns
+// false.
+func walkTree(lines []string, a, b, first int, path func(prefix, seg string) bool) error {
 	// stack holds the length of the open prefix at each depth.
 	var stack []int
 	prefix := ""
@@ -323,7 +483,7 @@ func invertTree(r string, lines []string, first int) ([]string, error) {
 		l := lines[i]
 		d := spaces(l)
 		if d > len(stack) {
-			return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("indented %d levels under %d open directories", d, len(stack))}
+			return &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("indented %d levels under %d open directories", d, len(stack))}
 		}
 		if d < len(stack) {
 			prefix = prefix[:stack[d]]
@@ -335,9 +495,11 @@ func invertTree(r string, lines []string, first int) ([]string, error) {
 			prefix += seg
 			continue
 		}
-		out = append(out, prefix+seg)
+		if !path(prefix, seg) {
+			return errStop
+		}
 	}
-	return append(out, lines[b:]...), nil
+	return nil
 }
 
 // matchPath returns the path of a search result line "path:12:text" and
@@ -392,7 +554,9 @@ func group(lines []string) (string, []string, bool) {
 			}
 		}
 	}
-	var out []string
+	out := make([]string, 0, len(lines)+len(lines)/2)
+	var ar arena
+	ar.reserve(size(lines[:b])+b, b)
 	grouped := 0
 	for i := 0; i < b; {
 		j := i + 1
@@ -407,7 +571,8 @@ func group(lines []string) (string, []string, bool) {
 		p := paths[i]
 		out = append(out, p)
 		for _, l := range lines[i:j] {
-			out = append(out, " "+l[len(p)+1:])
+			ar.line(len(out), " ", l[len(p)+1:], "")
+			out = append(out, "")
 		}
 		grouped += j - i
 		i = j
@@ -415,7 +580,9 @@ func group(lines []string) (string, []string, bool) {
 	if grouped < 3 {
 		return "", nil, false
 	}
-	return ruleGroup, append(out, lines[b:]...), true
+	out = append(out, lines[b:]...)
+	ar.fill(out)
+	return ruleGroup, out, true
 }
 
 // isGrouped reports whether l is a grouped result line " 12:text".
@@ -428,7 +595,9 @@ func isGrouped(l string) bool {
 }
 
 func invertGroup(lines []string, first int) ([]string, error) {
-	var out []string
+	out := make([]string, 0, len(lines))
+	var ar arena
+	ar.reserve(2*size(lines), len(lines))
 	head := ""
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
@@ -437,7 +606,8 @@ func invertGroup(lines []string, first int) ([]string, error) {
 				return nil, &ExpandError{Line: first + i, Col: 1, Msg: "a grouped result line with no file line above it"}
 			}
 			d := digits(l[1:])
-			out = append(out, head+l[1+d:2+d]+l[1:])
+			ar.line(len(out), head, l[1+d:2+d], l[1:])
+			out = append(out, "")
 			continue
 		}
 		head = ""
@@ -447,33 +617,24 @@ func invertGroup(lines []string, first int) ([]string, error) {
 		}
 		out = append(out, l)
 	}
+	ar.fill(out)
 	return out, nil
-}
-
-// foldMarker is the line that follows a line repeated n more times. Its
-// form is part of the API.
-func foldMarker(n int) string {
-	return "[… same line " + strconv.Itoa(n) + " more times …]"
-}
-
-// foldCount parses a fold marker.
-func foldCount(l string) (int, bool) {
-	const pre, post = "[… same line ", " more times …]"
-	if !strings.HasPrefix(l, pre) || !strings.HasSuffix(l, post) || len(l) < len(pre)+len(post)+1 {
-		return 0, false
-	}
-	s := l[len(pre) : len(l)-len(post)]
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || strconv.Itoa(n) != s {
-		return 0, false
-	}
-	return n, true
 }
 
 // fold writes each run of at least three identical lines once, followed
 // by a marker counting the rest, when that is shorter.
 func fold(lines []string) (string, []string, bool) {
-	var out []string
+	folds := false
+	for i := 2; i < len(lines); i++ {
+		if lines[i] == lines[i-1] && lines[i] == lines[i-2] {
+			folds = true
+			break
+		}
+	}
+	if !folds {
+		return "", nil, false
+	}
+	out := make([]string, 0, len(lines))
 	folded := false
 	for i := 0; i < len(lines); {
 		j := i + 1
@@ -481,7 +642,7 @@ func fold(lines []string) (string, []string, bool) {
 			j++
 		}
 		k := j - i
-		if k >= 3 && (k-1)*(len(lines[i])+1) > len(foldMarker(k-1))+1 {
+		if k >= 3 && (k-1)*(len(lines[i])+1) > foldMarkerLen(k-1)+1 {
 			out = append(out, lines[i], foldMarker(k-1))
 			folded = true
 		} else {
@@ -539,5 +700,160 @@ func invert(r string, lines []string, first int) ([]string, error) {
 	case strings.Contains(r, unpadWord):
 		return invertUnpad(r, lines)
 	}
+	if f, ok, err := parseFormRule(r); ok {
+		if err != nil {
+			return nil, err
+		}
+		return invertForm(f, lines, first)
+	}
 	return nil, fmt.Errorf("unknown rule %q", r)
+}
+
+// Read forms (Options.ReadForm): how the numbers of a numbered read are
+// written.
+const (
+	// ReadGutter (the default) keeps every line's number, unpadded.
+	ReadGutter = "gutter"
+	// ReadSparse shows the number of the first line, the last line and
+	// every 10th line only.
+	ReadSparse = "sparse"
+	// ReadRange declares the range of the lines once and shows no
+	// numbers.
+	ReadRange = "range"
+	// ReadTab keeps every line's number, unpadded, followed by a tab
+	// (cat -n's separator) instead of the gutter's.
+	ReadTab = "tab"
+)
+
+// ReadForms lists the read forms.
+var ReadForms = []string{ReadGutter, ReadTab, ReadSparse, ReadRange}
+
+// numbered returns the number of a line numbered with g (padded to
+// g.width) and the length of its gutter, or ok false.
+func numbered(l string, g gutter) (n, gl int, ok bool) {
+	sp := 0
+	for sp < len(l) && l[sp] == ' ' {
+		sp++
+	}
+	d := digits(l[sp:])
+	if d == 0 || sp+d != g.width || !strings.HasPrefix(l[sp+d:], g.sep) || (d > 1 && l[sp] == '0') || d > 9 {
+		return 0, 0, false
+	}
+	n, _ = strconv.Atoi(l[sp : sp+d])
+	return n, sp + d + len(g.sep), true
+}
+
+// sparseShown reports whether the sparse form shows number k of a run
+// first–last.
+func sparseShown(k, first, last int) bool {
+	return k == first || k == last || k%10 == 0
+}
+
+// readForm writes the run of consecutively numbered lines that opens
+// lines (at least three) in form (ReadSparse or ReadRange). The sparse
+// form is not used when a line it leaves unnumbered would read as a
+// numbered one.
+func readForm(lines []string, g gutter, form string) (string, []string, bool) {
+	first, _, ok := numbered(lines[0], g)
+	if !ok {
+		return "", nil, false
+	}
+	n := 1
+	for n < len(lines) {
+		k, _, ok := numbered(lines[n], g)
+		if !ok || k != first+n {
+			break
+		}
+		n++
+	}
+	if n < 3 {
+		return "", nil, false
+	}
+	last := first + n - 1
+	out := make([]string, len(lines))
+	copy(out[n:], lines[n:])
+	var ar arena
+	if form == ReadSparse {
+		ar.reserve(n/10*(len(g.sep)+10), n/10+2)
+	}
+	for i, l := range lines[:n] {
+		_, gl, _ := numbered(l, g)
+		content := l[gl:]
+		k := first + i
+		switch {
+		case form == ReadSparse && sparseShown(k, first, last):
+			ar.numbered(i, k, 0, g.sep, content)
+		case form == ReadSparse:
+			if d := digits(content); d > 0 && strings.HasPrefix(content[d:], g.sep) {
+				return "", nil, false
+			}
+			out[i] = content
+		default:
+			out[i] = content
+		}
+	}
+	ar.fill(out)
+	if form == ReadSparse {
+		return sparseRule(first, last, g), out, true
+	}
+	return rangeRule(first, last, g), out, true
+}
+
+// invertForm gives the numbers of a read form back.
+func invertForm(f formRule, lines []string, first int) ([]string, error) {
+	n := f.last - f.first + 1
+	if n > len(lines) {
+		return nil, &ExpandError{Line: first + len(lines), Col: 1, Msg: fmt.Sprintf("the rule names %d numbered lines, the text has %d", n, len(lines))}
+	}
+	out := make([]string, len(lines))
+	copy(out[n:], lines[n:])
+	var ar arena
+	ar.reserve(size(lines[:n])+n*(f.g.width+len(f.g.sep)), n)
+	for i, l := range lines[:n] {
+		k := f.first + i
+		if content, ok := formContent(f, k, l); ok {
+			ar.numbered(i, k, f.g.width, f.g.sep, content)
+		} else {
+			return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("line %d does not show its number %d", first+i, k)}
+		}
+	}
+	ar.fill(out)
+	return out, nil
+}
+
+// formContent is the content of body line l, number k, of a read form:
+// l less its shown number. ok is false when a number it must show is not
+// there.
+func formContent(f formRule, k int, l string) (string, bool) {
+	if f.form != ReadSparse || !sparseShown(k, f.first, f.last) {
+		return l, true
+	}
+	var b [20]byte
+	num := strconv.AppendInt(b[:0], int64(k), 10)
+	if len(l) < len(num)+len(f.g.sep) || l[:len(num)] != string(num) || l[len(num):len(num)+len(f.g.sep)] != f.g.sep {
+		return "", false
+	}
+	return l[len(num)+len(f.g.sep):], true
+}
+
+// verifyForm reports whether invertForm(f, out) equals in, without
+// building it.
+func verifyForm(f formRule, out, in []string) bool {
+	n := f.last - f.first + 1
+	if n > len(out) || len(out) != len(in) || !equalLines(out[n:], in[n:]) {
+		return false
+	}
+	var b [20]byte
+	for i, l := range out[:n] {
+		k := f.first + i
+		content, ok := formContent(f, k, l)
+		num := strconv.AppendInt(b[:0], int64(k), 10)
+		p := max(f.g.width-len(num), 0)
+		w := in[i]
+		if !ok || len(w) != p+len(num)+len(f.g.sep)+len(content) || spaces(w[:p]) != p || w[p:p+len(num)] != string(num) ||
+			w[p+len(num):p+len(num)+len(f.g.sep)] != f.g.sep || w[p+len(num)+len(f.g.sep):] != content {
+			return false
+		}
+	}
+	return true
 }

@@ -70,6 +70,10 @@ type Options struct {
 	// PassLines are patterns of pass lines for runners the built-in
 	// ones do not know, folded into counts like theirs.
 	PassLines []PassLine
+	// ReadForm is how a numbered read's numbers are written: ReadGutter
+	// ("" means it: every number, unpadded), ReadTab, ReadSparse or
+	// ReadRange.
+	ReadForm string
 	// Keep stores the original of an elided text and returns the handle
 	// and fetch command of its chunks, whose line ranges are given
 	// (1-based, inclusive): chunk N of the handle is ranges[N-1]. Nil
@@ -204,14 +208,14 @@ func Shape(text string, call Call, o *Options) Result {
 			cand = append(cand, e)
 		}
 	}
-	if s, ok := lossless(text, kind, call, ceiling); ok {
+	if s, ok := lossless(text, kind, call, ceiling, o.ReadForm); ok {
 		cand = append(cand, s)
-		if slices.Contains(s.rules, "relative") {
+		if slices.Contains(s.rules, "relative") && (kind == "paths" || kind == "grep" || s.relSaved < relRetry) {
 			// Paths written relative cost their base's declaration: the
 			// shaping without it may be smaller (the smaller is used).
 			abs := call
 			abs.WorkDir = ""
-			if s2, ok := lossless(text, kind, abs, ceiling); ok {
+			if s2, ok := lossless(text, kind, abs, ceiling, o.ReadForm); ok {
 				cand = append(cand, s2)
 			}
 		}
@@ -262,19 +266,44 @@ func Shape(text string, call Call, o *Options) Result {
 	return res
 }
 
+// sharedBase reports whether every path of a list (after a first line
+// that is not one) opens with base: its tree will open with it.
+func sharedBase(lines []string, base string) bool {
+	a := 0
+	if len(lines) > 0 && !strings.Contains(lines[0], "/") {
+		a = 1
+	}
+	b := region(lines, a)
+	for _, l := range lines[a:b] {
+		if !strings.HasPrefix(l, base) {
+			return false
+		}
+	}
+	return b > a
+}
+
+// relRetry: paths written relative that save fewer bytes than this
+// (after their rule) are also tried absolute, and the smaller shaping is
+// used; a path list is always tried both ways (its tree may share the
+// base as well).
+const relRetry = 1024
+
 // candidate is one shaping of a text.
 type candidate struct {
 	text   string
 	class  Class
 	rules  []string
 	ranges [][2]int // Elide: the chunks' line ranges of the original
+	// relSaved is the bytes writing paths relative saved, less its
+	// rule's.
+	relSaved int
 	// lost counts the anchors an elision does not keep (Elide only).
 	lost func(anchors []anchor) int
 }
 
 // lossless is the lossless (or, when the text needs it and ceiling
 // allows, display) shaping of text as kind, verified by expanding it.
-func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
+func lossless(text, kind string, call Call, ceiling Class, form string) (candidate, bool) {
 	body := text
 	class := Lossless
 	var rules []string
@@ -290,6 +319,7 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 		rules = append(rules, ruleDisplay)
 	}
 	lines := strings.Split(body, "\n")
+	relSaved := 0
 	// Each rule is kept only when undoing it gives back its input
 	// exactly: a text that happens to hold what a rule writes is left as
 	// it is. Undoing the rules in reverse then gives the body back (each
@@ -304,19 +334,36 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 	switch kind {
 	case "read":
 		for _, g := range gutters {
-			if r, out, ok := unpad(lines, g); ok {
-				try(r, out, true)
+			n := len(rules)
+			if form == ReadSparse || form == ReadRange {
+				try(readForm(lines, g, form))
+			}
+			if len(rules) == n && form == ReadTab {
+				try(unpad(lines, g, "\t"))
+			}
+			if len(rules) == n {
+				try(unpad(lines, g, g.sep))
+			}
+			if len(rules) > n {
 				break
 			}
 		}
-	case "paths":
-		try(relative(lines, call.WorkDir))
-		try(tree(lines))
-	case "grep":
-		try(relative(lines, call.WorkDir))
-		try(group(lines))
-	case "log", "test", "git", "build":
-		try(relative(lines, call.WorkDir))
+	case "paths", "grep", "log", "test", "git", "build":
+		n, before := size(lines), len(rules)
+		if base := relBase(lines, call.WorkDir); base != "" && !(kind == "paths" && sharedBase(lines, base)) {
+			// (A tree of absolute paths that all share the base writes
+			// it once, as a directory, and costs no rule.)
+			try(relApply(lines, base))
+		}
+		if len(rules) > before {
+			relSaved = n - size(lines) - len(rules[before])
+		}
+		switch kind {
+		case "paths":
+			try(tree(lines))
+		case "grep":
+			try(group(lines))
+		}
 	}
 	try(fold(lines))
 	if len(rules) == 0 {
@@ -326,7 +373,7 @@ func lossless(text, kind string, call Call, ceiling Class) (candidate, bool) {
 	if got, _ := splitRules(strings.TrimSuffix(h[len("> ["+class.String()+": "):], "]"), 0); !equalLines(got, rules) {
 		return candidate{}, false
 	}
-	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules)}, true
+	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules), relSaved: relSaved}, true
 }
 
 func equalLines(a, b []string) bool {
@@ -339,12 +386,6 @@ func equalLines(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// header is the in-band line that declares a lossless or display
-// shaping and its rules.
-func header(c Class, rules []string) string {
-	return "> [" + c.String() + ": " + strings.Join(rules, "; ") + "]"
 }
 
 // ruleNames are the short names of rules for the Report.
@@ -368,8 +409,14 @@ func ruleName(r string) string {
 		return "group"
 	case r == ruleFold:
 		return "fold"
+	case strings.Contains(r, unpadWord) && strings.Contains(r, unpadTo):
+		return ReadTab
 	case strings.Contains(r, unpadWord):
 		return "gutter"
+	case strings.HasPrefix(r, formPrefix+"") && strings.Contains(r, sparseSuffix):
+		return ReadSparse
+	case strings.HasPrefix(r, formPrefix) && strings.Contains(r, rangeMiddle):
+		return ReadRange
 	}
 	return r
 }

@@ -88,6 +88,13 @@ func TestDetect(t *testing.T) {
 		{"Bash", `{"command":"find . -name '*.go'"}`, "x", "paths"},
 		{"Bash", `{"command":"grep -rn foo ."}`, "x", "grep"},
 		{"Bash", `{"command":"make"}`, "x", "log"},
+		// Comment lines before the command.
+		{"Bash", `{"command":"# Run the tests\ncd /x && go test ./..."}`, "x", "test"},
+		{"Bash", `{"command":"# Recent history\n  # of main\ngit log --oneline | head -5"}`, "x", "git"},
+		// Input piped into git: the output is git's.
+		{"Bash", `{"command":"printf 'y\\nn\\n' | git add -p main.go"}`, "x", "git"},
+		{"Bash", `{"command":"make; printf 'y\\n' | git add -p main.go"}`, "x", "log"},
+		{"Bash", `{"command":"git log | grep fix"}`, "x", "log"},
 		{"shell", `{"command":["bash","-lc","pytest -q"]}`, "x", "test"},
 		{"exec_command", `{"cmd":"cargo test"}`, "x", "test"},
 		{"WebFetch", "", read(10), ""},
@@ -161,5 +168,14 @@ func TestRelativeOnlyWhenSmaller(t *testing.T) {
 	}
 	if rel.ShapedTokens > abs.ShapedTokens {
 		t.Errorf("with the working directory: %d tokens (rules %v), without: %d", rel.ShapedTokens, rel.Rules, abs.ShapedTokens)
+	}
+}
+
+// TestFoldMarkerLen: the length of a fold marker is known without it.
+func TestFoldMarkerLen(t *testing.T) {
+	for _, n := range []int{1, 9, 10, 99, 100, 12345, 1 << 30} {
+		if got, want := foldMarkerLen(n), len(foldMarker(n)); got != want {
+			t.Errorf("foldMarkerLen(%d) = %d, want %d", n, got, want)
+		}
 	}
 }

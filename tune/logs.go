@@ -16,6 +16,7 @@ import (
 
 // Result is one tool result of a transcript.
 type Result struct {
+	ID        string          // the call's id (Claude Code's tool_use_id, Codex's call_id)
 	Tool      string          // Claude Code tool name, mcp__SERVER__TOOL, or Codex tool
 	Path      string          // file path from the call's arguments, if any
 	Input     json.RawMessage // the call's arguments (JSON), if any
@@ -273,7 +274,7 @@ func (p *parser) line(b []byte) {
 				p.l.Unmatched++
 				c.tool = "unknown"
 			}
-			s.Results = append(s.Results, Result{Tool: c.tool, Path: c.path, Input: c.input, WorkDir: cl.Cwd,
+			s.Results = append(s.Results, Result{ID: bl.ToolUseID, Tool: c.tool, Path: c.path, Input: c.input, WorkDir: cl.Cwd,
 				Text: contentText(bl.Content), IsError: bl.IsError, Partition: s.Compactions, Sidechain: cl.IsSidechain})
 		}
 	}
@@ -406,7 +407,7 @@ func (p *parser) codex(typ string, raw json.RawMessage) {
 				p.l.Unmatched++
 				c.tool = "unknown"
 			}
-			s.Results = append(s.Results, Result{Tool: c.tool, Path: c.path, Input: c.input, WorkDir: p.cwd,
+			s.Results = append(s.Results, Result{ID: pl.CallID, Tool: c.tool, Path: c.path, Input: c.input, WorkDir: p.cwd,
 				Text: contentText(pl.Output), Partition: s.Compactions})
 		}
 		return
@@ -426,7 +427,7 @@ func (p *parser) codex(typ string, raw json.RawMessage) {
 			Err json.RawMessage `json:"Err"`
 		}
 		json.Unmarshal(pl.Result, &res)
-		r := Result{Tool: "mcp__" + pl.Invocation.Server + "__" + pl.Invocation.Tool, Partition: s.Compactions}
+		r := Result{ID: pl.CallID, Tool: "mcp__" + pl.Invocation.Server + "__" + pl.Invocation.Tool, Partition: s.Compactions}
 		if res.Ok != nil {
 			r.Text, r.IsError = contentText(res.Ok.Content), res.Ok.IsError
 		} else {

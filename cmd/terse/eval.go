@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/terse-dev/terse/eval"
 	"github.com/terse-dev/terse/tokens"
@@ -37,6 +40,17 @@ Encodings (--encodings, comma-separated; the first is the baseline):
                    Questions about what it leaves out expect "not shown".
   NAME=COMMAND     (with --encoding) any command: the document as compact
                    JSON on its standard input, the text on its standard output
+
+File reads (--reads FILE|DIR): instead of JSON documents, source files
+shown as a coding agent reads them, with questions an edit depends on: the
+exact text of line N, and which line number holds a given text. The
+encodings then default to
+  read             the read as Claude Code shows it ("     N→" on every line)
+  read:gutter      terse's default read shaping (numbers unpadded)
+  read:tab         numbers unpadded, a tab after each instead of "→"
+  read:sparse      numbers on the first, the last and every 10th line only
+  read:range       the line range declared once, no numbers
+so that a model reader measures the read forms of [shape] read_form.
 
 Readers (--reader):
   decode     no model: decodes each text and looks the answer up. It checks
@@ -66,6 +80,7 @@ Examples:
   terse eval --reader openai --base-url http://localhost:11434/v1 --model qwen2.5:7b --docs data/ --yes
   terse eval --reader anthropic --model claude-haiku-4-5 --questions 5 --docs data/ --yes
   terse eval --encoding csv='mlr --ijson --ocsv cat' --encodings json,auto --docs list.json
+  terse eval --reader anthropic --model claude-haiku-4-5 --reads internal/ --questions 6 --yes
 `
 
 // multiFlag is a flag that may be given several times.
@@ -78,6 +93,8 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs := newFlagSet("eval", "[--docs DIR|FILE]... [--questions N] [--encodings LIST] [--reader decode|anthropic|openai] [--model M] [--base-url URL] [--out DIR] [--seed S] [--yes] [DIR|FILE...]", evalDoc, stdout, stderr)
 	var docs, extra, params multiFlag
 	fs.Var(&docs, "docs", "a JSON document, or a directory searched for *.json (repeatable; also as arguments)")
+	var reads multiFlag
+	fs.Var(&reads, "reads", "a source file asked about as a file read, or a directory searched for source files (repeatable)")
 	perDoc := fs.Int("questions", 10, "questions generated per document")
 	qfile := fs.String("questions-file", "", "hand-written questions, JSONL: {\"document\": FILE, \"question\": ..., \"answer\": ...}")
 	encList := fs.String("encodings", "json,toon,auto,compact", "encodings to compare, comma-separated; the first is the baseline")
@@ -111,6 +128,11 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		args = fs.Args()[1:]
 	}
 	docs = append(docs, positional...)
+	encSet := false
+	fs.Visit(func(f *flag.Flag) { encSet = encSet || f.Name == "encodings" })
+	if len(reads) > 0 && !encSet {
+		*encList = strings.Join(eval.ReadEncodings, ",")
+	}
 
 	counter, err := tokens.Get(*tokName)
 	if err != nil {
@@ -195,8 +217,12 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 && *qfile == "" {
-		return &usageError{"no documents: give --docs DIR|FILE or --questions-file"}
+	readPaths, err := sourcePaths(reads)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 && len(readPaths) == 0 && *qfile == "" {
+		return &usageError{"no documents: give --docs DIR|FILE, --reads DIR|FILE or --questions-file"}
 	}
 	var (
 		all       []eval.Document
@@ -222,6 +248,25 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		d := eval.Document{Name: p, Value: v}
 		all = append(all, d)
 		questions = append(questions, eval.Generate(d, *perDoc, *seed)...)
+	}
+	for _, p := range readPaths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+			fmt.Fprintf(stderr, "eval: skipping %s: not text\n", p)
+			skipped++
+			continue
+		}
+		if _, isModel := reader.(*eval.HTTPReader); isModel && *maxDoc > 0 && counter.Count(eval.ReadGutter(string(data))) > *maxDoc {
+			fmt.Fprintf(stderr, "eval: skipping %s: more than --max-doc-tokens %d\n", p, *maxDoc)
+			skipped++
+			continue
+		}
+		d := eval.ReadDocument(p, string(data))
+		all = append(all, d)
+		questions = append(questions, eval.GenerateReads(d, *perDoc, *seed)...)
 	}
 	if *qfile != "" {
 		qs, inline, err := loadQuestionFile(*qfile, &all)
@@ -329,6 +374,44 @@ func docPaths(args []string) ([]string, error) {
 		}
 	}
 	return out[:n], nil
+}
+
+// sourceExts are the file names --reads takes from a directory.
+var sourceExts = []string{".go", ".py", ".js", ".jsx", ".ts", ".tsx", ".rs", ".java", ".kt", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".ex", ".exs", ".swift", ".php", ".sh", ".sql", ".md", ".toml", ".yaml", ".yml"}
+
+// sourcePaths expands directories into their source files, sorted (a
+// file given by name is taken whatever its name).
+func sourcePaths(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, filepath.Clean(a))
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && p != a && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && slices.Contains(sourceExts, filepath.Ext(p)) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(found)
+		out = append(out, found...)
+	}
+	return slices.Compact(out), nil
 }
 
 // loadQuestionFile reads a question file and the documents it names

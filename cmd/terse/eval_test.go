@@ -80,3 +80,30 @@ func TestEvalOpenAIReader(t *testing.T) {
 		t.Fatalf("questions file run: %v\n%s", err, stderr.String())
 	}
 }
+
+// TestEvalReads runs "terse eval --reads" with the decode reader on a
+// source file: the questions are file read questions, asked in the read
+// as the agent shows it and in each read form, all answered right.
+func TestEvalReads(t *testing.T) {
+	dir := t.TempDir()
+	var src strings.Builder
+	for i := 1; i <= 120; i++ {
+		if i%5 == 0 {
+			src.WriteString("}\n")
+			continue
+		}
+		src.WriteString("\tvalue" + strings.Repeat("x", i%7) + " := compute(" + strings.Repeat("1", i%3+1) + ", " + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ")\n")
+	}
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(src.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "data.bin"), []byte{0, 1, 2}, 0o644)
+	var stdout, stderr bytes.Buffer
+	args := []string{"eval", "--reads", dir, "--questions", "6", "--out", filepath.Join(dir, "out")}
+	if err := run(context.Background(), args, nil, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"| read | 100.0 % | 6/6 |", "| read:gutter | 100.0 % | 6/6 |", "| read:tab | 100.0 % | 6/6 |", "| read:sparse | 100.0 % | 6/6 |", "| read:range | 100.0 % | 6/6 |", "line-text", "line-number"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history", "toolname"},
 	"telemetry":        {"", "tokens", "toolname"},
 	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile", "toolname", "inband", "internal/lru"},
-	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store", "inband"},
+	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store", "inband", "shape"},
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"", "config", "tokens", "toolname"},
 	"fit/readtest":     {"tree", "inband"},
@@ -50,6 +50,7 @@ var allowed = map[string][]string{
 	"internal/layout":  {},
 	"internal/memtest": {},
 	"internal/lru":     {},
+	"internal/replay":  {"internal/corpus", "tune"}, // tests only: the corpus transcripts replayed
 	"shape":            {"tokens", "toolname"},
 	"hook":             {"tree", "dedup", "toolname", "inband"},
 }

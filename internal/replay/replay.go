@@ -1,0 +1,175 @@
+// Package replay walks the tool results of the agent transcripts in the
+// shared corpus (corpus/agent-sessions) for the tests that replay them
+// through text shaping, and tabulates their tokens before and after per
+// shape. It is used by tests only.
+package replay
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/tune"
+)
+
+// Result is one tool result of a transcript, in transcript order.
+type Result struct {
+	tune.Result
+	// File is the transcript the result was read from.
+	File string
+	// Earlier is the latest earlier result of the same context that is
+	// byte-identical to this one and that the model still has as it was,
+	// or nil: this one can be a reference to it.
+	Earlier *tune.Result
+}
+
+// Results reads every transcript of the corpus, in file and transcript
+// order; tb is skipped when the corpus is absent.
+func Results(tb testing.TB) []Result {
+	tb.Helper()
+	dir := corpus.Dir(tb, "corpus/agent-sessions")
+	files, err := tune.LogFiles(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	logs, err := tune.ReadLogs(files)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []Result
+	for _, s := range logs.Sessions {
+		rs := make([]Result, len(s.Results))
+		for i := range s.Results {
+			rs[i] = Result{Result: s.Results[i], File: s.File}
+		}
+		earlier(s.Results, rs)
+		out = append(out, rs...)
+	}
+	return out
+}
+
+// mutating are the tools whose call writes the path it names.
+var mutating = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
+
+// MinRefBytes is the smallest result a reference replaces (the dedup
+// stage's default).
+const MinRefBytes = 200
+
+// earlier sets Earlier of every result of a session: the latest result
+// before it in its session (one context: the main conversation or one
+// sub-agent) that the model still has as it was, byte-identical to it
+// and of the same tool: after the last compaction before it, not a call
+// on a path written since (a Write or Edit of that path between the
+// two), with an id to name it by, and not itself replaced by a reference.
+// These are the rules the hook's transcript reader applies.
+func earlier(rs []tune.Result, out []Result) {
+	for i := range rs {
+		r := &rs[i]
+		if r.ID == "" || len(r.Text) < MinRefBytes || r.IsError {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			p := &rs[j]
+			if p.Partition != r.Partition {
+				break
+			}
+			if mutating[p.Tool] && r.Path != "" && p.Path == r.Path {
+				break
+			}
+			if p.Tool == r.Tool && p.Text == r.Text && p.ID != "" && !p.IsError && out[j].Earlier == nil {
+				out[i].Earlier = p
+				break
+			}
+		}
+	}
+}
+
+// Row is the figures of one shape.
+type Row struct {
+	Results, Changed, Before, After int
+}
+
+// Table adds up tokens before and after per shape.
+type Table struct {
+	rows  map[string]*Row
+	Total Row
+}
+
+// Add counts one result of shape.
+func (t *Table) Add(shape string, changed bool, before, after int) {
+	if t.rows == nil {
+		t.rows = map[string]*Row{}
+	}
+	w := t.rows[shape]
+	if w == nil {
+		w = &Row{}
+		t.rows[shape] = w
+	}
+	for _, r := range []*Row{w, &t.Total} {
+		r.Results++
+		if changed {
+			r.Changed++
+		}
+		r.Before += before
+		r.After += after
+	}
+}
+
+// Row returns the figures of shape.
+func (t *Table) Row(shape string) Row {
+	if w := t.rows[shape]; w != nil {
+		return *w
+	}
+	return Row{}
+}
+
+// Saved is the share of tokens saved, in percent.
+func (r Row) Saved() float64 {
+	return 100 * float64(r.Before-r.After) / float64(max(1, r.Before))
+}
+
+// String writes the table, shapes sorted by name, then the total.
+func (t *Table) String() string {
+	names := make([]string, 0, len(t.rows))
+	for k := range t.rows {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%-8s %7s %8s %9s %9s %7s\n", "shape", "results", "changed", "before", "after", "saved")
+	line := func(name string, w Row) {
+		fmt.Fprintf(&sb, "%-8s %7d %8d %9d %9d %6.1f%%\n", name, w.Results, w.Changed, w.Before, w.After, w.Saved())
+	}
+	for _, k := range names {
+		line(k, *t.rows[k])
+	}
+	line("total", t.Total)
+	return sb.String()
+}
+
+// chunkHead is the line that opens a fetched chunk of an elided text.
+var chunkHead = regexp.MustCompile(`^> \[chunk \d+ of (\d+) of \S+: lines? \d+(–\d+)? of \d+, in full\]\n`)
+
+// JoinChunks fetches chunk 1, 2, … of an elision with fetch until the
+// last one its heads name, and joins their lines.
+func JoinChunks(fetch func(n int) (string, error)) (string, error) {
+	var parts []string
+	for n := 1; ; n++ {
+		text, err := fetch(n)
+		if err != nil {
+			return "", fmt.Errorf("chunk %d: %w", n, err)
+		}
+		m := chunkHead.FindStringSubmatch(text)
+		if m == nil {
+			return "", fmt.Errorf("chunk %d: unexpected text %q", n, text[:min(200, len(text))])
+		}
+		parts = append(parts, text[len(m[0]):])
+		if total, _ := strconv.Atoi(m[1]); n >= total {
+			return strings.Join(parts, "\n"), nil
+		}
+	}
+}
