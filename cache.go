@@ -134,6 +134,16 @@ func (m *autoMemo) knowCompact(v tree.Value, s string) {
 	m.mu.Unlock()
 }
 
+// readsAsTOON reports whether text is v's verified encoding and, if so,
+// whether TOON reads it as v (render.ReadsAsTOON, found when verifying).
+func (m *autoMemo) readsAsTOON(v tree.Value, text string) (known, toon bool) {
+	e, ok := m.get(v)
+	if !ok || !e.verified || e.text != text {
+		return false, false
+	}
+	return true, e.toon
+}
+
 // compactOf is the compact JSON knowCompact gave for v, or "".
 func (m *autoMemo) compactOf(v tree.Value) string {
 	m.mu.Lock()
@@ -148,7 +158,10 @@ type autoEntry struct {
 	v        tree.Value
 	text     string
 	verified bool
-	seq      uint64 // when it was put
+	// toon: verified by TOON reading text as v (render.ReadsAsTOON), so
+	// that it needs no marker; the auto reading was not decoded then.
+	toon bool
+	seq  uint64 // when it was put
 }
 
 const autoMemoRecent = 4 // the last entries put, never forgotten first
@@ -203,7 +216,10 @@ func (m *autoMemo) encoder(ro render.Options, draft bool) func(dst []byte, v tre
 			}
 		}
 		if !draft && !e.verified {
-			if render.Verify(e.text, v) != nil {
+			// One decoding: a text TOON reads as v is faithful and goes
+			// unmarked (a Pipeline asks readsAsTOON before marking);
+			// another is checked as auto.
+			if e.toon = render.ReadsAsTOON(e.text, v); !e.toon && render.Verify(e.text, v) != nil {
 				// As render.Encode does when its check fails.
 				e.text = string(tree.AppendJSON(nil, v))
 			}

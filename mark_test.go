@@ -176,3 +176,37 @@ func issueList(n int) string {
 	sb.WriteString("]}")
 	return sb.String()
 }
+
+// TestMarkKnownAgrees: the auto format's check of a whole document tells
+// whether TOON reads it (autoMemo.readsAsTOON), and marking with that
+// answer gives what render.Mark, which decodes again, gives.
+func TestMarkKnownAgrees(t *testing.T) {
+	files := corpus.Files(t, ".json")
+	if testing.Short() && len(files) > 24 {
+		files = files[:24]
+	}
+	plain := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tree.Parse(data)
+		if err != nil {
+			continue
+		}
+		format, memo := newAuto(nil, "")
+		text := string(format.Append(nil, v))
+		known, toon := memo.readsAsTOON(v, text)
+		if !known {
+			t.Fatalf("%s: the verified encoding is not remembered", f)
+		}
+		if toon {
+			plain++
+		}
+		if got, want := render.MarkKnown(text, v, toon), render.Mark(text, v); got != want {
+			t.Errorf("%s: marked differently (TOON reads it: %v)", f, toon)
+		}
+	}
+	t.Logf("%d documents TOON reads as they are", plain)
+}

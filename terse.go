@@ -536,7 +536,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 		doc := res.Text
 		tm = t3
 		if mark {
-			if d := markAuto(res.Text, v, res.Stats.Truncated); d != doc {
+			if d := p.mark(res.Text, v, res.Stats.Truncated); d != doc {
 				doc, tm = d, c.Count(d)
 				if !res.Stats.Truncated && tm > m.count(content) {
 					// Auto never costs more than compact JSON, which
@@ -797,6 +797,17 @@ func fitOnce(ctx context.Context, v tree.Value, text string, isJSON bool, fo *fi
 		return fit.FitJSON(ctx, v, fo)
 	}
 	return fit.FitText(ctx, text, fo)
+}
+
+// mark is markAuto, sparing the decoding that the auto format's check of
+// a whole document already made (autoMemo.readsAsTOON).
+func (p *Pipeline) mark(text string, v tree.Value, truncated bool) string {
+	if !truncated && p.autoMemo != nil {
+		if known, toon := p.autoMemo.readsAsTOON(v, text); known {
+			return render.MarkKnown(text, v, toon)
+		}
+	}
+	return markAuto(text, v, truncated)
 }
 
 // markAuto opens text, the built-in auto format's output for v, with the

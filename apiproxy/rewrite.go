@@ -50,8 +50,8 @@ type Options struct {
 	// MinRepeat is the size in bytes under which an identical result is
 	// left as it is; 0 means 200.
 	MinRepeat int
-	// Include, when not empty, lists the tool-name globs (path.Match)
-	// whose results may be replaced by references, markers or
+	// Include, when not empty, lists the tool-name globs (toolname.Match:
+	// a name, or its tool part, by path.Match) whose results may be replaced by references, markers or
 	// shaped forms; Exclude lists those whose results never are. History
 	// trimming applies to every tool.
 	Include, Exclude []string

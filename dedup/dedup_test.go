@@ -112,6 +112,22 @@ func TestInvalidateByMutation(t *testing.T) {
 	if o := c.Process(key, read); o.Kind != dedup.Miss {
 		t.Errorf("after a call marked Mutating: %v, want miss", o.Kind)
 	}
+	// By default, the agents' file-writing tools (toolname.WritesFiles),
+	// under any MCP prefix; a glob also matches a tool part.
+	for _, tool := range []string{"Write", "mcp__fs__write_file", "apply_patch"} {
+		c = dedup.New(dedup.Options{})
+		c.Process(key, read)
+		c.Process(key, dedup.Call{Tool: tool, Paths: []string{"/a.go"}})
+		if o := c.Process(key, read); o.Kind != dedup.Miss {
+			t.Errorf("after %s: %v, want miss", tool, o.Kind)
+		}
+	}
+	c = dedup.New(dedup.Options{MutatingTools: []string{"write_*"}})
+	c.Process(key, read)
+	c.Process(key, dedup.Call{Tool: "fs__write_file", Paths: []string{"/a.go"}})
+	if o := c.Process(key, read); o.Kind != dedup.Miss {
+		t.Errorf("after fs__write_file with glob write_*: %v, want miss", o.Kind)
+	}
 }
 
 func TestInvalidateByCompactionAndForget(t *testing.T) {

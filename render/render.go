@@ -166,10 +166,26 @@ func Encode(v tree.Value, opts *Options) (string, []Format, error) {
 // knows TOON never meets an auto text that means something else to it.
 // Compact JSON and already marked text are returned as they are.
 func Mark(text string, v tree.Value) string {
+	return mark(text, v, nil)
+}
+
+// MarkKnown is Mark when whether TOON reads text as v is known already
+// ([ReadsAsTOON]): it spares Mark's decoding.
+func MarkKnown(text string, v tree.Value, readsAsTOON bool) string {
+	return mark(text, v, &readsAsTOON)
+}
+
+// ReadsAsTOON reports whether valid TOON (strict) reads text, an
+// unmarked encoding of v by [Encode] other than compact JSON, as v: then
+// text is faithful to a TOON reader and needs no [Marker]. Texts over a
+// megabyte are not decoded (false).
+func ReadsAsTOON(text string, v tree.Value) bool { return !needsMark(text, v) }
+
+func mark(text string, v tree.Value, readsAsTOON *bool) string {
 	if Marked(text) || len(text) > 0 && (text[0] == '{' || text[0] == '[') && tree.IsCompact(text, v) {
 		return text
 	}
-	if !needsMark(text, v) {
+	if readsAsTOON != nil && *readsAsTOON || readsAsTOON == nil && !needsMark(text, v) {
 		return text
 	}
 	return Marker + "\n" + text

@@ -70,6 +70,14 @@ func TestHookSelected(t *testing.T) {
 			t.Errorf("exclude: hookSelected(%s) = %v, want %v", tool, got, want)
 		}
 	}
+	// A glob selects an MCP tool by its tool part too, as the proxies'
+	// selection does (toolname.Match).
+	cfg.Proxy.ExcludeTools = []string{"list_*"}
+	for tool, want := range map[string]bool{"mcp__gh__list_issues": false, "list_issues": false, "mcp__gh__get_me": true} {
+		if got := hookSelected(cfg, tool); got != want {
+			t.Errorf("bare name: hookSelected(%s) = %v, want %v", tool, got, want)
+		}
+	}
 	// Include wins over exclude.
 	cfg.Proxy.IncludeTools = []string{"Grep"}
 	for tool, want := range map[string]bool{"Bash": false, "Grep": true, "mcp__gh__list": false} {
