@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"dedup":            {"tree", "inband", "internal/lru"},
 	"store":            {},
 	"store/redisstore": {"store", "dedup"},
+	"dedup/deduptest":  {"dedup"},
 	"store/storetest":  {"store", "internal/corpus"},
 	"internal/scale":   {}, // tests only: the gateway at scale (TERSE_SCALE)
 	"fit":              {"tree", "tokens", "toon", "render", "store", "toolname", "inband"},
