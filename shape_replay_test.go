@@ -7,11 +7,11 @@ import (
 	"io"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
@@ -168,7 +168,6 @@ func TestReplayShapes(t *testing.T) {
 
 var (
 	fetchLine = regexp.MustCompile(`get chunk N whole: terse chunk (c_[0-9a-f]+) N\]`)
-	chunkHead = regexp.MustCompile(`^> \[chunk \d+ of (\d+) of \S+: lines? \d+(–\d+)? of \d+, in full\]\n`)
 )
 
 // joinFetched fetches every chunk an elided text names and joins them.
@@ -184,12 +183,14 @@ func joinFetched(t *testing.T, ctx context.Context, p *terse.Pipeline, text stri
 		if err != nil {
 			t.Fatalf("chunk %d of %s: %v", n, m[1], err)
 		}
-		h := chunkHead.FindStringSubmatch(ch.Text)
-		if h == nil {
+		head, body, _ := strings.Cut(ch.Text, "\n")
+		v, err := inband.Parse(head)
+		h, ok := v.(inband.ChunkHead)
+		if err != nil || !ok || h.Parts {
 			t.Fatalf("chunk %d of %s: %q", n, m[1], ch.Text[:min(200, len(ch.Text))])
 		}
-		parts = append(parts, ch.Text[len(h[0]):])
-		if total, _ := strconv.Atoi(h[1]); n == total {
+		parts = append(parts, body)
+		if n == h.Of {
 			return strings.Join(parts, "\n")
 		}
 	}
