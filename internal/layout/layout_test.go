@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"filter":           {"tree", "tokens", "inband"},
 	"render":           {"tree", "tokens", "toon"},
 	"dedup":            {"tree", "inband", "internal/lru"},
-	"store":            {},
+	"store":            {"internal/lru"},
 	"store/redisstore": {"store", "dedup"},
 	"dedup/deduptest":  {"dedup"},
 	"store/storetest":  {"store", "internal/corpus"},

@@ -86,6 +86,18 @@ func (c *Cache[K, V]) Set(key K, val V) {
 	}
 }
 
+// Oldest returns the least recently used entry, without marking it
+// used.
+func (c *Cache[K, V]) Oldest() (K, V, bool) {
+	if len(c.m) == 0 {
+		var k K
+		var v V
+		return k, v, false
+	}
+	e := c.head.prev
+	return e.key, e.val, true
+}
+
 // Delete removes key.
 func (c *Cache[K, V]) Delete(key K) {
 	if e, ok := c.m[key]; ok {

@@ -27,6 +27,9 @@ func TestBoundAndOrder(t *testing.T) {
 	if v, _ := c.Get(3); v != "C" || c.Len() != 2 {
 		t.Errorf("replace: %q, len %d", v, c.Len())
 	}
+	if k, v, ok := c.Oldest(); !ok || k != 4 || v != "d" {
+		t.Errorf("Oldest() = %d, %q, %v; want 4, d", k, v, ok)
+	}
 	c.Delete(3)
 	c.Delete(9)
 	if c.Len() != 1 {
@@ -46,6 +49,9 @@ func TestZeroValueUnbounded(t *testing.T) {
 		t.Error("Get of a missing key")
 	}
 	var empty Cache[int, int]
+	if _, _, ok := empty.Oldest(); ok {
+		t.Error("Oldest of an empty cache")
+	}
 	if _, ok := empty.Get(1); ok || empty.Len() != 0 {
 		t.Error("zero cache")
 	}
