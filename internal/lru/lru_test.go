@@ -57,3 +57,30 @@ func TestZeroValueUnbounded(t *testing.T) {
 	}
 	empty.Delete(1)
 }
+
+func TestAll(t *testing.T) {
+	var c Cache[int, int]
+	for i := range 5 {
+		c.Set(i, i*10)
+	}
+	c.Get(2)
+	var keys []int
+	for k, v := range c.All() {
+		if v != k*10 {
+			t.Errorf("All yields %d: %d", k, v)
+		}
+		keys = append(keys, k)
+		if k%2 == 1 {
+			c.Delete(k) // the entry given may be deleted
+		}
+	}
+	if !slices.Equal(keys, []int{2, 4, 3, 1, 0}) || c.Len() != 3 {
+		t.Errorf("All yielded %v, %d left", keys, c.Len())
+	}
+	for k := range c.All() {
+		if k != 2 {
+			t.Errorf("first yielded %d, want 2", k)
+		}
+		break
+	}
+}
