@@ -102,7 +102,6 @@ func Decode(data []byte, f Format) (*Request, error) {
 	return nil, errors.New("history: unknown format")
 }
 
-
 // DecodeOpenAI parses an OpenAI Chat Completions request body.
 func DecodeOpenAI(data []byte) (*Request, error) { return Decode(data, OpenAI) }
 
