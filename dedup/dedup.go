@@ -28,7 +28,6 @@
 package dedup
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -158,9 +157,8 @@ type entry struct {
 
 type partition struct {
 	key   Key
-	lru   *list.List // of *entry, front = most recent
-	byFP  map[[16]byte]*list.Element
-	byID  map[string]*list.Element
+	lru   lru.Cache[[16]byte, *entry] // by fingerprint; bounded by record
+	byID  map[string][16]byte
 	bytes int
 }
 
@@ -226,7 +224,7 @@ func (c *Cache) part(k Key, create bool) *partition {
 	if !create {
 		return nil
 	}
-	p := &partition{key: k, lru: list.New(), byFP: map[[16]byte]*list.Element{}, byID: map[string]*list.Element{}}
+	p := &partition{key: k, byID: map[string][16]byte{}}
 	c.parts.Set(k, p)
 	return p
 }
@@ -286,9 +284,7 @@ func (c *Cache) check(k Key, call Call, fp [16]byte) Outcome {
 	if p == nil || len(call.Content) < c.opts.MinBytes {
 		return Outcome{}
 	}
-	if el := p.byFP[fp]; el != nil {
-		p.lru.MoveToFront(el)
-		e := el.Value.(*entry)
+	if e, ok := p.lru.Get(fp); ok {
 		return Outcome{Kind: Ref, ID: e.id, Hint: RefHint(e.id)}
 	}
 	if c.opts.NearRef && len(call.Content) >= c.opts.NearMinBytes {
@@ -296,13 +292,12 @@ func (c *Cache) check(k Key, call Call, fp [16]byte) Outcome {
 		if err != nil || v.Kind() != tree.KindObject {
 			return Outcome{}
 		}
-		for el := p.lru.Front(); el != nil; el = el.Next() {
-			e := el.Value.(*entry)
+		for efp, e := range p.lru.All() {
 			if !e.hasV || e.tool != call.Tool {
 				continue
 			}
 			if d, ok := Delta(e.value, v, c.opts.NearMaxDelta); ok {
-				p.lru.MoveToFront(el)
+				p.lru.Get(efp)
 				return Outcome{Kind: NearRef, ID: e.id, Hint: NearRefHint(e.id, d)}
 			}
 		}
@@ -315,9 +310,7 @@ func (c *Cache) record(k Key, call Call, fp [16]byte) Outcome {
 		return Outcome{}
 	}
 	p := c.part(k, true)
-	if el := p.byFP[fp]; el != nil {
-		p.lru.MoveToFront(el)
-		e := el.Value.(*entry)
+	if e, ok := p.lru.Get(fp); ok {
 		return Outcome{ID: e.id, IDLine: IDLine(e.id)}
 	}
 	e := &entry{fp: fp, tool: call.Tool, paths: call.Paths, size: len(call.Content), id: c.shortID(p, fp)}
@@ -326,12 +319,12 @@ func (c *Cache) record(k Key, call Call, fp [16]byte) Outcome {
 			e.value, e.hasV = v, true
 		}
 	}
-	el := p.lru.PushFront(e)
-	p.byFP[fp] = el
-	p.byID[e.id] = el
+	p.lru.Set(fp, e)
+	p.byID[e.id] = fp
 	p.bytes += e.size
 	for p.lru.Len() > c.opts.MaxEntries || p.bytes > c.opts.MaxBytes {
-		c.remove(p, p.lru.Back())
+		_, old, _ := p.lru.Oldest()
+		c.remove(p, old)
 	}
 	return Outcome{ID: e.id, IDLine: IDLine(e.id)}
 }
@@ -341,17 +334,21 @@ func (c *Cache) record(k Key, call Call, fp [16]byte) Outcome {
 func (c *Cache) shortID(p *partition, fp [16]byte) string {
 	full := hex.EncodeToString(fp[:])
 	for n := 8; n < len(full); n += 4 {
-		if id := full[:n]; p.byID[id] == nil {
+		if id := full[:n]; !p.used(id) {
 			return id
 		}
 	}
 	return full
 }
 
-func (c *Cache) remove(p *partition, el *list.Element) {
-	e := el.Value.(*entry)
-	p.lru.Remove(el)
-	delete(p.byFP, e.fp)
+// used reports whether an entry of the partition has id.
+func (p *partition) used(id string) bool {
+	_, ok := p.byID[id]
+	return ok
+}
+
+func (c *Cache) remove(p *partition, e *entry) {
+	p.lru.Delete(e.fp)
 	delete(p.byID, e.id)
 	p.bytes -= e.size
 }
@@ -361,12 +358,10 @@ func (c *Cache) invalidate(k Key, written []string) {
 	if p == nil {
 		return
 	}
-	for el := p.lru.Front(); el != nil; {
-		next := el.Next()
-		if touches(written, el.Value.(*entry).paths) {
-			c.remove(p, el)
+	for _, e := range p.lru.All() {
+		if touches(written, e.paths) {
+			c.remove(p, e)
 		}
-		el = next
 	}
 }
 
@@ -438,8 +433,9 @@ func (c *Cache) Forget(k Key, ids ...string) {
 		return
 	}
 	for _, id := range ids {
-		if el := p.byID[id]; el != nil {
-			c.remove(p, el)
+		if fp, ok := p.byID[id]; ok {
+			e, _ := p.lru.Peek(fp)
+			c.remove(p, e)
 		}
 	}
 }

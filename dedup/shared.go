@@ -1,15 +1,11 @@
 package dedup
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/terse-dev/terse/tree"
@@ -17,8 +13,8 @@ import (
 
 // Shared keeps a [Cache]'s partitions outside the process, so that several
 // processes (gateway replicas behind a load balancer) agree on what each
-// partition has been shown. [MemShared] is the in-process implementation;
-// package store/redisstore has one on Redis.
+// partition has been shown. Package dedup/deduptest has one in memory,
+// the reference of the contract; package store/redisstore has one on Redis.
 //
 // Every method is idempotent: recording the same entry twice, or removing
 // an entry that is gone, leaves the same state. An implementation bounds
@@ -266,112 +262,4 @@ func (c *Cache) sharedLen(k Key) (entries, bytes int) {
 		bytes += e.Size
 	}
 	return len(es), bytes
-}
-
-// MemShared is a [NearShared] in memory, for tests and as the reference
-// of the contract. Its partitions do not expire. The zero value is ready.
-type MemShared struct {
-	mu    sync.Mutex
-	parts map[Key][]SharedEntry // oldest first
-	vals  map[Key]map[[16]byte][]byte
-	ops   atomic.Int64
-}
-
-// LookupNear implements [NearShared].
-func (m *MemShared) LookupNear(_ context.Context, k Key, fp [16]byte, skel string) (string, bool, *SharedEntry, []byte, error) {
-	m.ops.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	es := m.parts[k]
-	for _, e := range es {
-		if e.FP == fp {
-			return e.ID, true, nil, nil, nil
-		}
-	}
-	for i := len(es) - 1; i >= 0; i-- {
-		if es[i].Skel == skel {
-			e := es[i]
-			return "", false, &e, m.vals[k][e.FP], nil
-		}
-	}
-	return "", false, nil, nil, nil
-}
-
-// AddNear implements [NearShared].
-func (m *MemShared) AddNear(ctx context.Context, k Key, e SharedEntry, content []byte, maxEntries int) error {
-	m.Add(ctx, k, e, maxEntries)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.vals == nil {
-		m.vals = map[Key]map[[16]byte][]byte{}
-	}
-	if m.vals[k] == nil {
-		m.vals[k] = map[[16]byte][]byte{}
-	}
-	m.vals[k][e.FP] = bytes.Clone(content)
-	for fp := range m.vals[k] { // only the entries kept keep their content
-		if !slices.ContainsFunc(m.parts[k], func(x SharedEntry) bool { return x.FP == fp }) {
-			delete(m.vals[k], fp)
-		}
-	}
-	return nil
-}
-
-// Ops returns how many calls it served.
-func (m *MemShared) Ops() int64 { return m.ops.Load() }
-
-// Lookup implements [Shared].
-func (m *MemShared) Lookup(_ context.Context, k Key, fp [16]byte) (string, bool, error) {
-	m.ops.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, e := range m.parts[k] {
-		if e.FP == fp {
-			return e.ID, true, nil
-		}
-	}
-	return "", false, nil
-}
-
-// Add implements [Shared].
-func (m *MemShared) Add(_ context.Context, k Key, e SharedEntry, maxEntries int) error {
-	m.ops.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.parts == nil {
-		m.parts = map[Key][]SharedEntry{}
-	}
-	es := slices.DeleteFunc(m.parts[k], func(x SharedEntry) bool { return x.FP == e.FP })
-	es = append(es, e)
-	if maxEntries > 0 && len(es) > maxEntries {
-		es = es[len(es)-maxEntries:]
-	}
-	m.parts[k] = es
-	return nil
-}
-
-// Entries implements [Shared].
-func (m *MemShared) Entries(_ context.Context, k Key) ([]SharedEntry, error) {
-	m.ops.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.parts[k]), nil
-}
-
-// Remove implements [Shared].
-func (m *MemShared) Remove(_ context.Context, k Key, ids ...string) error {
-	m.ops.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.parts[k] = slices.DeleteFunc(m.parts[k], func(x SharedEntry) bool { return slices.Contains(ids, x.ID) })
-	return nil
-}
-
-// Drop implements [Shared].
-func (m *MemShared) Drop(_ context.Context, k Key) error {
-	m.ops.Add(1)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.parts, k)
-	return nil
 }

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/dedup/deduptest"
 	"github.com/terse-dev/terse/tree"
 )
 
 // With a NearShared store, near-references work across caches (two
 // processes): what one recorded, the other near-references.
 func TestSharedNearRef(t *testing.T) {
-	st := &dedup.MemShared{}
+	st := &deduptest.MemShared{}
 	a, b := dedup.New(dedup.Options{NearRef: true}), dedup.New(dedup.Options{NearRef: true})
 	a.SetShared(st, nil)
 	b.SetShared(st, nil)

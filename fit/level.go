@@ -1,10 +1,10 @@
 package fit
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -30,13 +30,9 @@ func (l Level) String() string { return levelNames[l] }
 var DefaultIdentity = []string{"id", "key", "number", "iid", "name", "title", "state", "status",
 	"login", "slug", "path", "filename", "new_path", "type", "kind", "level", "severity", "summary", "ts", "user", "username"}
 
-// Marker for a cut string. Models parse it: its form is part of the API.
-//
-//	…[+1234 chars]
-const cutMarker = "…[+%d chars]"
-
 // cutString cuts s after max runes, on a rune boundary, and appends the
-// marker with the number of runes removed. Strings of at most max runes are
+// marker with the number of runes removed (inband.Cut: "…[+1234 chars]";
+// models parse it). Strings of at most max runes are
 // returned unchanged.
 func cutString(s string, max int) (string, bool) {
 	if max < 0 || len(s) <= max {
@@ -52,7 +48,7 @@ func cutString(s string, max int) (string, bool) {
 		i += size
 		k++
 	}
-	return s[:i] + "…[+" + strconv.Itoa(n-max) + " chars]", true
+	return s[:i] + inband.Cut(n-max), true
 }
 
 // rules are the generic detail-level rules with per-tool additions.

@@ -8,7 +8,7 @@
 // assistant, tool) and [Part]s (text, tool call, tool result, image,
 // thinking, and opaque blocks this package does not model). Requests in the
 // Anthropic Messages and OpenAI Chat Completions shapes decode into the model
-// with [DecodeAnthropic] and [DecodeOpenAI]; [Request.AppendJSON] writes
+// with [Decode] (or [DecodeOpenAI]); [Request.AppendJSON] writes
 // them back. The adapters keep each provider block's raw JSON, so everything
 // the model does not name (cache_control, citations, model parameters,
 // unknown fields) survives: when nothing is trimmed, encoding reproduces the

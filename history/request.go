@@ -102,9 +102,6 @@ func Decode(data []byte, f Format) (*Request, error) {
 	return nil, errors.New("history: unknown format")
 }
 
-// DecodeAnthropic parses an Anthropic Messages request body.
-func DecodeAnthropic(data []byte) (*Request, error) { return Decode(data, Anthropic) }
-
 // DecodeOpenAI parses an OpenAI Chat Completions request body.
 func DecodeOpenAI(data []byte) (*Request, error) { return Decode(data, OpenAI) }
 

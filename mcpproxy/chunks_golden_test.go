@@ -35,7 +35,7 @@ func TestChunksGolden(t *testing.T) {
 	got := map[string]string{}
 
 	run := func(e *engine, session, conv string, args tree.Value) (string, tree.Value) {
-		c, _, answer, _ := e.begin(ctx, "", "items", "items", "generic-client", session, conv, args, info, true)
+		c, _, answer, _ := e.begin(ctx, "", "items", "generic-client", session, conv, args, info, true)
 		if answer != nil {
 			return "", *answer
 		}

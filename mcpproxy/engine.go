@@ -181,12 +181,12 @@ type call struct {
 }
 
 // begin reads the reserved parameters of a tools/call of tool (the
-// upstream's name; exposed is the name the client called) with arguments
+// upstream's name) with arguments
 // args. It returns the call to forward, its arguments changed only when
 // reserved parameters were removed (argsChanged), or, when the call is
 // answered here (a chunk, the compact tool, a bad reserved parameter),
 // the result to answer with.
-func (e *engine) begin(ctx context.Context, server, tool, exposed, client, session, conv string, args tree.Value, info toolInfo, known bool) (c *call, argsChanged bool, answer *tree.Value, rec CallRecord) {
+func (e *engine) begin(ctx context.Context, server, tool, client, session, conv string, args tree.Value, info toolInfo, known bool) (c *call, argsChanged bool, answer *tree.Value, rec CallRecord) {
 	rec = CallRecord{Server: server, Tool: tool}
 	e.stage("begin")
 	if tool == CompactTool && !known {

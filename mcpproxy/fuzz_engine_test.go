@@ -81,7 +81,7 @@ func FuzzEngineStateful(f *testing.F) {
 				}
 				args = v
 			}
-			c, _, answer, _ := e.begin(ctx, "", tool, tool, client, sess, conv, args, info, tool != CompactTool)
+			c, _, answer, _ := e.begin(ctx, "", tool, client, sess, conv, args, info, tool != CompactTool)
 			if answer != nil {
 				handles = remember(handles, tree.AppendJSON(nil, *answer))
 				continue

@@ -662,7 +662,7 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 		rec.Outcome = "chunk"
 		return rawCallResult(tree.AppendJSON(nil, *refused)), nil
 	}
-	c, changed, answer, brec := e.begin(withChunkScope(ctx, who), u.spec.Name, tool, params.Name, client, who.scope, who.conv, args, info, true)
+	c, changed, answer, brec := e.begin(withChunkScope(ctx, who), u.spec.Name, tool, client, who.scope, who.conv, args, info, true)
 	if answer != nil {
 		rec = brec
 		out := tree.AppendJSON(nil, *answer)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/dedup/deduptest"
 	"github.com/terse-dev/terse/store"
 )
 
@@ -125,7 +126,7 @@ func handleIn(t *testing.T, res *mcp.CallToolResult) string {
 // reference from the second to what the first showed, and fetches on the
 // second a chunk the first issued. Another conversation gets neither.
 func TestGatewayStatelessReplicas(t *testing.T) {
-	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	st, dd, gs := &store.Mem{}, &deduptest.MemShared{}, &memState{}
 	r1, r2 := replica(t, st, dd, gs, nil), replica(t, st, dd, gs, nil)
 	c1, c2 := mustConnect(t, r1, "", ""), mustConnect(t, r2, "", "")
 	if v := c1.InitializeResult().ProtocolVersion; v != protocolStateless {
@@ -208,7 +209,7 @@ func TestGatewayStatelessReplicas(t *testing.T) {
 // TestGatewaySessionVersions: 2025-11-25 and 2025-06-18 clients keep
 // their sessions next to stateless ones.
 func TestGatewaySessionVersions(t *testing.T) {
-	url := replica(t, &store.Mem{}, &dedup.MemShared{}, nil, nil)
+	url := replica(t, &store.Mem{}, &deduptest.MemShared{}, nil, nil)
 	for _, v := range []string{"2025-11-25", "2025-06-18"} {
 		cs := mustConnect(t, url, v, "")
 		if got := cs.InitializeResult().ProtocolVersion; got != v || cs.ID() == "" {
@@ -220,7 +221,7 @@ func TestGatewaySessionVersions(t *testing.T) {
 // TestGatewayCrossSessionChunk: a chunk handle issued in one session is
 // refused in another, with a clear error.
 func TestGatewayCrossSessionChunk(t *testing.T) {
-	url := replica(t, &store.Mem{}, &dedup.MemShared{}, nil, nil)
+	url := replica(t, &store.Mem{}, &deduptest.MemShared{}, nil, nil)
 	s1, s2 := mustConnect(t, url, "2025-11-25", ""), mustConnect(t, url, "2025-11-25", "")
 	h := handleIn(t, callRows(t, s1, "", map[string]any{"n": 400, ParamBudget: 300}))
 	if res := callRows(t, s1, "", map[string]any{ParamChunk: h + ".1"}); res.IsError {
@@ -246,7 +247,7 @@ func TestGatewayCrossSessionChunk(t *testing.T) {
 // refused (401); each token's tenant has its own dedup and chunks, even
 // in a conversation of the same name.
 func TestGatewayTenants(t *testing.T) {
-	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	st, dd, gs := &store.Mem{}, &deduptest.MemShared{}, &memState{}
 	tokens := map[string]string{"tok-a": "team-a", "tok-b": "team-b"}
 	r1, r2 := replica(t, st, dd, gs, tokens), replica(t, st, dd, gs, tokens)
 	for _, tok := range []string{"", "wrong"} {
@@ -488,7 +489,7 @@ func TestGatewaySharedSessions(t *testing.T) {
 // returns their URLs. tokens, when not nil, name the tenants.
 func budgetedReplicas(t *testing.T, tokens map[string]string) []string {
 	t.Helper()
-	st, dd, gs := &store.Mem{}, &dedup.MemShared{}, &memState{}
+	st, dd, gs := &store.Mem{}, &deduptest.MemShared{}, &memState{}
 	var urls []string
 	for range 2 {
 		opts := testOptions(func(o *terse.Options) { o.Store = st })

@@ -370,7 +370,7 @@ func (p *Proxy) prepareCall(v, id, params tree.Value, pd *pending) (tree.Value, 
 		info = toolInfo{mutating: isMutating(name, tree.Null())}
 	}
 	args, _ := params.Get("arguments")
-	c, changed, answer, rec := p.eng.begin(p.ctx, "", name, name, client, stdioSession, conv.Str(), args, info, known)
+	c, changed, answer, rec := p.eng.begin(p.ctx, "", name, client, stdioSession, conv.Str(), args, info, known)
 	if answer != nil {
 		p.reply(id, answer, 0, "")
 		rec.Duration = time.Since(pd.start)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/dedup/deduptest"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/tokens"
@@ -163,7 +164,7 @@ func TestN1ToolsListWithoutParams(t *testing.T) {
 			return &store.Mem{}, nil, nil
 		}},
 		{name: "shared-memory", state: func(*testing.T) (store.Store, dedup.Shared, GatewayState) {
-			return &store.Mem{}, &dedup.MemShared{}, &memState{}
+			return &store.Mem{}, &deduptest.MemShared{}, &memState{}
 		}},
 	}
 	if u := os.Getenv("TERSE_REDIS_URL"); u != "" {

@@ -1,10 +1,11 @@
 package store
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
+
+	"github.com/terse-dev/terse/internal/lru"
 )
 
 // Mem is an in-memory [Store]. The zero value is ready to use, with
@@ -17,13 +18,11 @@ type Mem struct {
 	MaxBytes int64
 
 	mu    sync.Mutex
-	m     map[string]*list.Element // of *memEntry
-	lru   list.List                // most recently used first
+	lru   lru.Cache[string, *memEntry] // bounded here by bytes and TTL
 	bytes int64
 }
 
 type memEntry struct {
-	key  string
 	data []byte
 	used time.Time
 }
@@ -52,31 +51,27 @@ func (m *Mem) Put(ctx context.Context, key string, data []byte) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.m == nil {
-		m.m = map[string]*list.Element{}
+	// Expired entries are the least recently used: the oldest first.
+	for k, e, ok := m.lru.Oldest(); ok && now.Sub(e.used) > m.ttl(); k, e, ok = m.lru.Oldest() {
+		m.remove(k, e)
 	}
-	// Expired entries are the least recently used: from the back.
-	for el := m.lru.Back(); el != nil && now.Sub(el.Value.(*memEntry).used) > m.ttl(); el = m.lru.Back() {
-		m.remove(el)
-	}
-	if el, ok := m.m[key]; ok {
-		m.remove(el)
+	if e, ok := m.lru.Peek(key); ok {
+		m.remove(key, e)
 	}
 	if m.MaxBytes > 0 && int64(len(data)) > m.MaxBytes {
 		return nil // read as expired, like an entry evicted at once
 	}
-	e := &memEntry{key, append([]byte(nil), data...), now}
-	m.m[key] = m.lru.PushFront(e)
+	m.lru.Set(key, &memEntry{append([]byte(nil), data...), now})
 	m.bytes += int64(len(data))
 	for m.MaxBytes > 0 && m.bytes > m.MaxBytes {
-		m.remove(m.lru.Back())
+		k, e, _ := m.lru.Oldest()
+		m.remove(k, e)
 	}
 	return nil
 }
 
-func (m *Mem) remove(el *list.Element) {
-	e := m.lru.Remove(el).(*memEntry)
-	delete(m.m, e.key)
+func (m *Mem) remove(key string, e *memEntry) {
+	m.lru.Delete(key)
 	m.bytes -= int64(len(e.data))
 }
 
@@ -88,17 +83,15 @@ func (m *Mem) Get(ctx context.Context, key string) ([]byte, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	el, ok := m.m[key]
+	e, ok := m.lru.Get(key)
 	if !ok {
 		return nil, ErrNotFound
 	}
-	e := el.Value.(*memEntry)
 	if now.Sub(e.used) > m.ttl() {
-		m.remove(el)
+		m.remove(key, e)
 		return nil, ErrNotFound
 	}
 	e.used = now
-	m.lru.MoveToFront(el)
 	return e.data, nil
 }
 

@@ -30,8 +30,9 @@ var allowed = map[string][]string{
 	"filter":           {"tree", "tokens", "inband"},
 	"render":           {"tree", "tokens", "toon"},
 	"dedup":            {"tree", "inband", "internal/lru", "toolname"},
-	"store":            {},
+	"store":            {"internal/lru"},
 	"store/redisstore": {"store", "dedup"},
+	"dedup/deduptest":  {"dedup"},
 	"store/storetest":  {"store", "internal/corpus"},
 	"internal/scale":   {}, // tests only: the gateway at scale (TERSE_SCALE)
 	"fit":              {"tree", "tokens", "toon", "render", "store", "toolname", "inband"},

@@ -5,6 +5,8 @@
 // A Cache is not safe for concurrent use: its owner holds its own lock.
 package lru
 
+import "iter"
+
 // Cache maps keys to values, keeping at most Max entries. The zero value
 // is ready to use and unbounded until Max is set; Max ≤ 0 means no bound.
 type Cache[K comparable, V any] struct {
@@ -82,6 +84,36 @@ func (c *Cache[K, V]) Set(key K, val V) {
 		delete(c.m, old.key)
 		if c.OnEvict != nil {
 			c.OnEvict(old.key, old.val)
+		}
+	}
+}
+
+// Oldest returns the least recently used entry, without marking it
+// used.
+func (c *Cache[K, V]) Oldest() (K, V, bool) {
+	if len(c.m) == 0 {
+		var k K
+		var v V
+		return k, v, false
+	}
+	e := c.head.prev
+	return e.key, e.val, true
+}
+
+// All yields the entries from the most to the least recently used,
+// without marking them used. The loop may delete the entry it was given,
+// and no other.
+func (c *Cache[K, V]) All() iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		if c.m == nil {
+			return
+		}
+		for e := c.head.next; e != &c.head; {
+			next := e.next
+			if !yield(e.key, e.val) {
+				return
+			}
+			e = next
 		}
 	}
 }

@@ -27,6 +27,9 @@ func TestBoundAndOrder(t *testing.T) {
 	if v, _ := c.Get(3); v != "C" || c.Len() != 2 {
 		t.Errorf("replace: %q, len %d", v, c.Len())
 	}
+	if k, v, ok := c.Oldest(); !ok || k != 4 || v != "d" {
+		t.Errorf("Oldest() = %d, %q, %v; want 4, d", k, v, ok)
+	}
 	c.Delete(3)
 	c.Delete(9)
 	if c.Len() != 1 {
@@ -46,8 +49,38 @@ func TestZeroValueUnbounded(t *testing.T) {
 		t.Error("Get of a missing key")
 	}
 	var empty Cache[int, int]
+	if _, _, ok := empty.Oldest(); ok {
+		t.Error("Oldest of an empty cache")
+	}
 	if _, ok := empty.Get(1); ok || empty.Len() != 0 {
 		t.Error("zero cache")
 	}
 	empty.Delete(1)
+}
+
+func TestAll(t *testing.T) {
+	var c Cache[int, int]
+	for i := range 5 {
+		c.Set(i, i*10)
+	}
+	c.Get(2)
+	var keys []int
+	for k, v := range c.All() {
+		if v != k*10 {
+			t.Errorf("All yields %d: %d", k, v)
+		}
+		keys = append(keys, k)
+		if k%2 == 1 {
+			c.Delete(k) // the entry given may be deleted
+		}
+	}
+	if !slices.Equal(keys, []int{2, 4, 3, 1, 0}) || c.Len() != 3 {
+		t.Errorf("All yielded %v, %d left", keys, c.Len())
+	}
+	for k := range c.All() {
+		if k != 2 {
+			t.Errorf("first yielded %d, want 2", k)
+		}
+		break
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/dedup/deduptest"
 )
 
 // BenchmarkSharedDedup is one call's dedup work (Check, then Record on a
@@ -30,7 +31,7 @@ func BenchmarkSharedDedup(b *testing.B) {
 	b.Run("memory", func(b *testing.B) { run(b, dedup.New(dedup.Options{})) })
 	b.Run("memshared", func(b *testing.B) {
 		c := dedup.New(dedup.Options{})
-		c.SetShared(&dedup.MemShared{}, nil)
+		c.SetShared(&deduptest.MemShared{}, nil)
 		run(b, c)
 	})
 	b.Run("redis", func(b *testing.B) {
@@ -66,7 +67,7 @@ func BenchmarkSharedNearRef(b *testing.B) {
 	b.Run("memory", func(b *testing.B) { run(b, dedup.New(opts)) })
 	b.Run("memshared", func(b *testing.B) {
 		c := dedup.New(opts)
-		c.SetShared(&dedup.MemShared{}, nil)
+		c.SetShared(&deduptest.MemShared{}, nil)
 		run(b, c)
 	})
 	b.Run("redis", func(b *testing.B) {
