@@ -14,6 +14,7 @@ import (
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/shape"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
@@ -106,6 +107,7 @@ type replayStats struct {
 	saved               [numSources]int
 	violations          []string
 	larger              int // requests larger than direct
+	batches             int // requests that moved the edit boundary
 }
 
 // msgTokens counts each message of a request body (compact JSON,
@@ -163,6 +165,9 @@ func sum(xs []int) (n int) {
 
 // replaySession runs a session's requests through a fresh Rewriter.
 func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool, responses bool) replayStats {
+	if o.ChunkStore == nil {
+		o.ChunkStore = &store.Mem{}
+	}
 	rw := NewRewriter(o)
 	st := replayStats{name: name, turns: len(reqs)}
 	var prevD, prevT []string
@@ -173,6 +178,9 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 			res = rw.Rewrite(body, history.Responses)
 		} else {
 			res = rw.Rewrite(body, history.Anthropic)
+		}
+		if res.Batch != "" {
+			st.batches++
 		}
 		if res.Skipped != "" {
 			st.violations = append(st.violations, fmt.Sprintf("turn %d: forwarded untouched: %s", ti, res.Skipped))
@@ -445,6 +453,7 @@ func replayTable(tb testing.TB, o Options, roomy bool) ([]replayStats, replaySta
 		total.costDirect += st.costDirect
 		total.costTer += st.costTer
 		total.larger += st.larger
+		total.batches += st.batches
 		for s := range st.saved {
 			total.saved[s] += st.saved[s]
 		}
@@ -460,16 +469,17 @@ func (st replayStats) stableShare(sessions int) float64 {
 func printTable(tb testing.TB, title string, rows []replayStats, total replayStats) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s (o200k_base tokens of the messages, summed over requests)\n", title)
-	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | shaping | prefix-stable | cost ratio | violations |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | applied | elided | shaping | batches | prefix-stable | cost ratio | violations |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	line := func(st replayStats, sessions int) {
 		stable := "–"
 		if st.turns > sessions {
 			stable = fmt.Sprintf("%.1f %%", 100*st.stableShare(sessions))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.3f | %d | %d | %d | %d | %s | %.3f | %d |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.3f | %d | %d | %d | %d | %d | %d | %d | %s | %.3f | %d |\n",
 			st.name, st.turns, st.direct, st.terse, float64(st.terse)/float64(max(1, st.direct)),
-			st.saved[SourceHistory], st.saved[SourceRepeat], st.saved[SourceStale], st.saved[SourceEncoding],
+			st.saved[SourceHistory], st.saved[SourceRepeat], st.saved[SourceStale], st.saved[SourceApplied],
+			st.saved[SourceElided], st.saved[SourceEncoding]+st.saved[SourceFilter], st.batches,
 			stable, st.costTer/max(1, st.costDirect), len(st.violations))
 	}
 	for _, r := range rows {

@@ -79,9 +79,11 @@ type branch struct {
 	seen   prefix // the history of the latest request on the branch
 	covers prefix // the history st and stale were built from
 	st     history.State
-	stale  int      // stale markers apply to messages before this index
-	sizes  []sample // of the latest requests, oldest first
-	prof   *Profile // resolved on the branch's first request
+	stale  int       // the edit boundary: edits apply to messages before this index
+	sizes  []sample  // of the latest requests, oldest first
+	prof   *Profile  // resolved on the branch's first request
+	last   time.Time // of the latest request on the branch, in this process
+	model  string    // of the latest request on the branch
 }
 
 // conv is the state of the conversations sharing one key.
