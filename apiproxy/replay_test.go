@@ -3,13 +3,17 @@ package apiproxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/render"
@@ -168,6 +172,7 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 	if o.ChunkStore == nil {
 		o.ChunkStore = &store.Mem{}
 	}
+	o2 := o
 	rw := NewRewriter(o)
 	st := replayStats{name: name, turns: len(reqs)}
 	var prevD, prevT []string
@@ -208,9 +213,13 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 		}
 		for _, e := range res.Edits {
 			// As the messages are counted: JSON strings.
+			if e.Source == SourceApplied { // a call's input: JSON in the request
+				st.saved[e.Source] += mc.c.Count(e.Before) - mc.c.Count(e.After)
+				continue
+			}
 			st.saved[e.Source] += mc.c.Count(string(tree.AppendString(nil, e.Before))) - mc.c.Count(string(tree.AppendString(nil, e.After)))
 		}
-		check := checkRequest
+		check := func(d, o []byte, r bool) []string { return checkRequest(d, o, r, o2.ChunkStore) }
 		if responses {
 			check = checkResponses
 		}
@@ -238,7 +247,15 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 // checkRequest lists what a rewritten request breaks: tool pairing, user
 // and system text, and a changed result that neither restores exactly to
 // the original nor names its call.
-func checkRequest(direct, out []byte, _ bool) []string {
+//
+// The batched edits are checked by their form: a stale marker names a
+// later successful write call of the same file; an elided result either
+// names its call, which only reads, or a `terse chunk` command whose
+// handle resolves, in st (when given), to the original; an edited
+// tool_use input keeps its keys and every field but payloads, and each
+// payload marker names its call, whose result is in the request and did
+// not fail. Thinking blocks are sent as they were, signatures included.
+func checkRequest(direct, out []byte, _ bool, st ...store.Store) []string {
 	dv, _ := tree.Parse(direct)
 	ov, err := tree.Parse(out)
 	if err != nil {
@@ -278,6 +295,7 @@ func checkRequest(direct, out []byte, _ bool) []string {
 			bad = append(bad, "pairing: "+p)
 		}
 	}
+	bad = append(bad, checkCalls(dv, ov)...)
 	before := results(dv)
 	for id, after := range results(ov) {
 		b := before[id]
@@ -293,7 +311,14 @@ func checkRequest(direct, out []byte, _ bool) []string {
 			bt = get(b.Index(0), "text").Str()
 		}
 		text = withoutDropNote(text)
-		if text == bt || strings.Contains(text, id) || namesSame(text, id, before) {
+		if text == bt {
+			continue
+		}
+		if v := checkBatched(dv, id, text, joinedText(b), st); v != "" {
+			bad = append(bad, v)
+			continue
+		}
+		if strings.Contains(text, id) || namesSame(text, id, before) {
 			continue
 		}
 		if !restores(text, bt) {
@@ -301,6 +326,185 @@ func checkRequest(direct, out []byte, _ bool) []string {
 		}
 	}
 	return bad
+}
+
+// joinedText is a result's content as one text: its text blocks joined
+// by newlines, as the rewriter reads it.
+func joinedText(c tree.Value) string {
+	if c.Kind() != tree.KindArray {
+		return c.Str()
+	}
+	var parts []string
+	for _, b := range c.Items() {
+		parts = append(parts, get(b, "text").Str())
+	}
+	return strings.Join(parts, "\n")
+}
+
+// checkCalls lists what a rewritten request breaks in its assistant
+// messages: a tool_use changed other than by applied-payload markers, or
+// a thinking block not sent as it was.
+func checkCalls(dv, ov tree.Value) []string {
+	var bad []string
+	uses := func(v tree.Value) (map[string]tree.Value, map[string]bool) {
+		calls, think := map[string]tree.Value{}, map[string]bool{}
+		for _, m := range get(v, "messages").Items() {
+			for _, b := range get(m, "content").Items() {
+				switch get(b, "type").Str() {
+				case "tool_use":
+					calls[get(b, "id").Str()] = b
+				case "thinking", "redacted_thinking":
+					think[b.String()] = true
+				}
+			}
+		}
+		return calls, think
+	}
+	dc, dt := uses(dv)
+	oc, ot := uses(ov)
+	for b := range ot {
+		if !dt[b] {
+			bad = append(bad, "a thinking block changed")
+		}
+	}
+	failed := map[string]bool{}
+	answered := map[string]bool{}
+	for _, m := range get(dv, "messages").Items() {
+		for _, b := range get(m, "content").Items() {
+			if get(b, "type").Str() == "tool_result" {
+				answered[get(b, "tool_use_id").Str()] = true
+				if x, ok := b.Get("is_error"); ok && x.Kind() == tree.KindBool && x.Bool() {
+					failed[get(b, "tool_use_id").Str()] = true
+				}
+			}
+		}
+	}
+	for id, o := range oc {
+		d := dc[id]
+		if tree.Equal(d, o) {
+			continue
+		}
+		if get(d, "name").Str() != get(o, "name").Str() {
+			bad = append(bad, "call "+id+" renamed")
+			continue
+		}
+		if !answered[id] || failed[id] {
+			bad = append(bad, "call "+id+" changed, whose result is missing or failed")
+			continue
+		}
+		if v := checkApplied(id, get(d, "input"), get(o, "input"), 0); v != "" {
+			bad = append(bad, "call "+id+": "+v)
+		}
+	}
+	return bad
+}
+
+// checkApplied says how an edited input breaks the applied-payload form:
+// an object with the same keys, every field the same but payloads (and
+// MultiEdit's edits), a payload replaced by a shorter marker naming the
+// call.
+func checkApplied(id string, d, o tree.Value, depth int) string {
+	if d.Kind() != tree.KindObject || o.Kind() != tree.KindObject {
+		return "input is not an object"
+	}
+	dm, om := d.Members(), o.Members()
+	if len(dm) != len(om) {
+		return "input keys changed"
+	}
+	for i := range dm {
+		if dm[i].Key != om[i].Key {
+			return "input keys changed"
+		}
+		a, b := dm[i].Value, om[i].Value
+		if tree.Equal(a, b) {
+			continue
+		}
+		switch {
+		case payloadFields[dm[i].Key] && a.Kind() == tree.KindString && b.Kind() == tree.KindString:
+			t := b.Str()
+			if !strings.HasPrefix(t, appliedPrefix) || !strings.Contains(t, " call "+id+" ") || len(t) >= len(a.Str()) ||
+				!strings.Contains(t, " "+strconv.Itoa(len(a.Str()))+" bytes of "+dm[i].Key+" ") {
+				return dm[i].Key + " changed without an applied marker naming the call and its size"
+			}
+		case depth == 0 && dm[i].Key == "edits" && a.Kind() == tree.KindArray && b.Kind() == tree.KindArray && a.Len() == b.Len():
+			for j := 0; j < a.Len(); j++ {
+				if v := checkApplied(id, a.Index(j), b.Index(j), 1); v != "" {
+					return "edits: " + v
+				}
+			}
+		default:
+			return dm[i].Key + " changed"
+		}
+	}
+	return ""
+}
+
+var (
+	staleRE  = regexp.MustCompile(`left out; (\S+) call (\S+) `)
+	handleRE = regexp.MustCompile("`terse chunk --session (\\S+) (c_\\d+) 1` prints it\\]$")
+)
+
+// checkBatched says how a result changed into a batched edit's marker
+// breaks it ("" when it is not one, or is sound): a stale read must name
+// a later write call of the same file that did not fail; an elided result
+// must name its call, and either that call only reads or its handle
+// resolves in st to the original.
+func checkBatched(dv tree.Value, id, text, orig string, st []store.Store) string {
+	type use struct {
+		name string
+		args tree.Value
+		at   int
+	}
+	calls := map[string]use{}
+	failed := map[string]bool{}
+	for i, m := range get(dv, "messages").Items() {
+		for _, b := range get(m, "content").Items() {
+			switch get(b, "type").Str() {
+			case "tool_use":
+				calls[get(b, "id").Str()] = use{get(b, "name").Str(), get(b, "input"), i}
+			case "tool_result":
+				if x, ok := b.Get("is_error"); ok && x.Kind() == tree.KindBool && x.Bool() {
+					failed[get(b, "tool_use_id").Str()] = true
+				}
+			}
+		}
+	}
+	self := calls[id]
+	switch {
+	case strings.HasPrefix(text, "> [stale: "):
+		m := staleRE.FindStringSubmatch(text)
+		if m == nil || !strings.Contains(text, " call "+id+" ") {
+			return "stale result " + id + " names no superseding call"
+		}
+		w, ok := calls[m[2]]
+		path := func(v tree.Value) string { return get(v, "file_path").Str() + get(v, "notebook_path").Str() + get(v, "path").Str() }
+		if !ok || w.name != m[1] || !writeTools[strings.ToLower(w.name)] || failed[m[2]] || w.at <= self.at || path(w.args) != path(self.args) {
+			return "stale result " + id + " names " + m[2] + ", not a later successful write of its file"
+		}
+	case strings.HasPrefix(text, elidedPrefix):
+		if !strings.Contains(text, " call "+id+" ") {
+			return "elided result " + id + " does not name its call"
+		}
+		m := handleRE.FindStringSubmatch(text)
+		if m == nil {
+			if !readOnly(call{id: id, name: self.name, args: self.args.String()}) {
+				return "elided result " + id + " of a call that may have side effects has no handle"
+			}
+			return ""
+		}
+		if len(st) == 0 || st[0] == nil {
+			return "elided result " + id + ": no store to resolve " + m[2]
+		}
+		ch, err := fit.FetchChunk(context.Background(), m[2], 1, &fit.Options{Store: st[0], Scope: m[1], Budget: 1 << 30})
+		if err != nil {
+			return "elided result " + id + ": " + err.Error()
+		}
+		_, body, _ := strings.Cut(ch.Text, "\n")
+		if !ch.Whole || body != strings.TrimSuffix(orig, "\n") {
+			return "elided result " + id + ": its handle does not give back the original"
+		}
+	}
+	return ""
 }
 
 // resultForms maps the call ids of a request to their results as sent.
