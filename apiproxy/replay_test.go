@@ -477,7 +477,9 @@ func checkBatched(dv tree.Value, id, text, orig string, st []store.Store) string
 			return "stale result " + id + " names no superseding call"
 		}
 		w, ok := calls[m[2]]
-		path := func(v tree.Value) string { return get(v, "file_path").Str() + get(v, "notebook_path").Str() + get(v, "path").Str() }
+		path := func(v tree.Value) string {
+			return get(v, "file_path").Str() + get(v, "notebook_path").Str() + get(v, "path").Str()
+		}
 		if !ok || w.name != m[1] || !writeTools[strings.ToLower(w.name)] || failed[m[2]] || w.at <= self.at || path(w.args) != path(self.args) {
 			return "stale result " + id + " names " + m[2] + ", not a later successful write of its file"
 		}
