@@ -196,7 +196,7 @@ func TestBatchShare(t *testing.T) {
 // panicStore fails every call with a panic.
 type panicStore struct{}
 
-func (panicStore) Put(context.Context, string, []byte) error  { panic("store bug") }
+func (panicStore) Put(context.Context, string, []byte) error   { panic("store bug") }
 func (panicStore) Get(context.Context, string) ([]byte, error) { panic("store bug") }
 
 // TestBatchPanicFailsOpen: a panic in the batched edits (here, storing an
