@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/history"
@@ -168,9 +169,18 @@ func sum(xs []int) (n int) {
 }
 
 // replaySession runs a session's requests through a fresh Rewriter.
-func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool, responses bool) replayStats {
+//
+// With times (one per request), the cache is modeled with its 5-minute
+// lifetime: a request more than 5 minutes after the previous one reads
+// nothing from the cache, direct or rewritten, and the rewriter's clock
+// is the request's time.
+func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool, responses bool, times ...time.Time) replayStats {
 	if o.ChunkStore == nil {
 		o.ChunkStore = &store.Mem{}
+	}
+	var now time.Time
+	if times != nil {
+		o.Now = func() time.Time { return now }
 	}
 	o2 := o
 	rw := NewRewriter(o)
@@ -178,6 +188,12 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 	var prevD, prevT []string
 	forms := make(map[string]string) // call id → its result as last sent
 	for ti, body := range reqs {
+		if times != nil {
+			if ti > 0 && times[ti].Sub(times[ti-1]) > 5*time.Minute {
+				prevD, prevT = nil, nil // the cache expired
+			}
+			now = times[ti]
+		}
 		var res Result
 		if responses {
 			res = rw.Rewrite(body, history.Responses)
@@ -202,7 +218,7 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 		ct, stable := cost(prevT, tm, tt)
 		st.costDirect += cd
 		st.costTer += ct
-		if ti > 0 && stable {
+		if ti > 0 && (stable || prevT == nil) {
 			st.stableTurns++
 		}
 		if sum(tt) > sum(dt) {
@@ -328,6 +344,11 @@ func checkRequest(direct, out []byte, _ bool, st ...store.Store) []string {
 	return bad
 }
 
+// namesOwn reports whether a marker names call id as describe writes it.
+func namesOwn(text, id string) bool {
+	return strings.Contains(text, " call "+id+" ") || strings.Contains(text, " call "+id+",")
+}
+
 // joinedText is a result's content as one text: its text blocks joined
 // by newlines, as the rewriter reads it.
 func joinedText(c tree.Value) string {
@@ -422,7 +443,7 @@ func checkApplied(id string, d, o tree.Value, depth int) string {
 		switch {
 		case payloadFields[dm[i].Key] && a.Kind() == tree.KindString && b.Kind() == tree.KindString:
 			t := b.Str()
-			if !strings.HasPrefix(t, appliedPrefix) || !strings.Contains(t, " call "+id+" ") || len(t) >= len(a.Str()) ||
+			if !strings.HasPrefix(t, appliedPrefix) || !namesOwn(t, id) || len(t) >= len(a.Str()) ||
 				!strings.Contains(t, " "+strconv.Itoa(len(a.Str()))+" bytes of "+dm[i].Key+" ") {
 				return dm[i].Key + " changed without an applied marker naming the call and its size"
 			}
@@ -473,7 +494,7 @@ func checkBatched(dv tree.Value, id, text, orig string, st []store.Store) string
 	switch {
 	case strings.HasPrefix(text, "> [stale: "):
 		m := staleRE.FindStringSubmatch(text)
-		if m == nil || !strings.Contains(text, " call "+id+" ") {
+		if m == nil || !namesOwn(text, id) {
 			return "stale result " + id + " names no superseding call"
 		}
 		w, ok := calls[m[2]]
@@ -484,7 +505,7 @@ func checkBatched(dv tree.Value, id, text, orig string, st []store.Store) string
 			return "stale result " + id + " names " + m[2] + ", not a later successful write of its file"
 		}
 	case strings.HasPrefix(text, elidedPrefix):
-		if !strings.Contains(text, " call "+id+" ") {
+		if !namesOwn(text, id) {
 			return "elided result " + id + " does not name its call"
 		}
 		m := handleRE.FindStringSubmatch(text)
@@ -862,4 +883,133 @@ func TestReplayLong(t *testing.T) {
 			r.name, r.turns, r.direct, r.terse, float64(r.terse)/float64(r.direct), 100*r.stableShare(1), r.costTer/r.costDirect)
 	}
 	t.Log("\n" + b.String())
+}
+
+// claudeSegments rebuilds the requests of a long Claude Code transcript
+// as Claude Code sends them: after each compaction (a compact_boundary)
+// the conversation starts again from the compaction's summary, so each
+// segment is a conversation of its own. Each request has the time of the
+// assistant message it was answered by.
+func claudeSegments(tb testing.TB, file string) (segs [][][]byte, times [][]time.Time, model string) {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	model = "claude-sonnet-4-5"
+	var items []tree.Value
+	var reqs [][]byte
+	var ts []time.Time
+	lastID := ""
+	var pending []tree.Value // the blocks of the assistant message being read
+	flushAssistant := func() {
+		if pending != nil {
+			items = append(items, obj("role", "assistant", "content", pending))
+			pending = nil
+		}
+	}
+	flushSeg := func() {
+		flushAssistant()
+		if len(reqs) > 0 {
+			segs, times = append(segs, reqs), append(times, ts)
+		}
+		items, reqs, ts, lastID = nil, nil, nil, ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		v, err := tree.Parse(sc.Bytes())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		typ := get(v, "type").Str()
+		if typ == "system" && get(v, "subtype").Str() == "compact_boundary" {
+			flushSeg()
+			continue
+		}
+		if typ != "user" && typ != "assistant" {
+			continue
+		}
+		m := get(v, "message")
+		c := get(m, "content")
+		if get(m, "role").Str() == "assistant" {
+			if s := get(m, "model").Str(); s != "" && !strings.HasPrefix(s, "<") {
+				model = s
+			}
+			id := get(m, "id").Str()
+			if pending != nil && id == lastID && id != "" {
+				pending = append(pending, c.Items()...)
+				continue
+			}
+			flushAssistant()
+			if len(items) > 0 {
+				at, _ := time.Parse(time.RFC3339Nano, get(v, "timestamp").Str())
+				reqs = append(reqs, tree.AppendJSON(nil, obj("model", model, "max_tokens", tree.Number("32000"), "messages", items, "stream", true)))
+				ts = append(ts, at)
+			}
+			lastID = id
+			pending = append([]tree.Value{}, c.Items()...)
+			continue
+		}
+		flushAssistant()
+		items = append(items, obj("role", "user", "content", c))
+	}
+	flushSeg()
+	return segs, times, model
+}
+
+// TestReplayLongSessions replays the long real Claude Code sessions at
+// the model's window (200,000) as Claude Code sends them (compactions
+// start the conversation again), with the cache's 5-minute lifetime
+// modeled from the transcripts' times: every request valid, every
+// changed block declared, and the figures reported.
+func TestReplayLongSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	dir := filepath.Join(corpus.Dir(t, "corpus"), "agent-sessions", "claude-long")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("no long Claude Code transcripts in " + dir)
+	}
+	mc := &msgCounter{c: tokens.O200kBase(), memo: make(map[string]int)}
+	var rows []replayStats
+	total := replayStats{name: "total"}
+	segments := 0
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		segs, times, _ := claudeSegments(t, f)
+		row := replayStats{name: name}
+		for i, reqs := range segs {
+			segments++
+			st := replaySession(name, reqs, Options{Window: 200_000}, mc, false, false, times[i]...)
+			row.turns += st.turns
+			row.stableTurns += st.stableTurns
+			row.direct += st.direct
+			row.terse += st.terse
+			row.costDirect += st.costDirect
+			row.costTer += st.costTer
+			row.batches += st.batches
+			for s := range st.saved {
+				row.saved[s] += st.saved[s]
+			}
+			row.violations = append(row.violations, st.violations...)
+		}
+		rows = append(rows, row)
+		total.turns += row.turns
+		total.stableTurns += row.stableTurns
+		total.direct += row.direct
+		total.terse += row.terse
+		total.costDirect += row.costDirect
+		total.costTer += row.costTer
+		total.batches += row.batches
+		for s := range row.saved {
+			total.saved[s] += row.saved[s]
+		}
+		total.violations = append(total.violations, row.violations...)
+	}
+	printTable(t, fmt.Sprintf("long sessions, window 200,000, 5-minute cache lifetime (%d conversations)", segments), rows, total)
+	for _, v := range total.violations {
+		t.Error(v)
+	}
 }
