@@ -15,6 +15,8 @@ var telemetrySources = map[string]telemetry.Source{
 	"stale":    telemetry.SrcStale,
 	"encoding": telemetry.SrcEncoding,
 	"filter":   telemetry.SrcFilter,
+	"applied":  telemetry.SrcHistory, // earlier messages left out: the history's kind of saving
+	"elided":   telemetry.SrcHistory,
 	"envelope": telemetry.SrcEncoding,
 }
 

@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"config", "toolname"},
 	"fit/readtest":     {"tree"},
-	"apiproxy":         {"", "tree", "tokens", "history", "store", "telemetry", "shape", "hook"},
+	"apiproxy":         {"", "tree", "tokens", "history", "store", "fit", "telemetry", "shape", "hook"},
 	"cmd/terse":        {"*"},
 	"internal/corpus":  {},
 	"internal/layout":  {},
