@@ -168,28 +168,50 @@ func keepsPrefix(t *testing.T, a, b []byte) bool {
 // TestBatchShare: while warm, a batch is made as soon as the reclaimable
 // share reaches the threshold; every changed block is declared.
 func TestBatchShare(t *testing.T) {
-	st := &store.Mem{}
-	rw := NewRewriter(Options{Window: 200_000, EditAge: 3, ChunkStore: st})
-	c := editConvo(0)
-	batched := -1
-	for i := 0; i < 6; i++ {
-		c.call("Bash", fmt.Sprintf(`{"command":"echo %d"}`, i), "ok")
-		body := c.request()
-		res := rewrite(t, rw, body, history.Anthropic)
-		if res.Batch != "" {
-			if res.Batch != "share" {
-				t.Fatalf("batch %q", res.Batch)
+	for _, fm := range []struct {
+		f     history.Format
+		conv  func(fataler, []byte) []byte
+		check func(st store.Store) func(d, o []byte) []string
+	}{
+		{history.Anthropic, formats[0].conv, func(st store.Store) func(d, o []byte) []string {
+			return func(d, o []byte) []string { return checkRequest(d, o, true, st) }
+		}},
+		{history.Responses, toResponses, func(store.Store) func(d, o []byte) []string {
+			return func(d, o []byte) []string { return checkResponses(d, o, true) }
+		}},
+	} {
+		t.Run(fm.f.String(), func(t *testing.T) {
+			st := &store.Mem{}
+			rw := NewRewriter(Options{Window: 200_000, EditAge: 3, ChunkStore: st})
+			c := editConvo(0)
+			batched := -1
+			for i := 0; i < 6; i++ {
+				c.call("Bash", fmt.Sprintf(`{"command":"echo %d"}`, i), "ok")
+				body := fm.conv(t, c.request())
+				res := rewrite(t, rw, body, fm.f)
+				if res.Batch != "" {
+					if res.Batch != "share" {
+						t.Fatalf("batch %q", res.Batch)
+					}
+					srcs := map[Source]int{}
+					for _, e := range res.Edits {
+						srcs[e.Source]++
+					}
+					if srcs[SourceStale] != 1 || srcs[SourceApplied] != 2 || srcs[SourceElided] != 1 {
+						t.Fatalf("edits by source %v", srcs)
+					}
+					batched = i
+				}
+				if res.Body != nil {
+					for _, v := range fm.check(st)(body, res.Body) {
+						t.Errorf("request %d: %s", i, v)
+					}
+				}
 			}
-			batched = i
-		}
-		if res.Body != nil {
-			for _, v := range checkRequest(body, res.Body, true, st) {
-				t.Errorf("request %d: %s", i, v)
+			if batched < 0 {
+				t.Fatal("no batch")
 			}
-		}
-	}
-	if batched < 0 {
-		t.Fatal("no batch")
+		})
 	}
 }
 

@@ -823,6 +823,18 @@ func checkResponses(direct, out []byte, _ bool) []string {
 			continue
 		}
 		typ := get(a[i], "type").Str()
+		if typ == "function_call" && get(a[i], "name").Str() == get(b[i], "name").Str() &&
+			get(a[i], "call_id").Str() == get(b[i], "call_id").Str() {
+			// An edited input: applied-payload markers only.
+			da, err1 := tree.ParseString(get(a[i], "arguments").Str())
+			db, err2 := tree.ParseString(get(b[i], "arguments").Str())
+			if err1 != nil || err2 != nil {
+				bad = append(bad, fmt.Sprintf("item %d: arguments do not decode", i))
+			} else if v := checkApplied(get(a[i], "call_id").Str(), da, db, 0); v != "" {
+				bad = append(bad, fmt.Sprintf("item %d: %s", i, v))
+			}
+			continue
+		}
 		if typ != "function_call_output" && typ != "custom_tool_call_output" {
 			bad = append(bad, fmt.Sprintf("item %d (%s) changed", i, typ))
 			continue
