@@ -290,3 +290,56 @@ func TestN2EditStateRewind(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchFetchedBack: what the agent fetched back after a batch
+// elided it is never elided again: a re-read identical to an elided read
+// (even when a later write makes it stale), a re-run of an elided call,
+// a chunk fetch.
+func TestBatchFetchedBack(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	rw := NewRewriter(Options{Window: 200_000, EditAge: 2, ChunkStore: &store.Mem{}, NoShape: true, EditShare: 1, Now: clk.now})
+	step := func(c *convo, idle time.Duration) Result {
+		t.Helper()
+		clk.t = clk.t.Add(idle)
+		return rewrite(t, rw, c.request(), history.Anthropic)
+	}
+	var c convo
+	c.user("Look at a.go.")
+	big := fileText("a", 60)
+	read := c.call("Read", `{"file_path":"/src/a.go"}`, big)
+	build := c.call("Bash", `{"command":"cargo build"}`, fileText("build", 40))
+	for i := 0; i < 3; i++ {
+		c.call("Bash", fmt.Sprintf(`{"command":"echo %d"}`, i), "ok")
+		step(&c, time.Minute)
+	}
+	if res := step(&c, 10*time.Minute); res.Batch != coldIdle {
+		t.Fatalf("first batch %q", res.Batch)
+	}
+	// The agent fetches both back, then edits the file.
+	reread := c.call("Read", `{"file_path":"/src/a.go"}`, big)
+	rerun := c.call("Bash", `{"command":"cargo build"}`, fileText("build", 40))
+	chunk := c.call("Bash", `{"command":"terse chunk --session api-x c_0123456789012345 1"}`,
+		"> [chunk 1 of 1 of c_0123456789012345: lines 1–40, in full]\n"+fileText("build", 40))
+	c.call("Edit", `{"file_path":"/src/a.go","old_string":"compute(7)","new_string":"compute(8)"}`, "The file /src/a.go has been updated.")
+	c.call("Bash", `{"command":"cargo test"}`, fileText("test", 40)) // something new to elide
+	for i := 0; i < 4; i++ {
+		c.call("Bash", fmt.Sprintf(`{"command":"echo more %d"}`, i), "ok")
+		step(&c, time.Minute)
+	}
+	res := step(&c, 10*time.Minute)
+	if res.Batch != coldIdle {
+		t.Fatalf("second batch %q", res.Batch)
+	}
+	edited := map[string]Source{}
+	for _, e := range res.Edits {
+		edited[e.CallID] = e.Source
+	}
+	if s := edited[read]; s != SourceStale && s != SourceElided || edited[build] != SourceElided {
+		t.Fatalf("the first read or build are not left out: %v", edited)
+	}
+	for _, id := range []string{reread, rerun, chunk} {
+		if s, ok := edited[id]; ok {
+			t.Errorf("%s (fetched back) edited: %s", id, s)
+		}
+	}
+}

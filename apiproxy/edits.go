@@ -3,6 +3,7 @@ package apiproxy
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,6 +183,9 @@ type editCtx struct {
 	calls map[string]call
 	prof  *Profile
 	scope string // the conversation's handle scope (stored originals)
+	// batches are the boundaries of the batches made so far (see
+	// fetchedBack).
+	batches []int
 }
 
 // declare returns msgs with the edits of the messages before index edit
@@ -197,7 +201,8 @@ type editCtx struct {
 //     reads, else fetch the original, stored under a handle bound to the
 //     conversation (no store, or a store that fails: it stays). A result
 //     the agent may have fetched back (a call repeating an earlier one,
-//     a chunk fetch) is never elided;
+//     a chunk fetch) is never elided, and a result identical to an
+//     earlier one of the same call is never declared stale either;
 //   - repeats, as many as prof allows, the first ones (the count starts
 //     from the conversation's first message on every request, so a
 //     repeat's fate changes only when the boundary moves, which changes
@@ -219,6 +224,14 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		if !rw.opt.NoEdit {
 			old, applied = rw.oldCalls(msgs[:edit], calls)
 		}
+	}
+	// A result the same call gave before, word for word, asked for after
+	// a batch that may have elided the earlier one, is what the agent
+	// fetched back (a re-read of a file whose read was elided): it keeps
+	// it, nothing is elided twice.
+	var again map[string]bool
+	if len(staleBy) > 0 && len(x.batches) > 0 {
+		again = fetchedBack(msgs[:edit], calls, x.batches)
 	}
 	var origs map[string]string // call id → its result as the client sent it
 	if len(old) > 0 {
@@ -246,7 +259,7 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		if !ok {
 			return *p, false
 		}
-		if w, ok := staleBy[p.ID]; ok && i < edit {
+		if w, ok := staleBy[p.ID]; ok && i < edit && !again[p.ID] {
 			s := staleText(c, p.ID, calls[w], w)
 			if len(s) < len(text) {
 				edits = append(edits, Edit{Source: SourceStale, CallID: p.ID, Tool: c.name, Ref: w, Before: text, After: s, msg: i})
@@ -427,6 +440,49 @@ func (rw *Rewriter) oldCalls(msgs []history.Message, calls map[string]call) (old
 		}
 	}
 	return old, applied
+}
+
+// fetchedBack finds the results in msgs identical to an earlier result
+// of a call with the same name and arguments, called after a batch (one
+// of batches, the boundaries of the batches made) that came after that
+// earlier result: the agent may have been shown it elided.
+func fetchedBack(msgs []history.Message, calls map[string]call, batches []int) map[string]bool {
+	var out map[string]bool
+	type shown struct {
+		text string
+		at   int
+	}
+	seen := make(map[string][]shown) // name and arguments → their results
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			p := &msgs[i].Parts[j]
+			if p.Kind != history.ToolResult {
+				continue
+			}
+			text, ok := resultText(p)
+			if !ok {
+				continue
+			}
+			c := calls[p.ID]
+			k := c.name + "\x00" + c.args
+			for _, r := range seen[k] {
+				if r.text != text {
+					continue
+				}
+				// A batch after the earlier result, before this call.
+				b, _ := slices.BinarySearch(batches, r.at+1)
+				if b < len(batches) && batches[b] <= c.msg {
+					if out == nil {
+						out = make(map[string]bool)
+					}
+					out[p.ID] = true
+					break
+				}
+			}
+			seen[k] = append(seen[k], shown{text, i})
+		}
+	}
+	return out
 }
 
 // fetchesChunk reports whether a call fetches a stored chunk (terse

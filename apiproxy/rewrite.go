@@ -347,7 +347,7 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 	calls := indexCalls(norm)
 	base, encEdits := rw.shapeAll(norm, calls, prof.Model, prof.Tokenizer)
 
-	x := &editCtx{norm: norm, calls: calls, prof: &prof, scope: "api-" + res.Conversation}
+	x := &editCtx{norm: norm, calls: calls, prof: &prof, scope: "api-" + res.Conversation, batches: br.batches}
 	edited, edits := rw.declare(base, x, br.stale)
 	now := rw.opt.Now()
 	if rw.batching() && br.stale < len(norm) {
@@ -359,7 +359,7 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 		price, _ := rw.opt.Prices.Lookup(res.Model)
 		if d := decideBatch(price, bc, rw.opt.EditShare); d.Apply {
 			edited, edits = cand, candEdits
-			br.stale = len(norm)
+			br.batched(len(norm))
 			res.PrefixChanged = true
 			res.Batch = bc.Cold
 			if res.Batch == "" {
@@ -396,7 +396,7 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 			force := *ro
 			force.Threshold = target
 			out, next, rep = history.Reduce(edited, res.Window, br.st, &force)
-			br.stale = stale
+			br.batched(stale)
 			res.PrefixChanged = true
 			res.Batch = coldTrim
 		}
