@@ -110,15 +110,11 @@ func decideBatch(p Price, c batchCase, share float64) batchDecision {
 // asks for 1-hour cache writes), or its previous request was for
 // another model. A branch with no previous request in this process
 // (new, forked, loaded from the store) is taken as warm.
-func (rw *Rewriter) coldCache(b *branch, model string, now time.Time, ttl1h bool) string {
+func (rw *Rewriter) coldCache(b *branch, model string, now time.Time, ttl1h func() bool) string {
 	if b.last.IsZero() {
 		return ""
 	}
-	ttl := rw.opt.CacheTTL
-	if ttl1h {
-		ttl = time.Hour
-	}
-	if now.Sub(b.last) > ttl {
+	if idle := now.Sub(b.last); idle > rw.opt.CacheTTL && (idle > time.Hour || !ttl1h()) {
 		return coldIdle
 	}
 	if b.model != "" && b.model != model {

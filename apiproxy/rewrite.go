@@ -352,10 +352,13 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 	now := rw.opt.Now()
 	if rw.batching() && br.stale < len(norm) {
 		// A batch moves the edit boundary to here when that pays.
-		ttl := ttl1h(body)
 		cand, candEdits := rw.declare(base, x, len(norm))
 		bc := batchCaseOf(base, len(body), edits, candEdits)
-		bc.Cold, bc.TTL1h = rw.coldCache(br, res.Model, now, ttl), ttl
+		ttl := func() bool { return ttl1h(body) } // scanned only when it matters
+		bc.Cold = rw.coldCache(br, res.Model, now, ttl)
+		if bc.Cold != "" || bc.Reclaim > 0 && float64(bc.Reclaim) >= rw.opt.EditShare*float64(bc.Prompt) {
+			bc.TTL1h = ttl()
+		}
 		price, _ := rw.opt.Prices.Lookup(res.Model)
 		if d := decideBatch(price, bc, rw.opt.EditShare); d.Apply {
 			edited, edits = cand, candEdits
