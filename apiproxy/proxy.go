@@ -11,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/terse-dev/terse/history"
@@ -64,12 +63,6 @@ type Config struct {
 	// (see docs/telemetry.md); nil records nothing. Events are made where
 	// Stats counts tokens, off the request path, so they need Stats.
 	Telemetry *telemetry.Recorder
-	// CacheDiagnostics asks Anthropic for its cache diagnostics on every
-	// rewritten Messages request (diagnostics.previous_message_id: the
-	// conversation's previous response, with the beta header) and counts
-	// the misses it reports by cache_miss_reason, apart for the requests
-	// at which terse changed the cached prefix ([Totals.CacheMisses]).
-	CacheDiagnostics bool
 	// Transport reaches the upstreams; nil uses a clone of
 	// http.DefaultTransport that never asks for compression itself.
 	Transport http.RoundTripper
@@ -83,65 +76,6 @@ type Proxy struct {
 	cfg                 Config
 	anthropic, openai   *url.URL
 	rpAnthropic, rpOpen *httputil.ReverseProxy
-
-	idMu sync.Mutex
-	ids  map[string]string // conversation → its latest response's message id (cache diagnostics)
-}
-
-// DiagnosticsBeta is the beta header value of Anthropic's cache
-// diagnostics.
-const DiagnosticsBeta = "cache-diagnosis-2026-04-07"
-
-// maxIDs bounds the conversations whose latest message id is kept.
-const maxIDs = 4096
-
-// withDiagnostics returns body (a JSON object) with a diagnostics member
-// naming the conversation's previous response (null on its first), or
-// body itself when it already names diagnostics or is not an object.
-func (p *Proxy) withDiagnostics(body []byte, conv string) ([]byte, bool) {
-	i := 0
-	for i < len(body) && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r') {
-		i++
-	}
-	if i == len(body) || body[i] != '{' || bytes.Contains(body, []byte(`"diagnostics"`)) {
-		return body, false
-	}
-	p.idMu.Lock()
-	prev, ok := p.ids[conv]
-	p.idMu.Unlock()
-	id := []byte("null")
-	if ok {
-		id, _ = json.Marshal(prev)
-	}
-	out := make([]byte, 0, len(body)+64)
-	out = append(out, body[:i+1]...)
-	out = append(out, `"diagnostics":{"previous_message_id":`...)
-	out = append(out, id...)
-	out = append(out, '}')
-	rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
-	if len(rest) > 0 && rest[0] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, body[i+1:]...), true
-}
-
-// noteID remembers a conversation's latest response id.
-func (p *Proxy) noteID(conv, id string) {
-	if conv == "" || id == "" {
-		return
-	}
-	p.idMu.Lock()
-	defer p.idMu.Unlock()
-	if p.ids == nil {
-		p.ids = make(map[string]string)
-	}
-	if _, ok := p.ids[conv]; !ok && len(p.ids) >= maxIDs {
-		for k := range p.ids { // forget any one
-			delete(p.ids, k)
-			break
-		}
-	}
-	p.ids[conv] = id
 }
 
 // New returns a proxy for cfg.
@@ -232,17 +166,7 @@ func (p *Proxy) reverse(target *url.URL, errBody func(msg string) []byte) *httpu
 				return nil
 			}
 			sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-			ur := newUsageReader(resp.Body, sse, ex.finish)
-			if ex.diag {
-				conv := ex.res.Conversation
-				ur.diag = func(id, miss string) {
-					ex.miss = miss
-					if resp.StatusCode == http.StatusOK {
-						p.noteID(conv, id)
-					}
-				}
-			}
-			resp.Body = ur
+			resp.Body = newUsageReader(resp.Body, sse, ex.finish)
 			return nil
 		},
 	}
@@ -323,17 +247,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = res.Body
 		}
 		ex.after = res.Body
-		if p.cfg.CacheDiagnostics && f == history.Anthropic && res.Conversation != "" && res.Err == nil && !p.cfg.DryRun && !ex.held {
-			if d, ok := p.withDiagnostics(out, res.Conversation); ok {
-				out, ex.diag = d, true
-				if b := r.Header.Get("Anthropic-Beta"); !strings.Contains(b, DiagnosticsBeta) {
-					if b != "" {
-						b += ","
-					}
-					r.Header.Set("Anthropic-Beta", b+DiagnosticsBeta)
-				}
-			}
-		}
 		r.Body = io.NopCloser(bytes.NewReader(out))
 		r.ContentLength = int64(len(out))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }

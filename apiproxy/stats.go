@@ -41,10 +41,6 @@ type Totals struct {
 	// their place (see directUsage).
 	Cost       float64 `json:"cost"`
 	DirectCost float64 `json:"direct_cost"`
-	// CacheMisses counts, with cache diagnostics on, the provider's
-	// cache_miss_reason types: "edit:REASON" for requests at which terse
-	// changed the cached prefix, "client:REASON" for the others.
-	CacheMisses map[string]int `json:"cache_misses,omitempty"`
 }
 
 func (t *Totals) add(r *Record) {
@@ -71,16 +67,6 @@ func (t *Totals) add(r *Record) {
 	t.Usage.add(r.Usage)
 	t.Cost += r.Cost
 	t.DirectCost += r.DirectCost
-	if r.CacheMiss != "" {
-		if t.CacheMisses == nil {
-			t.CacheMisses = make(map[string]int)
-		}
-		who := "client:"
-		if r.PrefixChanged {
-			who = "edit:"
-		}
-		t.CacheMisses[who+r.CacheMiss]++
-	}
 }
 
 // Record is one request's line in the stats file.
@@ -100,10 +86,7 @@ type Record struct {
 	InternalError bool           `json:"internal_error,omitempty"`
 	PrefixChanged bool           `json:"prefix_changed"`
 	// Batch says why the request made a batch of edits (Result.Batch).
-	Batch string `json:"batch,omitempty"`
-	// CacheMiss is the provider's cache_miss_reason type, with cache
-	// diagnostics on ("" when none was reported).
-	CacheMiss   string  `json:"cache_miss,omitempty"`
+	Batch       string  `json:"batch,omitempty"`
 	Boundary    int     `json:"boundary"`
 	Window      int     `json:"window,omitempty"`
 	Target      float64 `json:"target,omitempty"`
@@ -254,7 +237,7 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
 		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped, InternalError: ex.internal,
 		PrefixChanged: res.PrefixChanged, Batch: res.Batch, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
-		AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread, CacheMiss: ex.miss,
+		AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
 	}
 	if r.Skipped == "" {
 		r.Skipped = res.Skipped
@@ -382,23 +365,6 @@ func (s *Stats) Summary() string {
 		fmt.Fprintf(&b, " envelope %d", n)
 	}
 	fmt.Fprintf(&b, "\n  prefix changes: %d of %d requests\n", t.PrefixChanges, t.Requests)
-	if len(t.CacheMisses) > 0 {
-		keys := make([]string, 0, len(t.CacheMisses))
-		for k := range t.CacheMisses {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		fmt.Fprintf(&b, "  cache misses (provider diagnostics):")
-		for _, k := range keys {
-			who, reason, _ := strings.Cut(k, ":")
-			where := "the client's"
-			if who == "edit" {
-				where = "at terse's edits"
-			}
-			fmt.Fprintf(&b, " %s %s %d;", where, reason, t.CacheMisses[k])
-		}
-		b.WriteString("\n")
-	}
 	if t.InternalErrors > 0 {
 		fmt.Fprintf(&b, "  internal errors: %d requests forwarded unchanged (see the log)\n", t.InternalErrors)
 	}

@@ -156,10 +156,6 @@ type usageReader struct {
 	usage Usage
 	done  func(Usage)
 	once  sync.Once
-	// diag, when set, is told the response's message id and the cache
-	// diagnostics' miss reason ("" when none), read where the usage is.
-	diag     func(id, miss string)
-	id, miss string
 }
 
 func newUsageReader(rc io.ReadCloser, sse bool, done func(Usage)) *usageReader {
@@ -220,53 +216,9 @@ func (u *usageReader) event(line []byte) {
 	if !ok {
 		return
 	}
-	if x, ok := u.parse(bytes.TrimSpace(data)); ok {
+	if x, ok := parseUsage(bytes.TrimSpace(data)); ok {
 		u.usage.merge(x)
 	}
-}
-
-// parse is parseUsage, noting the message id and the cache diagnostics
-// when they are asked for.
-func (u *usageReader) parse(b []byte) (usageFields, bool) {
-	if u.diag != nil {
-		if id, miss, ok := parseDiagnostics(b); ok {
-			if id != "" {
-				u.id = id
-			}
-			if miss != "" {
-				u.miss = miss
-			}
-		}
-	}
-	return parseUsage(b)
-}
-
-// parseDiagnostics reads an Anthropic response's (or message_start
-// event's) message id and its diagnostics' cache_miss_reason type.
-func parseDiagnostics(b []byte) (id, miss string, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	v, err := tree.Parse(b)
-	if err != nil {
-		return "", "", false
-	}
-	if m, ok := v.Get("message"); ok && m.Kind() == tree.KindObject {
-		v = m
-	}
-	if x, ok := v.Get("id"); ok && x.Kind() == tree.KindString {
-		id = x.Str()
-	}
-	if d, ok := v.Get("diagnostics"); ok && d.Kind() == tree.KindObject {
-		if r, ok := d.Get("cache_miss_reason"); ok && r.Kind() == tree.KindObject {
-			if t, ok := r.Get("type"); ok && t.Kind() == tree.KindString {
-				miss = t.Str()
-			}
-		}
-	}
-	return id, miss, true
 }
 
 // parseUsage reads the usage of one event or body; anything going wrong
@@ -287,14 +239,11 @@ func parseUsage(b []byte) (x usageFields, ok bool) {
 func (u *usageReader) finish() {
 	u.once.Do(func() {
 		if !u.sse && !u.over && bytes.Contains(u.line, usageKey) {
-			if x, ok := u.parse(u.line); ok {
+			if x, ok := parseUsage(u.line); ok {
 				u.usage.merge(x)
 			}
 		}
 		u.line = nil
-		if u.diag != nil {
-			u.diag(u.id, u.miss)
-		}
 		u.done(u.usage)
 	})
 }
@@ -320,8 +269,6 @@ type exchange struct {
 	arm, thread   string
 	held          bool // held out: the original was sent
 	status        int
-	diag          bool   // cache diagnostics were asked for
-	miss          string // the cache_miss_reason type the response reported
 	once          sync.Once
 }
 

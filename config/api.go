@@ -50,9 +50,6 @@ type API struct {
 	// CacheTTL is the provider's prompt-cache lifetime for requests that
 	// ask for no other; 0 means 5 minutes.
 	CacheTTL Duration `toml:"cache_ttl"`
-	// CacheDiagnostics asks Anthropic for its cache diagnostics and
-	// counts the misses it reports by reason.
-	CacheDiagnostics bool `toml:"cache_diagnostics"`
 }
 
 // APIPrice is a model's price in USD per million tokens. Model is a

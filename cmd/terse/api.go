@@ -63,9 +63,7 @@ anyway (the conversation idle longer than --cache-ttl, 5m by default, or
 an hour when the request asks for 1-hour cache writes; another model; a
 trimming step) or when it takes out --edit-share of the prompt (0.3);
 later requests carry the same edited prefix. --no-edit keeps payloads and
-old results (stale reads are still declared). --cache-diagnostics asks
-Anthropic why the cache missed and counts the reasons, apart at terse's
-edits.
+old results (stale reads are still declared).
 
 --holdout SHARE forwards that share of conversations untouched (the same
 conversation always in the same arm) so that terse stats --api FILE can
@@ -80,7 +78,7 @@ type apiFlags struct {
 	dryRun                               *bool
 	holdout                              *shareFlag
 	holdoutSeed                          *string
-	noEdit, cacheDiag                    *bool
+	noEdit                               *bool
 	editAge, editBulky                   *int
 	editShare                            *shareFlag
 	cacheTTL                             *time.Duration
@@ -110,7 +108,6 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 	fs.Var(editShare, "edit-share", "make a batch of edits while the cache is warm only when it takes out this `share` (0 to 1) of the prompt (default 0.3)")
 	return apiFlags{
 		editShare:   editShare,
-		cacheDiag:   fs.Bool("cache-diagnostics", false, "ask Anthropic for its cache diagnostics and count the misses it reports by reason, apart at terse's edits"),
 		noEdit:      fs.Bool("no-edit", false, "do not leave out applied write payloads or old bulky results (stale reads are still declared)"),
 		editAge:     fs.Int("edit-age", 0, "leave out write payloads and bulky results older than this many `requests` (default 12)"),
 		editBulky:   fs.Int("edit-bulky", 0, "an old result of at least this many `bytes` is bulky (default 2048)"),
@@ -160,9 +157,6 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	}
 	if *f.noEdit {
 		a.NoEdit = true
-	}
-	if *f.cacheDiag {
-		a.CacheDiagnostics = true
 	}
 	if *f.editAge > 0 {
 		a.EditAge = *f.editAge
@@ -350,13 +344,12 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 			NoEdit: a.NoEdit, EditAge: a.EditAge, EditBulky: a.EditBulkyBytes, EditShare: a.EditShare,
 			CacheTTL: a.CacheTTL.Duration, Prices: apiPrices(a.Prices),
 			ChunkStore: chunks, ChunkFetch: fetch}),
-		DryRun:           a.DryRun,
-		CacheDiagnostics: a.CacheDiagnostics,
-		Holdout:          apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
-		MaxBody:          int64(a.MaxBodyBytes),
-		Stats:            s.stats,
-		Telemetry:        s.rec,
-		ErrorLog:         log.New(stderr, "terse api: ", 0),
+		DryRun:    a.DryRun,
+		Holdout:   apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
+		MaxBody:   int64(a.MaxBodyBytes),
+		Stats:     s.stats,
+		Telemetry: s.rec,
+		ErrorLog:  log.New(stderr, "terse api: ", 0),
 	})
 	if err != nil {
 		return fail(err)
@@ -389,7 +382,7 @@ func (s *apiServer) stop() string {
 }
 
 func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE] [--no-edit] [--edit-age N] [--edit-bulky BYTES] [--edit-share F] [--cache-ttl D] [--cache-diagnostics]", apiDoc, stdout, stderr)
+	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE] [--no-edit] [--edit-age N] [--edit-bulky BYTES] [--edit-share F] [--cache-ttl D]", apiDoc, stdout, stderr)
 	listen := fs.String("listen", "", "address to serve on (default [api] listen, else "+config.DefaultAPIListen+")")
 	af := addAPIFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
