@@ -121,7 +121,8 @@ func BenchmarkProxyNoChange(b *testing.B) {
 
 // BenchmarkProxy200KBNoChange: a 200 KB request of text results (logs,
 // Markdown) that needs no change: it is decoded and measured, then the
-// original bytes are forwarded.
+// original bytes are forwarded. The 50 calls are made at once, in one
+// assistant message, so none is old enough for the batched edits.
 func BenchmarkProxy200KBNoChange(b *testing.B) {
 	var c convo
 	c.user("Look into the failing pipeline.")
@@ -145,6 +146,7 @@ func BenchmarkProxy200KBNoChange(b *testing.B) {
 	if n < 50 {
 		b.Skip("not enough corpus text")
 	}
+	c.parallel()
 	body := c.request()
 	if res := NewRewriter(Options{}).Rewrite(body, history.Anthropic); res.Body != nil {
 		b.Fatalf("the request needs changes: %d edits", len(res.Edits))
@@ -246,6 +248,99 @@ func BenchmarkPrefixChain200KB(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			prefixChain(norm)
+		}
+	})
+}
+
+// benchEditRequest is benchRequest with its results read by Read calls
+// of files that later Edit and Write calls change: stale reads, applied
+// payloads and old bulky results for the batched edits to weigh.
+func benchEditRequest(b *testing.B) []byte {
+	var c convo
+	c.user("Look into the failing pipeline.")
+	n := 0
+	for _, f := range corpus.Files(b, ".json", ".txt", ".log", ".md") {
+		if n == 50 {
+			break
+		}
+		data, err := os.ReadFile(f)
+		if err != nil || len(data) < 1024 || len(data) > 8192 {
+			continue
+		}
+		n++
+		name := "/src/" + corpus.Name(f)
+		c.call("Read", fmt.Sprintf(`{"file_path":%q}`, name), string(data))
+		if n%5 == 0 {
+			c.call("Edit", fmt.Sprintf(`{"file_path":%q,"old_string":%s,"new_string":"x"}`, name, tree.AppendString(nil, string(data[:512]))), "The file "+name+" has been updated.")
+		}
+	}
+	if n < 50 {
+		b.Skip("fewer than 50 corpus files of 1-8 KB")
+	}
+	return c.request()
+}
+
+// BenchmarkProxy200KBEdits: the time the proxy adds to a 200 KB request
+// with 50 results, stale reads, edits and old results, on the path every
+// turn takes between batches: the edits are made to the boundary and the
+// batch that would move it is weighed (and declined: the share is set
+// out of reach). Target p99 ≤ 5 ms, as BenchmarkProxy200KB.
+func BenchmarkProxy200KBEdits(b *testing.B) {
+	body := benchEditRequest(b)
+	if res := NewRewriter(Options{EditShare: 1}).Rewrite(body, history.Anthropic); res.Batch != "" || len(res.Edits) == 0 {
+		b.Fatalf("batch %q, %d edits", res.Batch, len(res.Edits))
+	}
+	up := fakeUpstream{emptyBody}
+	p, err := New(Config{Anthropic: "http://upstream.invalid", Rewriter: NewRewriter(Options{EditShare: 1}), Transport: up})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/v1/messages", bytes.NewReader(body)))
+	n := b.N
+	base, baseP99 := timeRequests(b, direct(up), body)
+	b.N = n
+	mean, p99 := timeRequests(b, p, body)
+	b.ReportMetric(float64((mean-base).Microseconds())/1000, "added-ms")
+	b.ReportMetric(float64((p99-baseP99).Microseconds())/1000, "added-p99-ms")
+	b.ReportMetric(float64(mean)/float64(max(base, 1)), "x-direct")
+}
+
+// parallel joins the calls after the first message into one assistant
+// message and their results into one user message, as an agent's
+// parallel tool calls are sent.
+func (c *convo) parallel() {
+	var uses, results []tree.Value
+	for _, m := range c.msgs[1:] {
+		for _, b := range get(m, "content").Items() {
+			switch get(b, "type").Str() {
+			case "tool_use":
+				uses = append(uses, b)
+			case "tool_result":
+				results = append(results, b)
+			}
+		}
+	}
+	c.msgs = append(c.msgs[:1], obj("role", "assistant", "content", uses), obj("role", "user", "content", results))
+}
+
+// BenchmarkRewriteEdits200KB: Rewrite alone on a turn between batches of
+// benchEditRequest (the edits made to the boundary, the next batch
+// weighed and declined), against parsing the body.
+func BenchmarkRewriteEdits200KB(b *testing.B) {
+	body := benchEditRequest(b)
+	rw := NewRewriter(Options{EditShare: 1})
+	rw.Rewrite(body, history.Anthropic)
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for range b.N {
+			tree.Parse(body)
+		}
+	})
+	b.Run("rewrite", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for range b.N {
+			rw.Rewrite(body, history.Anthropic)
 		}
 	})
 }

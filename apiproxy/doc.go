@@ -21,9 +21,7 @@
 //   - repeats: a tool result identical to an earlier one still visible in
 //     the request becomes a one-line reference naming that earlier call
 //     (the dedup dialect, worded by hook.RefHint);
-//   - stale reads: a file read that a later call in the request edits or
-//     writes becomes a one-line marker naming the later call, applied only
-//     when the trimming boundary moves (the prefix breaks then anyway).
+//   - batched edits of earlier messages, see Editing below.
 //
 // System prompts, user text, tool definitions, cache_control markers,
 // thinking blocks and unknown blocks are never changed, and every tool call
@@ -35,6 +33,28 @@
 // Rewriting fails open: an internal error, a panic included, forwards the
 // original request ([Result.Err]) and forgets the conversation state the
 // request may have half updated.
+//
+// # Editing
+//
+// Before a conversation's edit boundary (kept with its trimming state,
+// per branch), a file read that a later successful write of the file
+// superseded becomes [staleText]; the payload fields of a write call
+// older than [Options.EditAge] requests whose result is in the request
+// and did not fail become [appliedText] inside its input, which stays an
+// object with the same keys; a result of [Options.EditBulky] bytes or
+// more, as old, becomes [elidedText] naming the way back (call it again
+// when the call only reads, else the terse chunk command that prints the
+// original, kept in [Options.ChunkStore] under a handle bound to the
+// conversation). A call that repeats an earlier one or fetches a chunk
+// is never elided: the agent may have fetched back what was left out.
+// The edits depend only on the messages before the boundary, so later
+// requests carry the same edited prefix. The boundary moves to the
+// request's end, all edits at once, only when one decision priced with
+// the model's prices says it pays: when the cache is cold anyway (idle
+// longer than [Options.CacheTTL], or an hour for 1-hour cache writes;
+// another model; a trimming step) or when the batch takes out at least
+// [Options.EditShare] of the prompt and pays for itself within as many
+// requests as the conversation has had ([Result.Batch] says which).
 //
 // # Shaping
 //

@@ -3,11 +3,14 @@ package apiproxy
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
@@ -31,6 +34,35 @@ func staleText(r call, rid string, w call, wid string) string {
 	return "> [stale: result of " + describe(r, rid) + " left out; " + describe(w, wid) +
 		" changed the file since; read it again for its current content]"
 }
+
+// appliedText stands in a write call's input for a payload field (the
+// text written or replaced) of a call that succeeded, whose result the
+// conversation holds: what was left out, in bytes of the original, and
+// where its effect can be seen now. It names the call it is part of.
+func appliedText(c call, id, field string, n int) string {
+	return "> [applied: " + strconv.Itoa(n) + " bytes of " + field + " left out of " + describe(c, id) +
+		", which succeeded; read the file for its current content]"
+}
+
+// appliedPrefix starts every appliedText.
+const appliedPrefix = "> [applied: "
+
+// elidedText stands for an old bulky result left out by a batch of
+// edits: which call, how large (bytes of the original), how old it was
+// when it was left out (in requests), and the way back: calling again a
+// call that only reads, else the command that prints the stored
+// original from the agent's shell (fetch).
+func elidedText(c call, id string, size, age int, fetch string) string {
+	way := "call it again to see it"
+	if fetch != "" {
+		way = "`" + fetch + "` prints it"
+	}
+	return elidedPrefix + describe(c, id) + ", " + strconv.Itoa(size) + " bytes, left out " + strconv.Itoa(age) +
+		" requests later; " + way + "]"
+}
+
+// elidedPrefix starts every elidedText.
+const elidedPrefix = "> [elided: result of "
 
 // trimmedText stands for a result whose content history trimming left
 // out, with the way back its call's kind allows: a read-only call can be
@@ -146,16 +178,75 @@ func followsText(c call, id string) string {
 	return "> [the result of " + describe(c, id) + " follows, as sent]"
 }
 
-// declare replaces stale reads before message index stale, and repeats
-// (as many as prof allows, the first ones: the count starts from the
-// conversation's first message on every request, so a repeat's fate
-// changes only when stale reads are declared, which changes the prefix
-// anyway).
-func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale int, prof *Profile) ([]history.Message, []Edit) {
+// editCtx is what the edits of one request are made from.
+type editCtx struct {
+	norm  []history.Message // the request's messages as the client sent them
+	calls map[string]call
+	prof  *Profile
+	scope string // the conversation's handle scope (stored originals)
+	// batches are the boundaries of the batches made so far (see
+	// fetchedBack).
+	batches []int
+}
+
+// declare returns msgs with the edits of the messages before index edit
+// (the conversation's edit boundary: see the package's Editing section)
+// and the repeats of the whole request:
+//
+//   - a read that a later call before edit wrote becomes staleText;
+//   - a write call older than Options.EditAge requests whose result
+//     (before edit) did not fail keeps its input's naming fields, its
+//     payload fields become appliedText;
+//   - a result of at least Options.EditBulky bytes older than EditAge
+//     requests becomes elidedText: call it again when the call only
+//     reads, else fetch the original, stored under a handle bound to the
+//     conversation (no store, or a store that fails: it stays). A result
+//     the agent may have fetched back (a call repeating an earlier one,
+//     a chunk fetch) is never elided, and a result identical to an
+//     earlier one of the same call is never declared stale either;
+//   - repeats, as many as prof allows, the first ones (the count starts
+//     from the conversation's first message on every request, so a
+//     repeat's fate changes only when the boundary moves, which changes
+//     the prefix anyway). A result left out is never referred to.
+//
+// Everything before edit depends only on the messages before edit, so
+// every request of the conversation carries the same edited prefix.
+func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]history.Message, []Edit) {
+	calls, prof := x.calls, x.prof
+	edit = min(edit, len(msgs))
 	refs := 0
 	var staleBy map[string]string // read call id → writing call id
-	if !rw.opt.NoStale && stale > 0 {
-		staleBy = staleReads(msgs[:stale], calls)
+	var old map[string]int        // call id → its result's age, when old enough to elide
+	var applied map[string]bool   // write calls whose payloads are left out
+	if edit > 0 {
+		if !rw.opt.NoStale {
+			staleBy = staleReads(msgs[:edit], calls)
+		}
+		if !rw.opt.NoEdit {
+			old, applied = rw.oldCalls(msgs[:edit], calls)
+		}
+	}
+	// A result the same call gave before, word for word, asked for after
+	// a batch that may have elided the earlier one, is what the agent
+	// fetched back (a re-read of a file whose read was elided): it keeps
+	// it, nothing is elided twice.
+	var again map[string]bool
+	if len(staleBy) > 0 && len(x.batches) > 0 {
+		again = fetchedBack(msgs[:edit], calls, x.batches)
+	}
+	var origs map[string]string // call id → its result as the client sent it
+	if len(old) > 0 {
+		origs = make(map[string]string)
+		for i := range x.norm[:min(edit, len(x.norm))] {
+			for j := range x.norm[i].Parts {
+				p := &x.norm[i].Parts[j]
+				if _, ok := old[p.ID]; ok && p.Kind == history.ToolResult {
+					if t, ok := resultText(p); ok {
+						origs[p.ID] = t
+					}
+				}
+			}
+		}
 	}
 	var edits []Edit
 	seen := make(map[uint64][]string) // content hash → first call ids showing it
@@ -169,11 +260,25 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 		if !ok {
 			return *p, false
 		}
-		if w, ok := staleBy[p.ID]; ok && i < stale {
+		if w, ok := staleBy[p.ID]; ok && i < edit && !again[p.ID] {
 			s := staleText(c, p.ID, calls[w], w)
 			if len(s) < len(text) {
-				edits = append(edits, Edit{Source: SourceStale, CallID: p.ID, Tool: c.name, Ref: w, Before: text, After: s})
+				edits = append(edits, Edit{Source: SourceStale, CallID: p.ID, Tool: c.name, Ref: w, Before: text, After: s, msg: i})
 				return withText(*p, s), true
+			}
+		}
+		if age, ok := old[p.ID]; ok && i < edit && len(text) >= rw.opt.EditBulky {
+			orig, ok := origs[p.ID]
+			fetch := ""
+			if ok && !readOnly(c) {
+				fetch = rw.stash(x.scope, orig)
+				ok = fetch != ""
+			}
+			if ok {
+				if s := elidedText(c, p.ID, len(orig), age, fetch); len(s) < len(text) {
+					edits = append(edits, Edit{Source: SourceElided, CallID: p.ID, Tool: c.name, Ref: fetch, Before: text, After: s, msg: i})
+					return withText(*p, s), true
+				}
 			}
 		}
 		if rw.opt.NoRepeats || len(text) < rw.opt.MinRepeat {
@@ -190,7 +295,7 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 			s := repeatText(calls[first], first)
 			if len(s) < len(text) {
 				refs++
-				edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: first, Before: text, After: s})
+				edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: first, Before: text, After: s, msg: i})
 				return withText(*p, s), true
 			}
 			return *p, false
@@ -199,12 +304,197 @@ func (rw *Rewriter) declare(msgs []history.Message, calls map[string]call, stale
 		texts[p.ID] = text
 		return *p, false
 	})
+	if len(applied) > 0 {
+		out = mapParts(out, history.ToolCall, func(i int, p *history.Part) (history.Part, bool) {
+			c := calls[p.ID]
+			if !applied[p.ID] || i >= edit || rw.excluded(c.name) {
+				return *p, false
+			}
+			args, ok := appliedArgs(c, p.ID, p.Args)
+			if !ok {
+				return *p, false
+			}
+			edits = append(edits, Edit{Source: SourceApplied, CallID: p.ID, Tool: c.name, Before: p.Args, After: args, msg: i})
+			q := *p
+			q.Args = args
+			return q, true
+		})
+	}
 	return out, edits
 }
 
 // readTools name the file-reading tools of the usual agents (lower
 // case); the writing ones are toolname.WritesFiles.
 var readTools = map[string]bool{"read": true, "read_file": true, "readfile": true, "view": true, "view_file": true, "cat": true, "open_file": true}
+
+// payloadFields are the input fields of write calls that hold what was
+// written or replaced (Claude Code's Write, Edit, MultiEdit and
+// NotebookEdit, and the usual editor tools'); every other field (the
+// file's path first) is kept.
+var payloadFields = map[string]bool{"content": true, "old_string": true, "new_string": true, "new_source": true,
+	"file_text": true, "old_str": true, "new_str": true}
+
+// appliedArgs is a write call's input with each payload field longer
+// than its marker replaced by appliedText (in MultiEdit's edits array
+// too); ok is false when nothing changes. The input stays a JSON object
+// with the same keys, as the providers require of a tool call's input.
+func appliedArgs(c call, id, args string) (string, bool) {
+	v, err := tree.ParseString(args)
+	if err != nil || v.Kind() != tree.KindObject {
+		return args, false
+	}
+	changed := false
+	var edit func(v tree.Value, depth int) tree.Value
+	edit = func(v tree.Value, depth int) tree.Value {
+		switch v.Kind() {
+		case tree.KindObject:
+			mems := v.Members()
+			var out []tree.Member
+			for i, m := range mems {
+				nv := m.Value
+				switch {
+				case m.Value.Kind() == tree.KindString && payloadFields[m.Key]:
+					if s := appliedText(c, id, m.Key, len(m.Value.Str())); len(s) < len(m.Value.Str()) {
+						nv = tree.String(s)
+					}
+				case depth == 0 && m.Key == "edits" && m.Value.Kind() == tree.KindArray:
+					items := m.Value.Items()
+					ni := make([]tree.Value, len(items))
+					for j, it := range items {
+						ni[j] = edit(it, depth+1)
+					}
+					nv = tree.Array(ni...)
+				}
+				if out == nil && !tree.Equal(nv, m.Value) {
+					out = append(make([]tree.Member, 0, len(mems)), mems[:i]...)
+				}
+				if out != nil {
+					out = append(out, tree.Member{Key: m.Key, Value: nv})
+				}
+			}
+			if out == nil {
+				return v
+			}
+			changed = true
+			return tree.Object(out...)
+		}
+		return v
+	}
+	nv := edit(v, 0)
+	if !changed {
+		return args, false
+	}
+	return string(tree.AppendJSON(nil, nv)), true
+}
+
+// oldCalls finds, in msgs (the messages before the edit boundary), the
+// results old enough to elide (older than Options.EditAge requests: the
+// assistant messages after them; a call repeating an earlier one's name
+// and arguments, or fetching a chunk, is left out: the agent may have
+// fetched back what an elision left out) and the write calls whose
+// payloads are applied (as old, with a result that is not an error).
+func (rw *Rewriter) oldCalls(msgs []history.Message, calls map[string]call) (old map[string]int, applied map[string]bool) {
+	ages := make([]int, len(msgs)) // assistant messages after each message
+	n := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		ages[i] = n
+		if msgs[i].Role == history.RoleAssistant {
+			n++
+		}
+	}
+	if n <= rw.opt.EditAge {
+		return nil, nil
+	}
+	type res struct {
+		at     int
+		failed bool
+	}
+	results := make(map[string]res)
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Kind == history.ToolResult {
+				results[p.ID] = res{i, p.IsError}
+			}
+		}
+	}
+	made := make(map[string]bool) // name and arguments of the calls made
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.Kind != history.ToolCall {
+				continue
+			}
+			k := p.Name + "\x00" + p.Args
+			again := made[k]
+			made[k] = true
+			r, ok := results[p.ID]
+			if !ok || ages[r.at] < rw.opt.EditAge {
+				continue
+			}
+			if !again && !fetchesChunk(p.Name, p.Args) {
+				if old == nil {
+					old = make(map[string]int)
+				}
+				old[p.ID] = ages[r.at]
+			}
+			if toolname.WritesFiles(p.Name) && !r.failed {
+				if applied == nil {
+					applied = make(map[string]bool)
+				}
+				applied[p.ID] = true
+			}
+		}
+	}
+	return old, applied
+}
+
+// fetchedBack finds the results in msgs identical to an earlier result
+// of a call with the same name and arguments, called after a batch (one
+// of batches, the boundaries of the batches made) that came after that
+// earlier result: the agent may have been shown it elided.
+func fetchedBack(msgs []history.Message, calls map[string]call, batches []int) map[string]bool {
+	var out map[string]bool
+	type shown struct {
+		text string
+		at   int
+	}
+	seen := make(map[string][]shown) // name and arguments → their results
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			p := &msgs[i].Parts[j]
+			if p.Kind != history.ToolResult {
+				continue
+			}
+			text, ok := resultText(p)
+			if !ok {
+				continue
+			}
+			c := calls[p.ID]
+			k := c.name + "\x00" + c.args
+			for _, r := range seen[k] {
+				if r.text != text {
+					continue
+				}
+				// A batch after the earlier result, before this call.
+				b, _ := slices.BinarySearch(batches, r.at+1)
+				if b < len(batches) && batches[b] <= c.msg {
+					if out == nil {
+						out = make(map[string]bool)
+					}
+					out[p.ID] = true
+					break
+				}
+			}
+			seen[k] = append(seen[k], shown{text, i})
+		}
+	}
+	return out
+}
+
+// fetchesChunk reports whether a call fetches a stored chunk (terse
+// chunk from a shell, an MCP chunk tool).
+func fetchesChunk(name, args string) bool {
+	return strings.Contains(args, "terse chunk") || telemetry.ClassOf(name) == "chunk"
+}
 
 // filePaths returns the files a call reads or writes.
 func filePaths(c call) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 
@@ -20,6 +21,7 @@ func seedRequests() [][]byte {
 	c.call("Read", `{"file_path":"/a"}`, fileText("a", 5))
 	return [][]byte{
 		c.request(),
+		editConvo(4).request(),
 		[]byte(`{"model":"gpt-4o","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"[1,2,3]"}]}`),
 		[]byte(`{"messages":[{"role":"user","content":[{"type":"mystery","x":1}]}]}`),
 		[]byte(`{"model":"gpt-5","instructions":"i","input":[{"role":"user","content":"hi"},{"type":"reasoning","encrypted_content":"e"},{"type":"function_call","call_id":"c","name":"shell","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28]"}]}`),
@@ -39,7 +41,7 @@ func FuzzRewrite(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, flags uint8) {
 		format := []history.Format{history.Anthropic, history.OpenAI, history.Responses, history.Anthropic}[flags&3]
-		o := Options{Window: 2_000 + 50_000*int(flags>>2&1)}
+		o := Options{Window: 2_000 + 50_000*int(flags>>2&1), EditAge: 1 + int(flags>>3&3)*4, ChunkStore: &store.Mem{}}
 		a := NewRewriter(o).Rewrite(body, format)
 		b := NewRewriter(o).Rewrite(body, format)
 		if a.Err != nil {
@@ -150,6 +152,43 @@ func FuzzRewriteStateful(f *testing.F) {
 					t.Errorf("request %d: %s", i, v)
 				}
 			}
+		}
+	})
+}
+
+// FuzzAppliedArgs: a write call's input with its payloads left out is a
+// JSON object with the same keys, in order, every other field unchanged,
+// each changed field a shorter marker naming the call; the same input
+// gives the same bytes.
+func FuzzAppliedArgs(f *testing.F) {
+	f.Add(`{"file_path":"/a","content":"` + strings.Repeat("x", 400) + `"}`)
+	f.Add(`{"file_path":"/a","old_string":"` + strings.Repeat("o", 300) + `","new_string":"n"}`)
+	f.Add(`{"file_path":"/a","edits":[{"old_string":"` + strings.Repeat("o", 300) + `","new_string":"` + strings.Repeat("n", 300) + `"}]}`)
+	f.Add(`[1,2]`)
+	f.Add(`{"content":1}`)
+	f.Fuzz(func(t *testing.T, args string) {
+		c := call{id: "toolu_1", name: "Write", args: args}
+		out, ok := appliedArgs(c, c.id, args)
+		again, _ := appliedArgs(c, c.id, args)
+		if out != again {
+			t.Fatal("not deterministic")
+		}
+		if !ok {
+			if out != args {
+				t.Fatal("unchanged input rewritten")
+			}
+			return
+		}
+		d, err := tree.ParseString(args)
+		if err != nil {
+			t.Fatalf("changed an input that does not decode")
+		}
+		o, err := tree.ParseString(out)
+		if err != nil {
+			t.Fatalf("output does not decode: %v", err)
+		}
+		if v := checkApplied(c.id, d, o, 0); v != "" {
+			t.Fatalf("%s\n%s\n→ %s", v, args, out)
 		}
 	})
 }

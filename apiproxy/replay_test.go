@@ -3,18 +3,25 @@ package apiproxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/shape"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tokens"
+	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -106,6 +113,7 @@ type replayStats struct {
 	saved               [numSources]int
 	violations          []string
 	larger              int // requests larger than direct
+	batches             int // requests that moved the edit boundary
 }
 
 // msgTokens counts each message of a request body (compact JSON,
@@ -162,17 +170,39 @@ func sum(xs []int) (n int) {
 }
 
 // replaySession runs a session's requests through a fresh Rewriter.
-func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool, responses bool) replayStats {
+//
+// With times (one per request), the cache is modeled with its 5-minute
+// lifetime: a request more than 5 minutes after the previous one reads
+// nothing from the cache, direct or rewritten, and the rewriter's clock
+// is the request's time.
+func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy bool, responses bool, times ...time.Time) replayStats {
+	if o.ChunkStore == nil {
+		o.ChunkStore = &store.Mem{}
+	}
+	var now time.Time
+	if times != nil {
+		o.Now = func() time.Time { return now }
+	}
+	o2 := o
 	rw := NewRewriter(o)
 	st := replayStats{name: name, turns: len(reqs)}
 	var prevD, prevT []string
 	forms := make(map[string]string) // call id → its result as last sent
 	for ti, body := range reqs {
+		if times != nil {
+			if ti > 0 && times[ti].Sub(times[ti-1]) > 5*time.Minute {
+				prevD, prevT = nil, nil // the cache expired
+			}
+			now = times[ti]
+		}
 		var res Result
 		if responses {
 			res = rw.Rewrite(body, history.Responses)
 		} else {
 			res = rw.Rewrite(body, history.Anthropic)
+		}
+		if res.Batch != "" {
+			st.batches++
 		}
 		if res.Skipped != "" {
 			st.violations = append(st.violations, fmt.Sprintf("turn %d: forwarded untouched: %s", ti, res.Skipped))
@@ -189,7 +219,7 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 		ct, stable := cost(prevT, tm, tt)
 		st.costDirect += cd
 		st.costTer += ct
-		if ti > 0 && stable {
+		if ti > 0 && (stable || prevT == nil) {
 			st.stableTurns++
 		}
 		if sum(tt) > sum(dt) {
@@ -200,9 +230,13 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 		}
 		for _, e := range res.Edits {
 			// As the messages are counted: JSON strings.
+			if e.Source == SourceApplied { // a call's input: JSON in the request
+				st.saved[e.Source] += mc.c.Count(e.Before) - mc.c.Count(e.After)
+				continue
+			}
 			st.saved[e.Source] += mc.c.Count(string(tree.AppendString(nil, e.Before))) - mc.c.Count(string(tree.AppendString(nil, e.After)))
 		}
-		check := checkRequest
+		check := func(d, o []byte, r bool) []string { return checkRequest(d, o, r, o2.ChunkStore) }
 		if responses {
 			check = checkResponses
 		}
@@ -230,7 +264,15 @@ func replaySession(name string, reqs [][]byte, o Options, mc *msgCounter, roomy 
 // checkRequest lists what a rewritten request breaks: tool pairing, user
 // and system text, and a changed result that neither restores exactly to
 // the original nor names its call.
-func checkRequest(direct, out []byte, _ bool) []string {
+//
+// The batched edits are checked by their form: a stale marker names a
+// later successful write call of the same file; an elided result either
+// names its call, which only reads, or a `terse chunk` command whose
+// handle resolves, in st (when given), to the original; an edited
+// tool_use input keeps its keys and every field but payloads, and each
+// payload marker names its call, whose result is in the request and did
+// not fail. Thinking blocks are sent as they were, signatures included.
+func checkRequest(direct, out []byte, _ bool, st ...store.Store) []string {
 	dv, _ := tree.Parse(direct)
 	ov, err := tree.Parse(out)
 	if err != nil {
@@ -270,6 +312,7 @@ func checkRequest(direct, out []byte, _ bool) []string {
 			bad = append(bad, "pairing: "+p)
 		}
 	}
+	bad = append(bad, checkCalls(dv, ov)...)
 	before := results(dv)
 	for id, after := range results(ov) {
 		b := before[id]
@@ -285,7 +328,14 @@ func checkRequest(direct, out []byte, _ bool) []string {
 			bt = get(b.Index(0), "text").Str()
 		}
 		text = withoutDropNote(text)
-		if text == bt || strings.Contains(text, id) || namesSame(text, id, before) {
+		if text == bt {
+			continue
+		}
+		if v := checkBatched(dv, id, text, joinedText(b), st); v != "" {
+			bad = append(bad, v)
+			continue
+		}
+		if strings.Contains(text, id) || namesSame(text, id, before) {
 			continue
 		}
 		if !restores(text, bt) {
@@ -293,6 +343,192 @@ func checkRequest(direct, out []byte, _ bool) []string {
 		}
 	}
 	return bad
+}
+
+// namesOwn reports whether a marker names call id as describe writes it.
+func namesOwn(text, id string) bool {
+	return strings.Contains(text, " call "+id+" ") || strings.Contains(text, " call "+id+",")
+}
+
+// joinedText is a result's content as one text: its text blocks joined
+// by newlines, as the rewriter reads it.
+func joinedText(c tree.Value) string {
+	if c.Kind() != tree.KindArray {
+		return c.Str()
+	}
+	var parts []string
+	for _, b := range c.Items() {
+		parts = append(parts, get(b, "text").Str())
+	}
+	return strings.Join(parts, "\n")
+}
+
+// checkCalls lists what a rewritten request breaks in its assistant
+// messages: a tool_use changed other than by applied-payload markers, or
+// a thinking block not sent as it was.
+func checkCalls(dv, ov tree.Value) []string {
+	var bad []string
+	uses := func(v tree.Value) (map[string]tree.Value, map[string]bool) {
+		calls, think := map[string]tree.Value{}, map[string]bool{}
+		for _, m := range get(v, "messages").Items() {
+			for _, b := range get(m, "content").Items() {
+				switch get(b, "type").Str() {
+				case "tool_use":
+					calls[get(b, "id").Str()] = b
+				case "thinking", "redacted_thinking":
+					think[b.String()] = true
+				}
+			}
+		}
+		return calls, think
+	}
+	dc, dt := uses(dv)
+	oc, ot := uses(ov)
+	for b := range ot {
+		if !dt[b] {
+			bad = append(bad, "a thinking block changed")
+		}
+	}
+	failed := map[string]bool{}
+	answered := map[string]bool{}
+	for _, m := range get(dv, "messages").Items() {
+		for _, b := range get(m, "content").Items() {
+			if get(b, "type").Str() == "tool_result" {
+				answered[get(b, "tool_use_id").Str()] = true
+				if x, ok := b.Get("is_error"); ok && x.Kind() == tree.KindBool && x.Bool() {
+					failed[get(b, "tool_use_id").Str()] = true
+				}
+			}
+		}
+	}
+	for id, o := range oc {
+		d := dc[id]
+		if tree.Equal(d, o) {
+			continue
+		}
+		if get(d, "name").Str() != get(o, "name").Str() {
+			bad = append(bad, "call "+id+" renamed")
+			continue
+		}
+		if !answered[id] || failed[id] {
+			bad = append(bad, "call "+id+" changed, whose result is missing or failed")
+			continue
+		}
+		if v := checkApplied(id, get(d, "input"), get(o, "input"), 0); v != "" {
+			bad = append(bad, "call "+id+": "+v)
+		}
+	}
+	return bad
+}
+
+// checkApplied says how an edited input breaks the applied-payload form:
+// an object with the same keys, every field the same but payloads (and
+// MultiEdit's edits), a payload replaced by a shorter marker naming the
+// call.
+func checkApplied(id string, d, o tree.Value, depth int) string {
+	if d.Kind() != tree.KindObject || o.Kind() != tree.KindObject {
+		return "input is not an object"
+	}
+	dm, om := d.Members(), o.Members()
+	if len(dm) != len(om) {
+		return "input keys changed"
+	}
+	for i := range dm {
+		if dm[i].Key != om[i].Key {
+			return "input keys changed"
+		}
+		a, b := dm[i].Value, om[i].Value
+		if tree.Equal(a, b) {
+			continue
+		}
+		switch {
+		case payloadFields[dm[i].Key] && a.Kind() == tree.KindString && b.Kind() == tree.KindString:
+			t := b.Str()
+			if !strings.HasPrefix(t, appliedPrefix) || !namesOwn(t, id) || len(t) >= len(a.Str()) ||
+				!strings.Contains(t, " "+strconv.Itoa(len(a.Str()))+" bytes of "+dm[i].Key+" ") {
+				return dm[i].Key + " changed without an applied marker naming the call and its size"
+			}
+		case depth == 0 && dm[i].Key == "edits" && a.Kind() == tree.KindArray && b.Kind() == tree.KindArray && a.Len() == b.Len():
+			for j := 0; j < a.Len(); j++ {
+				if v := checkApplied(id, a.Index(j), b.Index(j), 1); v != "" {
+					return "edits: " + v
+				}
+			}
+		default:
+			return dm[i].Key + " changed"
+		}
+	}
+	return ""
+}
+
+var (
+	staleRE  = regexp.MustCompile(`left out; (\S+) call (\S+) `)
+	handleRE = regexp.MustCompile("`terse chunk --session (\\S+) (c_\\d+) 1` prints it\\]$")
+)
+
+// checkBatched says how a result changed into a batched edit's marker
+// breaks it ("" when it is not one, or is sound): a stale read must name
+// a later write call of the same file that did not fail; an elided result
+// must name its call, and either that call only reads or its handle
+// resolves in st to the original.
+func checkBatched(dv tree.Value, id, text, orig string, st []store.Store) string {
+	type use struct {
+		name string
+		args tree.Value
+		at   int
+	}
+	calls := map[string]use{}
+	failed := map[string]bool{}
+	for i, m := range get(dv, "messages").Items() {
+		for _, b := range get(m, "content").Items() {
+			switch get(b, "type").Str() {
+			case "tool_use":
+				calls[get(b, "id").Str()] = use{get(b, "name").Str(), get(b, "input"), i}
+			case "tool_result":
+				if x, ok := b.Get("is_error"); ok && x.Kind() == tree.KindBool && x.Bool() {
+					failed[get(b, "tool_use_id").Str()] = true
+				}
+			}
+		}
+	}
+	self := calls[id]
+	switch {
+	case strings.HasPrefix(text, "> [stale: "):
+		m := staleRE.FindStringSubmatch(text)
+		if m == nil || !namesOwn(text, id) {
+			return "stale result " + id + " names no superseding call"
+		}
+		w, ok := calls[m[2]]
+		path := func(v tree.Value) string {
+			return get(v, "file_path").Str() + get(v, "notebook_path").Str() + get(v, "path").Str()
+		}
+		if !ok || w.name != m[1] || !toolname.WritesFiles(w.name) || failed[m[2]] || w.at <= self.at || path(w.args) != path(self.args) {
+			return "stale result " + id + " names " + m[2] + ", not a later successful write of its file"
+		}
+	case strings.HasPrefix(text, elidedPrefix):
+		if !namesOwn(text, id) {
+			return "elided result " + id + " does not name its call"
+		}
+		m := handleRE.FindStringSubmatch(text)
+		if m == nil {
+			if !readOnly(call{id: id, name: self.name, args: self.args.String()}) {
+				return "elided result " + id + " of a call that may have side effects has no handle"
+			}
+			return ""
+		}
+		if len(st) == 0 || st[0] == nil {
+			return "elided result " + id + ": no store to resolve " + m[2]
+		}
+		ch, err := fit.FetchChunk(context.Background(), m[2], 1, &fit.Options{Store: st[0], Scope: m[1], Budget: 1 << 30})
+		if err != nil {
+			return "elided result " + id + ": " + err.Error()
+		}
+		_, body, _ := strings.Cut(ch.Text, "\n")
+		if !ch.Whole || body != strings.TrimSuffix(orig, "\n") {
+			return "elided result " + id + ": its handle does not give back the original"
+		}
+	}
+	return ""
 }
 
 // resultForms maps the call ids of a request to their results as sent.
@@ -445,6 +681,7 @@ func replayTable(tb testing.TB, o Options, roomy bool) ([]replayStats, replaySta
 		total.costDirect += st.costDirect
 		total.costTer += st.costTer
 		total.larger += st.larger
+		total.batches += st.batches
 		for s := range st.saved {
 			total.saved[s] += st.saved[s]
 		}
@@ -460,16 +697,17 @@ func (st replayStats) stableShare(sessions int) float64 {
 func printTable(tb testing.TB, title string, rows []replayStats, total replayStats) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s (o200k_base tokens of the messages, summed over requests)\n", title)
-	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | shaping | prefix-stable | cost ratio | violations |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| session | requests | direct | terse | ratio | history | dedup | stale | applied | elided | shaping | batches | prefix-stable | cost ratio | violations |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	line := func(st replayStats, sessions int) {
 		stable := "–"
 		if st.turns > sessions {
 			stable = fmt.Sprintf("%.1f %%", 100*st.stableShare(sessions))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.3f | %d | %d | %d | %d | %s | %.3f | %d |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.3f | %d | %d | %d | %d | %d | %d | %d | %s | %.3f | %d |\n",
 			st.name, st.turns, st.direct, st.terse, float64(st.terse)/float64(max(1, st.direct)),
-			st.saved[SourceHistory], st.saved[SourceRepeat], st.saved[SourceStale], st.saved[SourceEncoding],
+			st.saved[SourceHistory], st.saved[SourceRepeat], st.saved[SourceStale], st.saved[SourceApplied],
+			st.saved[SourceElided], st.saved[SourceEncoding]+st.saved[SourceFilter], st.batches,
 			stable, st.costTer/max(1, st.costDirect), len(st.violations))
 	}
 	for _, r := range rows {
@@ -586,6 +824,18 @@ func checkResponses(direct, out []byte, _ bool) []string {
 			continue
 		}
 		typ := get(a[i], "type").Str()
+		if typ == "function_call" && get(a[i], "name").Str() == get(b[i], "name").Str() &&
+			get(a[i], "call_id").Str() == get(b[i], "call_id").Str() {
+			// An edited input: applied-payload markers only.
+			da, err1 := tree.ParseString(get(a[i], "arguments").Str())
+			db, err2 := tree.ParseString(get(b[i], "arguments").Str())
+			if err1 != nil || err2 != nil {
+				bad = append(bad, fmt.Sprintf("item %d: arguments do not decode", i))
+			} else if v := checkApplied(get(a[i], "call_id").Str(), da, db, 0); v != "" {
+				bad = append(bad, fmt.Sprintf("item %d: %s", i, v))
+			}
+			continue
+		}
 		if typ != "function_call_output" && typ != "custom_tool_call_output" {
 			bad = append(bad, fmt.Sprintf("item %d (%s) changed", i, typ))
 			continue
@@ -646,4 +896,133 @@ func TestReplayLong(t *testing.T) {
 			r.name, r.turns, r.direct, r.terse, float64(r.terse)/float64(r.direct), 100*r.stableShare(1), r.costTer/r.costDirect)
 	}
 	t.Log("\n" + b.String())
+}
+
+// claudeSegments rebuilds the requests of a long Claude Code transcript
+// as Claude Code sends them: after each compaction (a compact_boundary)
+// the conversation starts again from the compaction's summary, so each
+// segment is a conversation of its own. Each request has the time of the
+// assistant message it was answered by.
+func claudeSegments(tb testing.TB, file string) (segs [][][]byte, times [][]time.Time, model string) {
+	tb.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	model = "claude-sonnet-4-5"
+	var items []tree.Value
+	var reqs [][]byte
+	var ts []time.Time
+	lastID := ""
+	var pending []tree.Value // the blocks of the assistant message being read
+	flushAssistant := func() {
+		if pending != nil {
+			items = append(items, obj("role", "assistant", "content", pending))
+			pending = nil
+		}
+	}
+	flushSeg := func() {
+		flushAssistant()
+		if len(reqs) > 0 {
+			segs, times = append(segs, reqs), append(times, ts)
+		}
+		items, reqs, ts, lastID = nil, nil, nil, ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		v, err := tree.Parse(sc.Bytes())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		typ := get(v, "type").Str()
+		if typ == "system" && get(v, "subtype").Str() == "compact_boundary" {
+			flushSeg()
+			continue
+		}
+		if typ != "user" && typ != "assistant" {
+			continue
+		}
+		m := get(v, "message")
+		c := get(m, "content")
+		if get(m, "role").Str() == "assistant" {
+			if s := get(m, "model").Str(); s != "" && !strings.HasPrefix(s, "<") {
+				model = s
+			}
+			id := get(m, "id").Str()
+			if pending != nil && id == lastID && id != "" {
+				pending = append(pending, c.Items()...)
+				continue
+			}
+			flushAssistant()
+			if len(items) > 0 {
+				at, _ := time.Parse(time.RFC3339Nano, get(v, "timestamp").Str())
+				reqs = append(reqs, tree.AppendJSON(nil, obj("model", model, "max_tokens", tree.Number("32000"), "messages", items, "stream", true)))
+				ts = append(ts, at)
+			}
+			lastID = id
+			pending = append([]tree.Value{}, c.Items()...)
+			continue
+		}
+		flushAssistant()
+		items = append(items, obj("role", "user", "content", c))
+	}
+	flushSeg()
+	return segs, times, model
+}
+
+// TestReplayLongSessions replays the long real Claude Code sessions at
+// the model's window (200,000) as Claude Code sends them (compactions
+// start the conversation again), with the cache's 5-minute lifetime
+// modeled from the transcripts' times: every request valid, every
+// changed block declared, and the figures reported.
+func TestReplayLongSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	dir := filepath.Join(corpus.Dir(t, "corpus"), "agent-sessions", "claude-long")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("no long Claude Code transcripts in " + dir)
+	}
+	mc := &msgCounter{c: tokens.O200kBase(), memo: make(map[string]int)}
+	var rows []replayStats
+	total := replayStats{name: "total"}
+	segments := 0
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		segs, times, _ := claudeSegments(t, f)
+		row := replayStats{name: name}
+		for i, reqs := range segs {
+			segments++
+			st := replaySession(name, reqs, Options{Window: 200_000}, mc, false, false, times[i]...)
+			row.turns += st.turns
+			row.stableTurns += st.stableTurns
+			row.direct += st.direct
+			row.terse += st.terse
+			row.costDirect += st.costDirect
+			row.costTer += st.costTer
+			row.batches += st.batches
+			for s := range st.saved {
+				row.saved[s] += st.saved[s]
+			}
+			row.violations = append(row.violations, st.violations...)
+		}
+		rows = append(rows, row)
+		total.turns += row.turns
+		total.stableTurns += row.stableTurns
+		total.direct += row.direct
+		total.terse += row.terse
+		total.costDirect += row.costDirect
+		total.costTer += row.costTer
+		total.batches += row.batches
+		for s := range row.saved {
+			total.saved[s] += row.saved[s]
+		}
+		total.violations = append(total.violations, row.violations...)
+	}
+	printTable(t, fmt.Sprintf("long sessions, window 200,000, 5-minute cache lifetime (%d conversations)", segments), rows, total)
+	for _, v := range total.violations {
+		t.Error(v)
+	}
 }

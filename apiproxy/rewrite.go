@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/history"
@@ -27,12 +28,14 @@ const (
 	SourceStale    = telemetry.SrcStale    // a read superseded by a later write
 	SourceEncoding = telemetry.SrcEncoding // shaped by the pipeline: text shapers, JSON re-encoded
 	SourceFilter   = telemetry.SrcFilter   // a configured per-tool filter
+	SourceApplied  = telemetry.SrcApplied  // a write call's payload, applied long ago
+	SourceElided   = telemetry.SrcElided   // an old bulky result, left out in a batch
 	numSources     = telemetry.NumSources
 )
 
 // sources are the sources terse api saves by, in the order its summary
 // and metrics list them.
-var sources = [...]Source{SourceHistory, SourceRepeat, SourceStale, SourceEncoding, SourceFilter}
+var sources = [...]Source{SourceHistory, SourceRepeat, SourceStale, SourceEncoding, SourceFilter, SourceApplied, SourceElided}
 
 // Options configure a [Rewriter]. The zero value uses the defaults.
 type Options struct {
@@ -68,8 +71,36 @@ type Options struct {
 	// store) continues with the same boundary and the cached prefix
 	// survives. It is written when the prefix changes.
 	Store store.Store
-	// NoTrim, NoRepeats, NoStale and NoShape turn one rewriting off.
-	NoTrim, NoRepeats, NoStale, NoShape bool
+	// NoTrim, NoRepeats, NoStale and NoShape turn one rewriting off;
+	// NoEdit turns off the batched edits of applied payloads and old
+	// bulky results (stale reads are NoStale's).
+	NoTrim, NoRepeats, NoStale, NoShape, NoEdit bool
+	// EditAge is the age in requests after which a write call's payload
+	// and a bulky result may be left out; 0 means DefaultEditAge.
+	EditAge int
+	// EditBulky is the size in bytes from which an old result is bulky;
+	// 0 means DefaultEditBulky.
+	EditBulky int
+	// EditShare is the share of the prompt a batch of edits must take
+	// out to be applied while the provider's cache is warm; 0 means
+	// DefaultEditShare. While it is cold anyway, any saving applies.
+	EditShare float64
+	// CacheTTL is the provider's prompt-cache lifetime when a request
+	// asks for no other (a cache_control "ttl": "1h" means an hour); 0
+	// means 5 minutes. A conversation idle longer has a cold cache.
+	CacheTTL time.Duration
+	// Prices price the batch decision (nil: the shipped table).
+	Prices *Prices
+	// Now is the clock idle times are measured by (nil: time.Now).
+	Now func() time.Time
+	// ChunkStore keeps the originals of elided results of calls that may
+	// have side effects, under handles bound to the conversation; nil
+	// leaves those results as they are (results of calls that only read
+	// are elided with "call it again").
+	ChunkStore store.Store
+	// ChunkFetch is the command that prints chunk {n} of {handle} of
+	// scope {scope} from the agent's shell; "" means DefaultChunkFetch.
+	ChunkFetch string
 	// Profile resolves a model id (the "model" of a conversation's first
 	// request) to the conversation's tokenizer (the default pipeline's)
 	// and window; nil means o200k_base and the window of ModelWindow. It
@@ -111,6 +142,27 @@ func (o Options) withDefaults() Options {
 	if o.MinRepeat <= 0 {
 		o.MinRepeat = 200
 	}
+	if o.EditAge <= 0 {
+		o.EditAge = DefaultEditAge
+	}
+	if o.EditBulky <= 0 {
+		o.EditBulky = DefaultEditBulky
+	}
+	if o.EditShare <= 0 {
+		o.EditShare = DefaultEditShare
+	}
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = 5 * time.Minute
+	}
+	if o.Prices == nil {
+		o.Prices = NewPrices(nil)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ChunkFetch == "" {
+		o.ChunkFetch = DefaultChunkFetch
+	}
 	return o
 }
 
@@ -120,9 +172,11 @@ type Edit struct {
 	Source Source
 	CallID string
 	Tool   string
-	Ref    string // the earlier call a repeat names, or the write that made a read stale
-	Before string // the result's text as sent
+	Ref    string // the earlier call a repeat names, the write that made a read stale, or an elision's fetch command
+	Before string // the result's text as sent (SourceApplied: the call's input)
 	After  string // what replaced it
+
+	msg int // the index of the message changed
 }
 
 // Result is what [Rewriter.Rewrite] did to one request.
@@ -153,6 +207,11 @@ type Result struct {
 	// Skipped says why the body was forwarded untouched ("" when it was
 	// rewritten or needed no change).
 	Skipped string
+	// Batch says why this request moved the conversation's edit
+	// boundary, making a batch of edits: "idle", "model" or "trim" (the
+	// cache was cold anyway) or "share" (enough of the prompt was
+	// reclaimable); "" when it did not.
+	Batch string
 	// State says how the conversation's state matched the request's
 	// history: StateNew, StateContinued or StateForked ("" when the
 	// request was not considered).
@@ -171,9 +230,10 @@ type Rewriter struct {
 	convs map[string]*conv
 	tick  uint64
 
-	memo  shapeMemo
-	pmu   sync.Mutex
-	pipes map[string]*terse.Pipeline // the default pipelines, by tokenizer
+	memo    shapeMemo
+	stashes stashed // originals put in the chunk store
+	pmu     sync.Mutex
+	pipes   map[string]*terse.Pipeline // the default pipelines, by tokenizer
 
 	hook func(body []byte) // called on the request path, for tests
 }
@@ -284,13 +344,40 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 	calls := indexCalls(norm)
 	base, encEdits := rw.shapeAll(norm, calls, prof.Model, prof.Tokenizer)
 
-	edited, edits := rw.declare(base, calls, br.stale, &prof)
+	x := &editCtx{norm: norm, calls: calls, prof: &prof, scope: "api-" + res.Conversation, batches: br.batches}
+	edited, edits := rw.declare(base, x, br.stale)
+	now := rw.opt.Now()
+	if rw.batching() && br.stale < len(norm) {
+		// A batch moves the edit boundary to here when that pays.
+		cand, candEdits := rw.declare(base, x, len(norm))
+		bc := batchCaseOf(base, len(body), edits, candEdits)
+		ttl := func() bool { return ttl1h(body) } // scanned only when it matters
+		bc.Cold = rw.coldCache(br, res.Model, now, ttl)
+		if bc.Cold != "" || bc.Reclaim > 0 && float64(bc.Reclaim) >= rw.opt.EditShare*float64(bc.Prompt) {
+			bc.TTL1h = ttl()
+		}
+		price, _ := rw.opt.Prices.Lookup(res.Model)
+		if d := decideBatch(price, bc, rw.opt.EditShare); d.Apply {
+			edited, edits = cand, candEdits
+			br.batched(len(norm))
+			res.PrefixChanged = true
+			res.Batch = bc.Cold
+			if res.Batch == "" {
+				res.Batch = "share"
+			}
+		}
+	}
+	br.last, br.model = now, res.Model
 	var out []history.Message
 	var next history.State
 	var rep history.Report
 	if rw.opt.NoTrim {
 		out = edited
 		br.seen = at(chain, len(norm))
+		br.covers = at(chain, max(br.st.Boundary, br.stale))
+		if res.PrefixChanged {
+			rw.save(res.Conversation, c)
+		}
 	} else {
 		est := history.Estimate(edited) + history.ToolOverhead(nil, req.Tools)
 		target := rw.target(br.sizes, norm, est, res.Window)
@@ -298,19 +385,20 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 		ro := &history.Options{Threshold: rw.opt.Threshold, Target: target, Tools: req.Tools, StripTags: []string{},
 			ResultText: func(id string) string { return trimmedText(calls[id], id) }}
 		out, next, rep = history.Reduce(edited, res.Window, br.st, ro)
-		if rep.CachePrefixChanged && br.stale != len(norm) && !rw.opt.NoStale {
-			// The boundary moves: the prefix changes anyway, so stale
-			// reads up to here are declared now, and trimming runs down
+		if rep.CachePrefixChanged && br.stale != len(norm) && rw.batching() {
+			// The boundary moves: the prefix changes anyway, so the
+			// edits up to here are made now, and trimming runs down
 			// to the target even if the declarations alone brought the
 			// request under the threshold: the prefix breaks once, for as
 			// many turns as a full step buys.
 			stale := len(norm)
-			edited, edits = rw.declare(base, calls, stale, &prof)
+			edited, edits = rw.declare(base, x, stale)
 			force := *ro
 			force.Threshold = target
 			out, next, rep = history.Reduce(edited, res.Window, br.st, &force)
-			br.stale = stale
+			br.batched(stale)
 			res.PrefixChanged = true
+			res.Batch = coldTrim
 		}
 		res.PrefixChanged = res.PrefixChanged || rep.CachePrefixChanged
 		br.record(chain, est, next)
@@ -337,6 +425,9 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 	res.Body = b
 	return res
 }
+
+// batching reports whether any batched edit is on.
+func (rw *Rewriter) batching() bool { return !rw.opt.NoStale || !rw.opt.NoEdit }
 
 // growthSamples is how many recent request sizes the growth is taken from.
 const growthSamples = 16
@@ -460,12 +551,17 @@ func withText(p history.Part, text string) history.Part {
 // mapResults returns msgs with fn applied to every tool result; fn returns
 // the replacement and whether it changed. Unchanged messages are shared.
 func mapResults(msgs []history.Message, fn func(i int, p *history.Part) (history.Part, bool)) []history.Message {
+	return mapParts(msgs, history.ToolResult, fn)
+}
+
+// mapParts is mapResults for the parts of kind k.
+func mapParts(msgs []history.Message, k history.Kind, fn func(i int, p *history.Part) (history.Part, bool)) []history.Message {
 	var out []history.Message
 	for i := range msgs {
 		var parts []history.Part
 		for j := range msgs[i].Parts {
 			p := &msgs[i].Parts[j]
-			if p.Kind != history.ToolResult {
+			if p.Kind != k {
 				continue
 			}
 			q, ok := fn(i, p)

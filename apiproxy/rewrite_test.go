@@ -11,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -94,7 +95,23 @@ func TestInBandTexts(t *testing.T) {
 	d.call("Read", `{"file_path":"/src/a.go"}`, fileText("a", 60))
 	d.call("Edit", `{"file_path":"/src/a.go","old_string":"compute(7)","new_string":"compute(8)"}`, "The file /src/a.go has been updated.")
 	d.user("Now run the tests.")
-	tight := NewRewriter(Options{Window: 20_000, MinTarget: 0.5}).Rewrite(d.request(), history.Anthropic)
+	tight := NewRewriter(Options{Window: 20_000, MinTarget: 0.5, NoEdit: true}).Rewrite(d.request(), history.Anthropic)
+
+	// A batch of edits: a write's payloads applied, old bulky results
+	// (one read-only, one stored under a handle), a stale read.
+	var e convo
+	e.user("Port a.go.")
+	e.call("Read", `{"file_path":"/src/a.go"}`, fileText("a", 60))
+	e.call("Write", `{"file_path":"/src/a.rs","content":`+string(tree.AppendString(nil, fileText("rs", 30)))+`}`, "File created successfully at: /src/a.rs")
+	e.call("Edit", `{"file_path":"/src/a.go","old_string":`+string(tree.AppendString(nil, fileText("x", 3)))+`,"new_string":"// moved to a.rs"}`, "The file /src/a.go has been updated.")
+	e.call("Bash", `{"command":"cargo build"}`, fileText("build", 40))
+	for i := 0; i < 3; i++ {
+		e.call("Bash", fmt.Sprintf(`{"command":"echo %d"}`, i), "ok")
+	}
+	batch := NewRewriter(Options{Window: 200_000, EditAge: 3, ChunkStore: &store.Mem{}}).Rewrite(e.request(), history.Anthropic)
+	if batch.Batch == "" {
+		t.Fatal("no batch of edits")
+	}
 
 	var files []txtar.File
 	add := func(name string, res Result) {
@@ -106,6 +123,7 @@ func TestInBandTexts(t *testing.T) {
 	}
 	add("roomy-edits", roomy)
 	add("tight-edits", tight)
+	add("batch-edits", batch)
 	var trimmed []string
 	v, _ := tree.Parse(tight.Body)
 	for _, m := range get(v, "messages").Items() {
@@ -145,7 +163,10 @@ func TestInBandTexts(t *testing.T) {
 	for _, e := range append(roomy.Edits, tight.Edits...) {
 		sources[e.Source] = true
 	}
-	for _, s := range []Source{SourceRepeat, SourceStale, SourceEncoding} {
+	for _, e := range batch.Edits {
+		sources[e.Source] = true
+	}
+	for _, s := range []Source{SourceRepeat, SourceStale, SourceEncoding, SourceApplied, SourceElided} {
 		if !sources[s] {
 			t.Errorf("no %s edit", s)
 		}

@@ -79,9 +79,15 @@ type branch struct {
 	seen   prefix // the history of the latest request on the branch
 	covers prefix // the history st and stale were built from
 	st     history.State
-	stale  int      // stale markers apply to messages before this index
-	sizes  []sample // of the latest requests, oldest first
-	prof   *Profile // resolved on the branch's first request
+	stale  int // the edit boundary: edits apply to messages before this index
+	// batches are the edit boundaries of the batches made on the
+	// history, in order (the last is stale): what the agent was shown
+	// when it made each later call.
+	batches []int
+	sizes   []sample  // of the latest requests, oldest first
+	prof    *Profile  // resolved on the branch's first request
+	last    time.Time // of the latest request on the branch, in this process
+	model   string    // of the latest request on the branch
 }
 
 // conv is the state of the conversations sharing one key.
@@ -123,6 +129,7 @@ func (c *conv) branch(chain []uint64) (*branch, string) {
 	how := StateNew
 	if from != nil && from.covers.N > 0 {
 		nb.covers, nb.st, nb.stale, nb.prof = from.covers, from.st, from.stale, from.prof
+		nb.batches = slices.Clone(from.batches)
 		how = StateForked
 	}
 	if from != nil {
@@ -183,6 +190,7 @@ type savedBranch struct {
 	Covers  prefix        `json:"covers"`
 	State   history.State `json:"state"`
 	Stale   int           `json:"stale"`
+	Batches []int         `json:"batches,omitempty"`
 	Sizes   []sample      `json:"sizes"`
 	Profile *Profile      `json:"profile,omitempty"`
 }
@@ -213,11 +221,11 @@ func (rw *Rewriter) load(key string, c *conv) {
 			break
 		}
 		if s.Covers.N < 0 || s.Seen.N < s.Covers.N || s.Stale < 0 || s.Stale > s.Covers.N ||
-			s.State.Boundary > s.Covers.N {
+			s.State.Boundary > s.Covers.N || !slices.IsSorted(s.Batches) || len(s.Batches) > 0 && s.Batches[len(s.Batches)-1] > s.Stale {
 			continue
 		}
 		c.branches = append(c.branches, &branch{used: uint64(len(sc.Branches) - i), seen: s.Seen, covers: s.Covers,
-			st: s.State, stale: s.Stale, sizes: s.Sizes, prof: s.Profile})
+			st: s.State, stale: s.Stale, batches: s.Batches, sizes: s.Sizes, prof: s.Profile})
 	}
 	c.tick = uint64(len(sc.Branches))
 }
@@ -232,7 +240,7 @@ func (rw *Rewriter) save(key string, c *conv) {
 	slices.SortStableFunc(bs, func(a, b *branch) int { return cmp.Compare(b.used, a.used) })
 	sc := savedConv{Version: savedVersion}
 	for _, b := range bs {
-		sc.Branches = append(sc.Branches, savedBranch{Seen: b.seen, Covers: b.covers, State: b.st, Stale: b.stale,
+		sc.Branches = append(sc.Branches, savedBranch{Seen: b.seen, Covers: b.covers, State: b.st, Stale: b.stale, Batches: b.batches,
 			Sizes: b.sizes, Profile: b.prof})
 	}
 	data, err := json.Marshal(sc)
@@ -267,4 +275,20 @@ func (rw *Rewriter) conv(key string) *conv {
 	}
 	c.used = rw.tick
 	return c
+}
+
+// maxBatches bounds the batch boundaries a branch remembers (the oldest
+// are forgotten first: a re-read that old is then no longer told from a
+// fetch-back, which changes the prefix only at a batch).
+const maxBatches = 64
+
+// batched notes a batch made at boundary n.
+func (b *branch) batched(n int) {
+	b.stale = n
+	if len(b.batches) == 0 || b.batches[len(b.batches)-1] < n {
+		b.batches = append(b.batches, n)
+	}
+	if len(b.batches) > maxBatches {
+		b.batches = b.batches[len(b.batches)-maxBatches:]
+	}
 }

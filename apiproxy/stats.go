@@ -85,11 +85,13 @@ type Record struct {
 	Skipped       string         `json:"skipped,omitempty"`
 	InternalError bool           `json:"internal_error,omitempty"`
 	PrefixChanged bool           `json:"prefix_changed"`
-	Boundary      int            `json:"boundary"`
-	Window        int            `json:"window,omitempty"`
-	Target        float64        `json:"target,omitempty"`
-	AddedMicros   int64          `json:"added_us"`
-	Usage         Usage          `json:"usage"`
+	// Batch says why the request made a batch of edits (Result.Batch).
+	Batch       string  `json:"batch,omitempty"`
+	Boundary    int     `json:"boundary"`
+	Window      int     `json:"window,omitempty"`
+	Target      float64 `json:"target,omitempty"`
+	AddedMicros int64   `json:"added_us"`
+	Usage       Usage   `json:"usage"`
 	// Price names the price-table row the costs use (a "default for …"
 	// label when the model matched none); Cost is the billed cost of
 	// Usage, Direct the modeled usage of the original request and
@@ -234,7 +236,7 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 	r := &Record{
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
 		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped, InternalError: ex.internal,
-		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
+		PrefixChanged: res.PrefixChanged, Batch: res.Batch, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
 		AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
 	}
 	if r.Skipped == "" {

@@ -35,6 +35,21 @@ type API struct {
 	// default seed).
 	Holdout     float64 `toml:"holdout"`
 	HoldoutSeed string  `toml:"holdout_seed"`
+	// NoEdit turns off the batched edits of applied write payloads and
+	// old bulky results (stale reads stay).
+	NoEdit bool `toml:"no_edit"`
+	// EditAge is the age in requests after which a write's payload and a
+	// bulky result may be left out; 0 means 12.
+	EditAge int `toml:"edit_age"`
+	// EditBulkyBytes is the size from which an old result is bulky; 0
+	// means 2048.
+	EditBulkyBytes int `toml:"edit_bulky_bytes"`
+	// EditShare is the share of the prompt (0 to 1) a batch of edits must
+	// take out to be made while the cache is warm; 0 means 0.30.
+	EditShare float64 `toml:"edit_share"`
+	// CacheTTL is the provider's prompt-cache lifetime for requests that
+	// ask for no other; 0 means 5 minutes.
+	CacheTTL Duration `toml:"cache_ttl"`
 }
 
 // APIPrice is a model's price in USD per million tokens. Model is a
@@ -64,6 +79,14 @@ func (v *validator) api(a *API) {
 	v.nonNegative("api.stable_turns", a.StableTurns)
 	v.globs("api.include_tools", a.IncludeTools)
 	v.globs("api.exclude_tools", a.ExcludeTools)
+	v.nonNegative("api.edit_age", a.EditAge)
+	v.nonNegative("api.edit_bulky_bytes", a.EditBulkyBytes)
+	if a.EditShare < 0 || a.EditShare > 1 {
+		v.errorf("api.edit_share", "%v is not a share between 0 and 1", a.EditShare)
+	}
+	if a.CacheTTL.Duration < 0 {
+		v.errorf("api.cache_ttl", "%v is negative", a.CacheTTL.Duration)
+	}
 	if a.Holdout < 0 || a.Holdout > 1 {
 		v.errorf("api.holdout", "%v is not a share between 0 and 1", a.Holdout)
 	}

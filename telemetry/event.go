@@ -42,11 +42,13 @@ const (
 	SrcFit
 	SrcHistory
 	SrcStale
+	SrcApplied // a write call's payload in history, applied long ago
+	SrcElided  // an old bulky result in history, left out in a batch
 	NumSources
 )
 
 // SourceNames are the sources as written.
-var SourceNames = [NumSources]string{"filter", "dedup", "encoding", "fit", "history", "stale"}
+var SourceNames = [NumSources]string{"filter", "dedup", "encoding", "fit", "history", "stale", "applied", "elided"}
 
 // String is the source's name as written ("unknown" for none).
 func (s Source) String() string {

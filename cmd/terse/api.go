@@ -20,6 +20,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/shape"
+	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -34,10 +35,9 @@ It rewrites the bodies of POST /v1/messages, /v1/chat/completions and
 /v1/responses:
 old turns trimmed once the conversation nears the context window (in steps
 chosen so the provider's prompt cache keeps hitting), a tool result
-identical to an earlier one replaced by a reference to that call, a file
-read that a later call changed replaced by a marker naming that call (only
-when trimming moves), and JSON results re-encoded losslessly when that is
-cheaper. System prompts, user text, tool definitions and thinking blocks
+identical to an earlier one replaced by a reference to that call, earlier
+messages edited in batches (below), and tool results shaped losslessly
+when that is cheaper. System prompts, user text, tool definitions and thinking blocks
 are never changed. Everything else, responses included, passes through
 untouched and streams as it arrives. A request with the header
 "x-terse-bypass: 1" (or true, or yes) is forwarded as it is, and so is
@@ -52,6 +52,19 @@ written (docs/telemetry.md). A conversation's tokenizer, and its window
 when the config's [profiles] name one, come from the model id of its first
 request. See docs/api.md.
 
+Earlier messages are edited in batches (see docs/api.md, "Batched
+edits"): a file read that a later write of the file superseded, the
+payload of a write that succeeded (--edit-age requests ago, 12 by
+default) and an old result of --edit-bulky bytes or more (2048) each
+become one line saying what it was and how to get it back (call it again
+when it only reads, else the terse chunk command that prints it from the
+agent's shell). A batch is made only when the provider's cache is cold
+anyway (the conversation idle longer than --cache-ttl, 5m by default, or
+an hour when the request asks for 1-hour cache writes; another model; a
+trimming step) or when it takes out --edit-share of the prompt (0.3);
+later requests carry the same edited prefix. --no-edit keeps payloads and
+old results (stale reads are still declared).
+
 --holdout SHARE forwards that share of conversations untouched (the same
 conversation always in the same arm) so that terse stats --api FILE can
 compare what the provider billed for both arms; 0.1 is a reasonable
@@ -65,6 +78,10 @@ type apiFlags struct {
 	dryRun                               *bool
 	holdout                              *shareFlag
 	holdoutSeed                          *string
+	noEdit                               *bool
+	editAge, editBulky                   *int
+	editShare                            *shareFlag
+	cacheTTL                             *time.Duration
 }
 
 // shareFlag is a share from 0 to 1 that remembers whether it was given.
@@ -87,7 +104,14 @@ func (f *shareFlag) Set(s string) error {
 func addAPIFlags(fs *flag.FlagSet) apiFlags {
 	holdout := &shareFlag{}
 	fs.Var(holdout, "holdout", "forward this `share` (0 to 1) of conversations untouched, for the A/B comparison `terse stats --api` reports (default 0)")
+	editShare := &shareFlag{}
+	fs.Var(editShare, "edit-share", "make a batch of edits while the cache is warm only when it takes out this `share` (0 to 1) of the prompt (default 0.3)")
 	return apiFlags{
+		editShare:   editShare,
+		noEdit:      fs.Bool("no-edit", false, "do not leave out applied write payloads or old bulky results (stale reads are still declared)"),
+		editAge:     fs.Int("edit-age", 0, "leave out write payloads and bulky results older than this many `requests` (default 12)"),
+		editBulky:   fs.Int("edit-bulky", 0, "an old result of at least this many `bytes` is bulky (default 2048)"),
+		cacheTTL:    fs.Duration("cache-ttl", 0, "the provider's prompt-cache `lifetime` when a request asks for no other (default 5m)"),
 		holdout:     holdout,
 		holdoutSeed: fs.String("holdout-seed", "", "`seed` choosing the held-out conversations (default a fixed one)"),
 		config:      fs.String("config", "", "terse config `FILE` ([api] section)"),
@@ -130,6 +154,24 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	}
 	if *f.holdoutSeed != "" {
 		a.HoldoutSeed = *f.holdoutSeed
+	}
+	if *f.noEdit {
+		a.NoEdit = true
+	}
+	if *f.editAge > 0 {
+		a.EditAge = *f.editAge
+	}
+	if *f.editBulky > 0 {
+		a.EditBulkyBytes = *f.editBulky
+	}
+	if f.editShare.set {
+		a.EditShare = f.editShare.v
+	}
+	if *f.cacheTTL > 0 {
+		a.CacheTTL.Duration = *f.cacheTTL
+	}
+	if *f.editAge < 0 || *f.editBulky < 0 || *f.cacheTTL < 0 {
+		return nil, config.API{}, &usageError{"api: --edit-age, --edit-bulky and --cache-ttl must not be negative"}
 	}
 	if a.Listen == "" {
 		a.Listen = config.DefaultAPIListen
@@ -230,6 +272,23 @@ func apiPrices(rows []config.APIPrice) *apiproxy.Prices {
 	return apiproxy.NewPrices(out)
 }
 
+// apiChunkStore is where elided results are kept for the agent's shell
+// and the command that prints one: terse chunk with the conversation's
+// scope, and the store's directory and lifetime when they are not the
+// defaults. A Redis store is not used for them (the command would need
+// the config file's path): results of calls that may have side effects
+// are then not elided.
+func apiChunkStore(cfg *config.Config, st store.Store) (store.Store, string) {
+	if cfg.Store.Redis != "" {
+		return nil, ""
+	}
+	dir := cfg.Store.Dir
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	return st, strings.Replace(chunkCommand(dir, cfg.Store.TTL.Duration), "terse chunk", "terse chunk --session {scope}", 1)
+}
+
 // apiServer is a running proxy.
 type apiServer struct {
 	srv   *http.Server
@@ -271,11 +330,15 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 	if err != nil {
 		return fail(err)
 	}
+	chunks, fetch := apiChunkStore(cfg, st)
 	p, err := apiproxy.New(apiproxy.Config{
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
 		Rewriter: apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools,
-			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiProfile(cfg)}),
+			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiProfile(cfg),
+			NoEdit: a.NoEdit, EditAge: a.EditAge, EditBulky: a.EditBulkyBytes, EditShare: a.EditShare,
+			CacheTTL: a.CacheTTL.Duration, Prices: apiPrices(a.Prices),
+			ChunkStore: chunks, ChunkFetch: fetch}),
 		DryRun:    a.DryRun,
 		Holdout:   apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
 		MaxBody:   int64(a.MaxBodyBytes),
@@ -314,7 +377,7 @@ func (s *apiServer) stop() string {
 }
 
 func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE]", apiDoc, stdout, stderr)
+	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE] [--no-edit] [--edit-age N] [--edit-bulky BYTES] [--edit-share F] [--cache-ttl D]", apiDoc, stdout, stderr)
 	listen := fs.String("listen", "", "address to serve on (default [api] listen, else "+config.DefaultAPIListen+")")
 	af := addAPIFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {

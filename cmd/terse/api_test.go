@@ -322,3 +322,64 @@ text = { include = ["ERROR"] }
 		t.Errorf("the text filter was used:\n%s", e.After)
 	}
 }
+
+// TestAPIElidedChunkCommand: an old bulky result of a call that may have
+// side effects is elided with a terse chunk command, and that command,
+// run as the agent would run it from its shell, prints the original.
+func TestAPIElidedChunkCommand(t *testing.T) {
+	dir := t.TempDir()
+	cfg := apiConfig(t, fmt.Sprintf("[store]\ndir = %q\n", dir))
+	st, err := configStore(cfg.Store.Dir, cfg.Store.Redis, cfg.Store.TTL.Duration, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, fetch := apiChunkStore(cfg, st)
+	rw := apiproxy.NewRewriter(apiproxy.Options{Window: 200_000, EditAge: 2, ChunkStore: chunks, ChunkFetch: fetch})
+	var orig strings.Builder
+	for i := 1; i <= 80; i++ {
+		fmt.Fprintf(&orig, "   Compiling crate%d v0.1.%d (/src/crate%d)\n", i, i, i)
+	}
+	use := func(id, cmd string) tree.Value {
+		return tree.Object(tree.Member{Key: "type", Value: tree.String("tool_use")}, tree.Member{Key: "id", Value: tree.String(id)},
+			tree.Member{Key: "name", Value: tree.String("Bash")}, tree.Member{Key: "input", Value: tree.Object(tree.Member{Key: "command", Value: tree.String(cmd)})})
+	}
+	result := func(id, text string) tree.Value {
+		return tree.Object(tree.Member{Key: "type", Value: tree.String("tool_result")}, tree.Member{Key: "tool_use_id", Value: tree.String(id)},
+			tree.Member{Key: "content", Value: tree.String(text)})
+	}
+	msg := func(role string, blocks ...tree.Value) tree.Value {
+		return tree.Object(tree.Member{Key: "role", Value: tree.String(role)}, tree.Member{Key: "content", Value: tree.Array(blocks...)})
+	}
+	msgs := []tree.Value{msg("user", tree.Object(tree.Member{Key: "type", Value: tree.String("text")}, tree.Member{Key: "text", Value: tree.String("build it")})),
+		msg("assistant", use("toolu_1", "cargo build")), msg("user", result("toolu_1", orig.String()))}
+	for i := 2; i <= 5; i++ {
+		id := fmt.Sprintf("toolu_%d", i)
+		msgs = append(msgs, msg("assistant", use(id, "echo ok")), msg("user", result(id, "ok")))
+	}
+	body := tree.AppendJSON(nil, tree.Object(tree.Member{Key: "model", Value: tree.String("claude-sonnet-4-5")},
+		tree.Member{Key: "messages", Value: tree.Array(msgs...)}))
+	res := rw.Rewrite(body, 0)
+	if res.Batch == "" || res.Body == nil {
+		t.Fatalf("no batch: %+v", res.Skipped)
+	}
+	var line string
+	for _, e := range res.Edits {
+		if e.CallID == "toolu_1" && e.Source == apiproxy.SourceElided {
+			line = e.After
+		}
+	}
+	_, cmd, ok := strings.Cut(line, "`")
+	cmd, _, ok2 := strings.Cut(cmd, "`")
+	if !ok || !ok2 || !strings.HasPrefix(cmd, "terse chunk --session api-") {
+		t.Fatalf("elided line %q names no terse chunk command", line)
+	}
+	// The command names the store (not the default directory) itself.
+	args := strings.Fields(strings.TrimPrefix(cmd, "terse "))
+	var out, errb strings.Builder
+	if err := run(t.Context(), args, strings.NewReader(""), &out, &errb); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, errb.String())
+	}
+	if _, got, _ := strings.Cut(out.String(), "\n"); got != orig.String() {
+		t.Fatalf("%s printed\n%s", cmd, out.String())
+	}
+}

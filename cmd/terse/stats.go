@@ -170,7 +170,7 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 	fmt.Fprintf(w, "read by the model: %.0f of %.0f tokens, net of %.0f tokens of hints and id lines\n",
 		t.TokensOut, t.TokensIn, s.HintCost)
 	fmt.Fprintf(w, "  saved losslessly (encoding, dedup): %.0f (%s)\n", lossless, pctOrZero(lossless, t.TokensIn))
-	fmt.Fprintf(w, "  left out, declared (fit, filter, history, stale): %.0f (%s)\n", leftOut, pctOrZero(leftOut, t.TokensIn))
+	fmt.Fprintf(w, "  left out, declared (fit, filter, history, stale, applied, elided): %.0f (%s)\n", leftOut, pctOrZero(leftOut, t.TokensIn))
 	if other := t.Saved - lossless - leftOut; other != 0 {
 		// Results whose events name no source (written before sources
 		// were recorded, or skipped ones): shown so the lines add up.

@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"", "config", "tokens", "toolname"},
 	"fit/readtest":     {"tree", "inband"},
-	"apiproxy":         {"", "tree", "tokens", "history", "store", "telemetry", "shape", "hook", "toolname"},
+	"apiproxy":         {"", "tree", "tokens", "history", "store", "fit", "telemetry", "shape", "hook", "toolname"},
 	"cmd/terse":        {"*"},
 	"internal/corpus":  {},
 	"internal/layout":  {},
