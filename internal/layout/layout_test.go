@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"tokens":           {},
 	"toon":             {"tree"},
 	"filter":           {"tree", "tokens"},
-	"render":           {"tree", "tokens", "toon"},
+	"render":           {"tree", "tokens", "toon", "internal/lazyre"},
 	"dedup":            {"tree"},
 	"store":            {},
 	"store/redisstore": {"store", "dedup"},
@@ -48,7 +48,8 @@ var allowed = map[string][]string{
 	"internal/corpus":  {},
 	"internal/layout":  {},
 	"internal/memtest": {},
-	"shape":            {"tokens"},
+	"internal/lazyre":  {},
+	"shape":            {"tokens", "internal/lazyre"},
 	"hook":             {"tree", "dedup", "toolname"},
 }
 
