@@ -91,6 +91,7 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if os.Getenv("TERSE_DISABLE") == "1" {
 		return nil
 	}
+	defer hookGC()()
 	if fs.NArg() != 1 || fs.Arg(0) != "claude-code" {
 		lg.printf("", "", "usage", "want: terse hook claude-code")
 		return nil
@@ -408,6 +409,30 @@ func bashMaxOutput() int {
 	}
 	return 30000
 }
+
+// hookGC turns the collector off for the hook's short life, with a soft
+// memory limit (hookHeap) at which it collects after all, and returns the
+// function that restores the settings it found. The hook is a process
+// per tool call that lives a few milliseconds: collecting garbage that
+// the process's exit frees anyway costs it a collector start and marking
+// that, for a 100 KB result, take about as long as the work. An event of
+// 16 MB or more is paced by limitMemory instead. GOGC and GOMEMLIMIT,
+// when set, are kept.
+func hookGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gc := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(hookHeap)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// hookHeap is the soft memory limit under which the hook does not
+// collect: well above what an event under largeInput needs.
+const hookHeap = 256 << 20
 
 // hookLog appends one line per failure to the hook's log file; it never
 // writes to the agent's screen, and a log it cannot write is skipped.
