@@ -1,0 +1,84 @@
+package tokens
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// LineStart reports whether a text's count is the sum of the counts of
+// its part up to a line feed and the part after it, next, under the
+// pre-tokenizers of o200k_base and cl100k_base: no piece of either
+// crosses a line feed followed by a rune that is neither white space
+// nor '/'. (A line feed is taken by the piece before it, "\n" alone, a
+// run of white space ending in it, or a run of symbols that may go on
+// with '\r', '\n' and, in o200k_base, '/'; a piece after it starts
+// afresh.) An empty next is an end of text, where every piece ends.
+// TestLineCounterCorpus checks it on every text of the corpus.
+func LineStart(next string) bool {
+	if next == "" {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(next)
+	return r != '/' && !unicode.IsSpace(r)
+}
+
+// LineCounter counts texts that share many of their lines, as the
+// drafts of one result fitted to a budget do: a text is cut after each
+// line feed where LineStart holds, and the count of each part is
+// remembered, so that a line is counted once however many drafts hold
+// it. Its counts equal its counter's. A counter other than the exact
+// o200k_base and cl100k_base ones counts every text whole. Not safe
+// for concurrent use.
+type LineCounter struct {
+	c     Counter
+	lines bool
+	memo  map[string]int
+}
+
+// NewLineCounter returns a LineCounter of c.
+func NewLineCounter(c Counter) *LineCounter {
+	n := c.Name()
+	return &LineCounter{c: c, lines: c.Exact() && (n == O200kBaseName || n == Cl100kBaseName)}
+}
+
+// lineCounterMin is the length of text below which a LineCounter counts
+// it whole: cutting and looking up its lines would cost more.
+const lineCounterMin = 256
+
+// Count returns the number of tokens of s.
+func (l *LineCounter) Count(s string) int {
+	if !l.lines || len(s) < lineCounterMin {
+		return l.c.Count(s)
+	}
+	if l.memo == nil {
+		l.memo = map[string]int{}
+	}
+	n, start := 0, 0
+	for i := 0; i < len(s); {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			break
+		}
+		end := i + j + 1
+		if LineStart(s[end:]) {
+			n += l.part(s[start:end])
+			start = end
+		}
+		i = end
+	}
+	if start < len(s) {
+		n += l.part(s[start:])
+	}
+	return n
+}
+
+// part returns the count of one part, remembered.
+func (l *LineCounter) part(s string) int {
+	if n, ok := l.memo[s]; ok {
+		return n
+	}
+	n := l.c.Count(s)
+	l.memo[strings.Clone(s)] = n
+	return n
+}
