@@ -66,7 +66,7 @@ func TestLineCounterCorpus(t *testing.T) {
 func TestLineStartNeeded(t *testing.T) {
 	c := O200kBase()
 	for _, tc := range []struct{ a, b string }{
-		{"x}\n", "/"},      // a symbol run takes '/' after its line feed
+		{"x}\n", "/"},     // a symbol run takes '/' after its line feed
 		{"x;\n", "\nbar"}, // line feeds run together
 	} {
 		if LineStart(tc.b) {
