@@ -305,10 +305,7 @@ func allOf(sel []Level, l Level) bool {
 // were not stored states no sizes: nothing can fetch them.
 func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
 	total := len(sel)
-	var counts [4]int
-	for _, l := range sel {
-		counts[l]++
-	}
+	counts := levelCounts(sel)
 	shown := total - counts[Skip]
 	at := ""
 	switch {

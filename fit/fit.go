@@ -229,6 +229,7 @@ type engine struct {
 	// fullRatio is the whole document's tokens per JSON byte of its
 	// items at full detail, when it was counted (0: not known).
 	fullRatio float64
+	lc        *tokens.LineCounter // count's, made on first use
 }
 
 // minStdCap is the fewest runes a standard level cuts a string to, at
@@ -380,7 +381,14 @@ func levelIndex(ls []Level, l Level) int {
 	return -1
 }
 
-func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
+// count counts a draft of the output. The drafts of one fit share most
+// of their lines, each counted once (tokens.LineCounter).
+func (e *engine) count(s string) int {
+	if e.lc == nil {
+		e.lc = tokens.NewLineCounter(e.o.Counter)
+	}
+	return e.lc.Count(s)
+}
 
 // run finds the selection: solve with an estimated capacity, render, count
 // the whole output exactly, and tighten until it fits. The budget is a
@@ -520,26 +528,38 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 		text string
 		n    int
 	}
-	best := probe{sel: skip, text: empty, n: base}
+	// cur is the selection of the best prefix so far (of lo steps); a
+	// probe applies the steps after it in place and takes them back
+	// when it does not fit (a selection is as long as the input: one
+	// copy per probe would cost more than the probe's count).
+	cur := slices.Clone(skip)
+	best := probe{sel: cur, text: empty, n: base}
 	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
-	// sel is the selection of the first k steps, k > lo: the best one
-	// so far (of lo steps) and the steps after it.
-	sel := func(k int) []Level {
-		s := slices.Clone(best.sel)
-		for _, x := range steps[lo:k] {
-			s[x.item] = e.levels[x.item][x.to]
-			if e.promote != nil {
-				s[x.item] = e.promote(x.item, s[x.item])
-			}
-		}
-		return s
+	type undo struct {
+		item int
+		l    Level
 	}
+	var undos []undo
 	try := func(k int) (probe, bool) {
 		*iters++
-		p := probe{sel: sel(k)}
-		p.text = e.assemble(p.sel, tier)
+		undos = undos[:0]
+		for _, x := range steps[lo:k] {
+			undos = append(undos, undo{x.item, cur[x.item]})
+			cur[x.item] = e.levels[x.item][x.to]
+			if e.promote != nil {
+				cur[x.item] = e.promote(x.item, cur[x.item])
+			}
+		}
+		p := probe{sel: cur}
+		p.text = e.assemble(cur, tier)
 		p.n = e.count(p.text)
-		return p, p.n <= e.o.Budget
+		if p.n > e.o.Budget {
+			for i := len(undos) - 1; i >= 0; i-- {
+				cur[undos[i].item] = undos[i].l
+			}
+			return p, false
+		}
+		return p, true
 	}
 	for k := 1; k <= len(steps); k = min(2*k, len(steps)) {
 		p, ok := try(k)
@@ -1159,15 +1179,8 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minim
 //	> [114 of 120 items left out, 5 shortened: get all 120 items whole with: terse chunk c_0123456789012345 1; a fetch returns up to 20,000 tokens]
 //	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
-	skipped, short := 0, 0
-	for _, l := range sel {
-		switch l {
-		case Skip:
-			skipped++
-		case Standard, Minimal:
-			short++
-		}
-	}
+	counts := levelCounts(sel)
+	skipped, short := counts[Skip], counts[Standard]+counts[Minimal]
 	if skipped+short == 0 || tier == tierNone {
 		return
 	}
