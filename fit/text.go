@@ -95,19 +95,38 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		// the long one grows with it; a cut as long as the line shows it
 		// whole, and declares it so.
 		hi, lo := max(2*minLineCut, o.Budget*2), minLineCut
+		// A long line's three renderings, allocated together for all
+		// long lines (a log can have tens of thousands), and one list of
+		// levels shared by them.
+		long := 0
+		for _, l := range lines {
+			if len(l) > 2*minLineCut {
+				long++
+			}
+		}
+		three := []Level{Full, Standard, Minimal}
+		strs, outs := make([]string, 3*long), make([][]string, 3*long)
 		for i, l := range lines {
 			units[i] = textUnit{a: i, b: i + 1, levels: full}
 			if len(l) <= 2*minLineCut {
 				continue
 			}
 			u := &units[i]
-			u.levels, u.out = []Level{Full, Standard, Minimal}, [][]string{{l}, {l}, {l}}
-			if cut, ok := cutString(l, hi); ok && len(l) > 2*hi {
-				u.out[1] = []string{cut}
+			s, out := strs[:3:3], outs[:3:3]
+			strs, outs = strs[3:], outs[3:]
+			s[0], s[1], s[2] = l, l, l
+			if len(l) > 2*hi {
+				if cut, ok := cutString(l, hi); ok {
+					s[1] = cut
+				}
 			}
 			if cut, ok := cutString(l, lo); ok && len(l) > 2*lo {
-				u.out[2] = []string{cut}
+				s[2] = cut
 			}
+			for k := range out {
+				out[k] = s[k : k+1 : k+1]
+			}
+			u.levels, u.out = three[:3:3], out
 		}
 		e0 := &units
 		promote = func(i int, l Level) Level {

@@ -73,8 +73,16 @@ func (l *LineCounter) Count(s string) int {
 	return n
 }
 
+// lineCounterMax is the length of a part above which a LineCounter
+// counts it without remembering it: a text of one long line (compact
+// JSON) differs from draft to draft, and keeping each would only cost.
+const lineCounterMax = 8 << 10
+
 // part returns the count of one part, remembered.
 func (l *LineCounter) part(s string) int {
+	if len(s) > lineCounterMax {
+		return l.c.Count(s)
+	}
 	if n, ok := l.memo[s]; ok {
 		return n
 	}
