@@ -1,6 +1,8 @@
 package tokens
 
 import (
+	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,11 +13,12 @@ import (
 	"github.com/terse-dev/terse/internal/corpus"
 )
 
-// TestLineCounterCorpus: for every text of the corpus, and the same text
-// with its lines shuffled into other neighbours, counting it by its
-// lines (LineCounter) gives exactly the count of the whole, in both
+// TestLineCounterCorpus: for every text of the corpus (and every JSON
+// document of it in compact JSON), and the same text with its lines
+// shuffled into other neighbours, counting it by its parts
+// (LineCounter) gives exactly the count of the whole, in both
 // encodings: the pre-tokenizers' pieces never cross a line feed where
-// LineStart holds.
+// LineStart holds nor a point where WordEnd does.
 func TestLineCounterCorpus(t *testing.T) {
 	dir := corpus.Dir(t, "corpus")
 	var texts []string
@@ -28,6 +31,10 @@ func TestLineCounterCorpus(t *testing.T) {
 			return nil
 		}
 		texts = append(texts, string(b))
+		var c bytes.Buffer
+		if strings.HasSuffix(p, ".json") && json.Compact(&c, b) == nil {
+			texts = append(texts, c.String()) // items joined by "},{"
+		}
 		return nil
 	})
 	if len(texts) < 50 {
@@ -86,12 +93,24 @@ func TestLineStartNeeded(t *testing.T) {
 			t.Errorf("LineStart(%q) = false", next)
 		}
 	}
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{{`abc"}`, true}, {`123}`, true}, {`abc'}`, false}, {"ab's", false}, {"abé", false}, {"ab\u0301", false}, {"ab c", false}, {`/"}`, false}} {
+		i := strings.IndexAny(tc.s, "\"}'\u0301 é")
+		if i < 0 {
+			i = 2
+		}
+		if got := WordEnd(tc.s, i); got != tc.want {
+			t.Errorf("WordEnd(%q, %d) = %v", tc.s, i, got)
+		}
+	}
 }
 
 // FuzzLineCounter: counting by lines equals counting whole, in both
 // encodings, for any text.
 func FuzzLineCounter(f *testing.F) {
-	for _, s := range []string{"a\nb\n", "x}\n/path\n", "  indented\n\tline\nnext\n", strings.Repeat("line ok\n", 60) + "x\n /y\n"} {
+	for _, s := range []string{"a\nb\n", "x}\n/path\n", `{"a":1,"b":"x"},{"a":22,"b":"y'"},{"a":3é},{"a":"ok\u0301"}`, "  indented\n\tline\nnext\n", strings.Repeat("line ok\n", 60) + "x\n /y\n"} {
 		f.Add(s)
 	}
 	o, cl := NewLineCounter(O200kBase()), NewLineCounter(Cl100kBase())
