@@ -217,9 +217,9 @@ type engine struct {
 	assemble func(sel []Level, tier int) string
 	chunks   *chunkIndex
 	// sel and tier are the selection run returned and its tier.
-	sel   []Level
-	tier  int
-	steps []step // the upgrade order, built by upgrades
+	sel  []Level
+	tier int
+	up   *upgradeOrder // the upgrade order, built by upgrades
 	// promote, when set, gives the level an item at level l is shown
 	// and declared at (Full for a standard level that leaves it whole).
 	promote func(i int, l Level) Level
@@ -501,15 +501,36 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 // token (see showFirst). A selection is a
 // prefix of it, so that a larger budget, which fits a longer prefix,
 // never shows fewer items, fewer items whole, or less of any item.
-func (e *engine) upgrades() []step {
-	if e.steps == nil {
+func (e *engine) upgrades() *upgradeOrder {
+	if e.up == nil {
 		if e.linear {
-			e.steps = lineOrder(e.levels, e.vals, e.head)
+			e.up = &upgradeOrder{first: lineOrder(e.levels, e.vals, e.head), levels: e.levels}
+			e.up.steps = lineUpgrades(e.up.first, e.levels)
 		} else {
-			e.steps = showFirst(e.problem(1))
+			e.up = &upgradeOrder{steps: showFirst(e.problem(1))}
 		}
 	}
-	return e.steps
+	return e.up
+}
+
+// upgradeOrder is an order of upgrade steps: first, items shown at
+// their cheapest level, one step each (lines: a text of 100,000 lines
+// has as many, and a fit reads the first few hundred), then steps.
+type upgradeOrder struct {
+	first  []int
+	levels [][]Level
+	steps  []step
+}
+
+func (u *upgradeOrder) len() int { return len(u.first) + len(u.steps) }
+
+// at returns step j.
+func (u *upgradeOrder) at(j int) step {
+	if j < len(u.first) {
+		i := u.first[j]
+		return step{item: i, from: -1, to: len(u.levels[i]) - 1}
+	}
+	return u.steps[j-len(u.first)]
 }
 
 // runPrefix fits the longest prefix of the upgrades whose text, counted,
@@ -518,7 +539,7 @@ func (e *engine) upgrades() []step {
 // larger budget fits one that a smaller does not, and from there on it
 // only looks further: the prefix never shrinks as the budget grows.
 func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters *int, st *Stats) ([]Level, string, bool) {
-	steps := e.upgrades()
+	up := e.upgrades()
 	st.Solver = SolverGreedy
 	if e.linear {
 		st.Solver = SolverHeadTail
@@ -534,7 +555,7 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 	// copy per probe would cost more than the probe's count).
 	cur := slices.Clone(skip)
 	best := probe{sel: cur, text: empty, n: base}
-	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
+	lo, hi := 0, up.len()+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
 	type undo struct {
 		item int
 		l    Level
@@ -543,7 +564,8 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 	try := func(k int) (probe, bool) {
 		*iters++
 		undos = undos[:0]
-		for _, x := range steps[lo:k] {
+		for j := lo; j < k; j++ {
+			x := up.at(j)
 			undos = append(undos, undo{x.item, cur[x.item]})
 			cur[x.item] = e.levels[x.item][x.to]
 			if e.promote != nil {
@@ -561,18 +583,18 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 		}
 		return p, true
 	}
-	for k := 1; k <= len(steps); k = min(2*k, len(steps)) {
+	for k := 1; k <= up.len(); k = min(2*k, up.len()) {
 		p, ok := try(k)
 		if !ok {
 			hi = k
 			break
 		}
 		best, lo = p, k
-		if k == len(steps) {
+		if k == up.len() {
 			break
 		}
 	}
-	for hi-lo > 1 && lo < len(steps) {
+	for hi-lo > 1 && lo < up.len() {
 		m := (lo + hi) / 2
 		if p, ok := try(m); ok {
 			best, lo = p, m

@@ -334,13 +334,14 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 // standard, a larger budget cuts it longer).
 const minLineCut = 100
 
-// lineOrder is the order in which the lines of a text gain detail, the
+// lineOrder is the order in which the lines of a text are shown, the
 // same at every budget: error lines and their neighbours (boosted) take
 // every other place while they last, latest first; the others come from
 // the head and the tail, the head taking its share of them (1: a prefix,
-// 0: a suffix); every line comes first at its cheapest level, and long
-// lines gain their richer levels after every line is shown.
-func lineOrder(levels [][]Level, vals []float64, head float64) []step {
+// 0: a suffix). Every line comes first at its cheapest level, and long
+// lines gain their richer levels after every line is shown, in the same
+// order (lineUpgrades).
+func lineOrder(levels [][]Level, vals []float64, head float64) []int {
 	n := len(levels)
 	var boosted []int
 	for i := n - 1; i >= 0; i-- {
@@ -385,14 +386,17 @@ func lineOrder(levels [][]Level, vals []float64, head float64) []step {
 			break
 		}
 	}
+	return order
+}
+
+// lineUpgrades returns the steps after every line of order is shown at
+// its cheapest level: each line's richer levels, in the same order.
+func lineUpgrades(order []int, levels [][]Level) []step {
 	size := 0
 	for _, ls := range levels {
-		size += len(ls)
+		size += len(ls) - 1
 	}
 	steps := make([]step, 0, size)
-	for _, i := range order {
-		steps = append(steps, step{item: i, from: -1, to: len(levels[i]) - 1})
-	}
 	for _, i := range order {
 		for k := len(levels[i]) - 2; k >= 0; k-- {
 			steps = append(steps, step{item: i, from: k + 1, to: k})
