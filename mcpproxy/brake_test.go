@@ -212,3 +212,41 @@ func TestBrakeResourceRereads(t *testing.T) {
 		t.Errorf("stats: %d brakes, want 1", n)
 	}
 }
+
+// TestBrakeRereadTelemetry: the re-read that brakes a tool is recorded
+// with the telemetry field "brake", once, on the call itself.
+func TestBrakeRereadTelemetry(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := telemetry.Open(telemetry.Settings{Enabled: true, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fronts(t, func() *Options {
+		o := chunkOptions(&store.Mem{})
+		o.BrakeFetches, o.Telemetry = 1, rec
+		return o
+	})[0]
+	args := map[string]any{"n": 30, "_budget": 300}
+	for range 4 {
+		f.call(t, "items", args)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := telemetry.ReadDir(dir, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brakes := 0
+	for _, r := range l.Records {
+		if r.Brake {
+			brakes++
+			if r.Chunk {
+				t.Errorf("the re-read's brake was recorded on a chunk event: %+v", r)
+			}
+		}
+	}
+	if brakes != 1 {
+		t.Errorf("%d events with brake, want 1", brakes)
+	}
+}
