@@ -93,7 +93,6 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if os.Getenv("TERSE_DISABLE") == "1" {
 		return nil
 	}
-	defer hookGC()()
 	if fs.NArg() != 1 || fs.Arg(0) != "claude-code" {
 		lg.printf("", "", "usage", "want: terse hook claude-code")
 		return nil
@@ -156,6 +155,9 @@ func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	}
 	if len(data) > maxHookEvent {
 		return nil, fmt.Errorf("event over %d bytes, left alone", maxHookEvent)
+	}
+	if len(data) < hookGCMax {
+		defer hookGC()()
 	}
 	limitMemory(len(data), true)
 	cfg, err := h.config()
@@ -471,9 +473,10 @@ func bashMaxOutput() int {
 // function that restores the settings it found. The hook is a process
 // per tool call that lives a few milliseconds: collecting garbage that
 // the process's exit frees anyway costs it a collector start and marking
-// that, for a 100 KB result, take about as long as the work. An event of
-// 16 MB or more is paced by limitMemory instead. GOGC and GOMEMLIMIT,
-// when set, are kept.
+// that, for a 100 KB result, take about as long as the work. It is used
+// for events under hookGCMax, whose garbage stays well under the limit;
+// larger ones keep the collector (limitMemory paces it from 16 MB).
+// GOGC and GOMEMLIMIT, when set, are kept.
 func hookGC() (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
@@ -487,8 +490,11 @@ func hookGC() (restore func()) {
 }
 
 // hookHeap is the soft memory limit under which the hook does not
-// collect: well above what an event under largeInput needs.
-const hookHeap = 256 << 20
+// collect, and hookGCMax the largest event it does so for.
+const (
+	hookHeap  = 256 << 20
+	hookGCMax = 4 << 20
+)
 
 // hookLog appends one line per failure to the hook's log file; it never
 // writes to the agent's screen, and a log it cannot write is skipped.
