@@ -220,10 +220,7 @@ func allOf(sel []Level, l Level) bool {
 // than the fetch budget the last line states. An index of chunks that
 // were not stored states no sizes: nothing can fetch them.
 func (c *chunkIndex) write(sb *strings.Builder, o Options, sel []Level) {
-	var counts [4]int
-	for _, l := range sel {
-		counts[l]++
-	}
+	counts := levelCounts(sel)
 	head := inband.Index{Total: len(sel), Unit: c.unit, Label: c.label, Chunks: len(c.ranges),
 		Shown: len(sel) - counts[Skip], Levels: c.levels, LeftOut: counts[Skip]}
 	if c.levels {

@@ -43,7 +43,10 @@
 // then halving, the probes the same at every budget until a larger one
 // fits more. So the budget is a guarantee by the counter, and a larger
 // budget never shows fewer items, fewer items whole, or less of any
-// item. Strings are cut longer under a larger budget; an item the
+// item. The probes' texts share most of their lines (and, in compact
+// JSON, items): each is counted once per fit and the counts summed
+// where the tokenizer's pieces cannot cross (tokens.LineCounter), the
+// same count as the whole text's. Strings are cut longer under a larger budget; an item the
 // budget's cut leaves whole is shown and declared at full detail.
 //
 // A format whose encoder checks its own output (render's auto verifies

@@ -223,9 +223,9 @@ type engine struct {
 	assemble func(sel []Level, tier int) string
 	chunks   *chunkIndex
 	// sel and tier are the selection run returned and its tier.
-	sel   []Level
-	tier  int
-	steps []step // the upgrade order, built by upgrades
+	sel  []Level
+	tier int
+	up   *upgradeOrder // the upgrade order, built by upgrades
 	// promote, when set, gives the level an item at level l is shown
 	// and declared at (Full for a standard level that leaves it whole).
 	promote func(i int, l Level) Level
@@ -235,6 +235,7 @@ type engine struct {
 	// fullRatio is the whole document's tokens per JSON byte of its
 	// items at full detail, when it was counted (0: not known).
 	fullRatio float64
+	lc        *tokens.LineCounter // count's, made on first use
 }
 
 // minStdCap is the fewest runes a standard level cuts a string to, at
@@ -386,7 +387,14 @@ func levelIndex(ls []Level, l Level) int {
 	return -1
 }
 
-func (e *engine) count(s string) int { return e.o.Counter.Count(s) }
+// count counts a draft of the output. The drafts of one fit share most
+// of their lines, each counted once (tokens.LineCounter).
+func (e *engine) count(s string) int {
+	if e.lc == nil {
+		e.lc = tokens.NewLineCounter(e.o.Counter)
+	}
+	return e.lc.Count(s)
+}
 
 // run finds the selection: solve with an estimated capacity, render, count
 // the whole output exactly, and tighten until it fits. The budget is a
@@ -499,15 +507,36 @@ func (e *engine) runTier(tier int, iters *int, st *Stats) ([]Level, string, bool
 // token (see showFirst). A selection is a
 // prefix of it, so that a larger budget, which fits a longer prefix,
 // never shows fewer items, fewer items whole, or less of any item.
-func (e *engine) upgrades() []step {
-	if e.steps == nil {
+func (e *engine) upgrades() *upgradeOrder {
+	if e.up == nil {
 		if e.linear {
-			e.steps = lineOrder(e.levels, e.vals, e.head)
+			e.up = &upgradeOrder{first: lineOrder(e.levels, e.vals, e.head), levels: e.levels}
+			e.up.steps = lineUpgrades(e.up.first, e.levels)
 		} else {
-			e.steps = showFirst(e.problem(1))
+			e.up = &upgradeOrder{steps: showFirst(e.problem(1))}
 		}
 	}
-	return e.steps
+	return e.up
+}
+
+// upgradeOrder is an order of upgrade steps: first, items shown at
+// their cheapest level, one step each (lines: a text of 100,000 lines
+// has as many, and a fit reads the first few hundred), then steps.
+type upgradeOrder struct {
+	first  []int
+	levels [][]Level
+	steps  []step
+}
+
+func (u *upgradeOrder) len() int { return len(u.first) + len(u.steps) }
+
+// at returns step j.
+func (u *upgradeOrder) at(j int) step {
+	if j < len(u.first) {
+		i := u.first[j]
+		return step{item: i, from: -1, to: len(u.levels[i]) - 1}
+	}
+	return u.steps[j-len(u.first)]
 }
 
 // runPrefix fits the longest prefix of the upgrades whose text, counted,
@@ -516,7 +545,7 @@ func (e *engine) upgrades() []step {
 // larger budget fits one that a smaller does not, and from there on it
 // only looks further: the prefix never shrinks as the budget grows.
 func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters *int, st *Stats) ([]Level, string, bool) {
-	steps := e.upgrades()
+	up := e.upgrades()
 	st.Solver = SolverGreedy
 	if e.linear {
 		st.Solver = SolverHeadTail
@@ -526,39 +555,52 @@ func (e *engine) runPrefix(tier int, skip []Level, empty string, base int, iters
 		text string
 		n    int
 	}
-	best := probe{sel: skip, text: empty, n: base}
-	lo, hi := 0, len(steps)+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
-	// sel is the selection of the first k steps, k > lo: the best one
-	// so far (of lo steps) and the steps after it.
-	sel := func(k int) []Level {
-		s := slices.Clone(best.sel)
-		for _, x := range steps[lo:k] {
-			s[x.item] = e.levels[x.item][x.to]
-			if e.promote != nil {
-				s[x.item] = e.promote(x.item, s[x.item])
-			}
-		}
-		return s
+	// cur is the selection of the best prefix so far (of lo steps); a
+	// probe applies the steps after it in place and takes them back
+	// when it does not fit (a selection is as long as the input: one
+	// copy per probe would cost more than the probe's count).
+	cur := slices.Clone(skip)
+	best := probe{sel: cur, text: empty, n: base}
+	lo, hi := 0, up.len()+1 // the prefix of lo steps fits; of hi, not (or hi is past the end)
+	type undo struct {
+		item int
+		l    Level
 	}
+	var undos []undo
 	try := func(k int) (probe, bool) {
 		*iters++
-		p := probe{sel: sel(k)}
-		p.text = e.assemble(p.sel, tier)
+		undos = undos[:0]
+		for j := lo; j < k; j++ {
+			x := up.at(j)
+			undos = append(undos, undo{x.item, cur[x.item]})
+			cur[x.item] = e.levels[x.item][x.to]
+			if e.promote != nil {
+				cur[x.item] = e.promote(x.item, cur[x.item])
+			}
+		}
+		p := probe{sel: cur}
+		p.text = e.assemble(cur, tier)
 		p.n = e.count(p.text)
-		return p, p.n <= e.o.Budget
+		if p.n > e.o.Budget {
+			for i := len(undos) - 1; i >= 0; i-- {
+				cur[undos[i].item] = undos[i].l
+			}
+			return p, false
+		}
+		return p, true
 	}
-	for k := 1; k <= len(steps); k = min(2*k, len(steps)) {
+	for k := 1; k <= up.len(); k = min(2*k, up.len()) {
 		p, ok := try(k)
 		if !ok {
 			hi = k
 			break
 		}
 		best, lo = p, k
-		if k == len(steps) {
+		if k == up.len() {
 			break
 		}
 	}
-	for hi-lo > 1 && lo < len(steps) {
+	for hi-lo > 1 && lo < up.len() {
 		m := (lo + hi) / 2
 		if p, ok := try(m); ok {
 			best, lo = p, m
@@ -1162,15 +1204,8 @@ func writeJSONNotes(sb *strings.Builder, sel []Level, label, unit, detail, minim
 //	> [114 of 120 items left out, 5 shortened: get all 120 items whole with: terse chunk c_0123456789012345 1; a fetch returns up to 20,000 tokens]
 //	> [23 of 25 items shortened: not retrievable right now (the chunk store is unavailable); re-run with a larger budget to see more]
 func writeHintAndIndex(sb *strings.Builder, o Options, sel []Level, idx *chunkIndex, tier int) {
-	skipped, short := 0, 0
-	for _, l := range sel {
-		switch l {
-		case Skip:
-			skipped++
-		case Standard, Minimal:
-			short++
-		}
-	}
+	counts := levelCounts(sel)
+	skipped, short := counts[Skip], counts[Standard]+counts[Minimal]
 	if skipped+short == 0 || tier == tierNone {
 		return
 	}

@@ -1,8 +1,10 @@
 package fit
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tree"
@@ -355,4 +357,17 @@ func hasAny(v tree.Value, keys ...string) bool {
 		}
 	}
 	return false
+}
+
+// levelCounts returns how many items of sel are at each level: a
+// selection is tallied once per draft of the output, and a draft of
+// 100,000 lines has as many levels.
+func levelCounts(sel []Level) (n [Skip + 1]int) {
+	b := unsafe.Slice((*byte)(unsafe.SliceData(sel)), len(sel))
+	n[Full] = len(sel)
+	for l := Standard; l <= Skip; l++ {
+		n[l] = bytes.Count(b, []byte{byte(l)})
+		n[Full] -= n[l]
+	}
+	return n
 }

@@ -90,19 +90,38 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		// the long one grows with it; a cut as long as the line shows it
 		// whole, and declares it so.
 		hi, lo := max(2*minLineCut, o.Budget*2), minLineCut
+		// A long line's three renderings, allocated together for all
+		// long lines (a log can have tens of thousands), and one list of
+		// levels shared by them.
+		long := 0
+		for _, l := range lines {
+			if len(l) > 2*minLineCut {
+				long++
+			}
+		}
+		three := []Level{Full, Standard, Minimal}
+		strs, outs := make([]string, 3*long), make([][]string, 3*long)
 		for i, l := range lines {
 			units[i] = textUnit{a: i, b: i + 1, levels: full}
 			if len(l) <= 2*minLineCut {
 				continue
 			}
 			u := &units[i]
-			u.levels, u.out = []Level{Full, Standard, Minimal}, [][]string{{l}, {l}, {l}}
-			if cut, ok := cutString(l, hi); ok && len(l) > 2*hi {
-				u.out[1] = []string{cut}
+			s, out := strs[:3:3], outs[:3:3]
+			strs, outs = strs[3:], outs[3:]
+			s[0], s[1], s[2] = l, l, l
+			if len(l) > 2*hi {
+				if cut, ok := cutString(l, hi); ok {
+					s[1] = cut
+				}
 			}
 			if cut, ok := cutString(l, lo); ok && len(l) > 2*lo {
-				u.out[2] = []string{cut}
+				s[2] = cut
 			}
+			for k := range out {
+				out[k] = s[k : k+1 : k+1]
+			}
+			u.levels, u.out = three[:3:3], out
 		}
 		e0 := &units
 		promote = func(i int, l Level) Level {
@@ -310,13 +329,14 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 // standard, a larger budget cuts it longer).
 const minLineCut = 100
 
-// lineOrder is the order in which the lines of a text gain detail, the
+// lineOrder is the order in which the lines of a text are shown, the
 // same at every budget: error lines and their neighbours (boosted) take
 // every other place while they last, latest first; the others come from
 // the head and the tail, the head taking its share of them (1: a prefix,
-// 0: a suffix); every line comes first at its cheapest level, and long
-// lines gain their richer levels after every line is shown.
-func lineOrder(levels [][]Level, vals []float64, head float64) []step {
+// 0: a suffix). Every line comes first at its cheapest level, and long
+// lines gain their richer levels after every line is shown, in the same
+// order (lineUpgrades).
+func lineOrder(levels [][]Level, vals []float64, head float64) []int {
 	n := len(levels)
 	var boosted []int
 	for i := n - 1; i >= 0; i-- {
@@ -361,14 +381,17 @@ func lineOrder(levels [][]Level, vals []float64, head float64) []step {
 			break
 		}
 	}
+	return order
+}
+
+// lineUpgrades returns the steps after every line of order is shown at
+// its cheapest level: each line's richer levels, in the same order.
+func lineUpgrades(order []int, levels [][]Level) []step {
 	size := 0
 	for _, ls := range levels {
-		size += len(ls)
+		size += len(ls) - 1
 	}
 	steps := make([]step, 0, size)
-	for _, i := range order {
-		steps = append(steps, step{item: i, from: -1, to: len(levels[i]) - 1})
-	}
 	for _, i := range order {
 		for k := len(levels[i]) - 2; k >= 0; k-- {
 			steps = append(steps, step{item: i, from: k + 1, to: k})

@@ -225,10 +225,10 @@ func (e *engine) begin(ctx context.Context, server, tool, client, session, conv 
 		return nil, false, &res, rec
 	}
 	c.argsKey = string(tree.AppendJSON(nil, rest))
-	c.brake = e.noteCall(c)
-	rec.Brake = c.brake
 	c.paths = argPaths(rest)
 	c.mutating = info.mutating || toolname.MatchAny(e.opts.MutatingTools, tool)
+	c.brake = e.noteCall(c, c.mutating)
+	rec.Brake = c.brake
 	if c.mutating && e.opts.Dedup != nil {
 		// Before forwarding: a read answered after this call must not be
 		// a reference to what the write changed.
@@ -466,6 +466,7 @@ func split(budget, fixed int, sizes []int) []int {
 // transform that would not make what the model reads smaller).
 func (e *engine) finish(ctx context.Context, c *call, pol Policy, raw []byte, rec *CallRecord) (out []byte, err error) {
 	rec.Outcome = "passed"
+	rec.Brake = c.brake // a call that braked its tool is counted once, here
 	if !utf8.Valid(raw) {
 		// Bytes that are not UTF-8 (a server writing Latin-1, a string
 		// cut mid-character): read as a client's JSON decoder reads them,

@@ -3,7 +3,6 @@ package mcpproxy
 import (
 	"log/slog"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +76,8 @@ const ClaudeCodeBudget = fit.ClaudeCodeBudget
 //   - Codex (clientInfo "codex-mcp-client") gives the model the JSON of
 //     structuredContent when it is present and not null, else the
 //     content (codex-rs/protocol/src/models.rs, From<&CallToolResult>
-//     for FunctionCallOutputPayload); it sets no limit of its own.
+//     for FunctionCallOutputPayload); it keeps about 10,000 tokens of a
+//     tool's output, cut in the middle (fit.Clients).
 //   - VS Code (GitHub Copilot Chat's agent mode) sends its product's
 //     nameLong ("Visual Studio Code", "Visual Studio Code - Insiders",
 //     "Code - OSS" for builds from source, "VSCodium") and, when a result
@@ -101,11 +101,14 @@ const ClaudeCodeBudget = fit.ClaudeCodeBudget
 //     structuredContent when present, server authors report it
 //     preferring content); the same thread says Windsurf ignores
 //     structuredContent.
+//
+// Their budgets are not here: a built-in rule's budget is the client's
+// Budget in the one table of client limits, fit.Clients.
 var builtinClients = []ClientRule{
-	{Match: "claude-code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
-	{Match: "claude code", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
-	{Match: "copilot-cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
-	{Match: "copilot cli", Reads: ReadsStructured, Budget: ClaudeCodeBudget},
+	{Match: "claude-code", Reads: ReadsStructured},
+	{Match: "claude code", Reads: ReadsStructured},
+	{Match: "copilot-cli", Reads: ReadsStructured},
+	{Match: "copilot cli", Reads: ReadsStructured},
 	{Match: "codex", Reads: ReadsStructured},
 	{Match: "visual studio code", Reads: ReadsStructured},
 	{Match: "code - oss", Reads: ReadsStructured},
@@ -124,20 +127,26 @@ type Policy struct {
 }
 
 // PolicyFor returns the policy for a client name: the first rule of rules,
-// then of the built-in rules, whose Match the name contains; ReadsContent
-// with no budget otherwise.
+// then of the built-in rules, whose Match the name contains (a built-in
+// rule with the client's budget from fit.Clients); ReadsContent with no
+// budget otherwise.
 func PolicyFor(client string, rules []ClientRule) Policy {
 	name := strings.ToLower(client)
-	var spill int
-	if c, ok := fit.ClientFor(client); ok {
-		spill = c.SpillChars
-	}
-	for _, r := range slices.Concat(rules, builtinClients) {
+	c, known := fit.ClientFor(client)
+	for _, r := range rules {
 		if r.Match != "" && strings.Contains(name, strings.ToLower(r.Match)) {
-			return Policy{Reads: r.Reads, Budget: r.Budget, SpillChars: spill}
+			return Policy{Reads: r.Reads, Budget: r.Budget, SpillChars: c.SpillChars}
 		}
 	}
-	return Policy{SpillChars: spill}
+	for _, r := range builtinClients {
+		if strings.Contains(name, r.Match) {
+			return Policy{Reads: r.Reads, Budget: c.Budget, SpillChars: c.SpillChars}
+		}
+	}
+	if known {
+		return Policy{Budget: c.Budget, SpillChars: c.SpillChars}
+	}
+	return Policy{}
 }
 
 // Options configures a [Proxy] or a [Gateway]. The zero value works:
@@ -196,9 +205,11 @@ type Options struct {
 	// none.
 	DefaultBudget int
 	// BrakeFetches is the brake on re-fetch storms: once a session
-	// fetched more than this many chunks of one tool's results (or called
-	// the tool again with the same arguments, raw or with a larger
-	// budget, after a result that left something out), that tool's
+	// fetched more than this many chunks of one tool's results or read
+	// again what it left out (the same call again, or a call naming a
+	// path, file or URL such a call named, until a write of it), or
+	// called the tool again with the same arguments, raw or with a larger
+	// budget, after a result that left something out, that tool's
 	// results come back whole for the rest of the session, the next one
 	// led by [BrakeNotice]. 0 means [DefaultBrakeFetches]; negative
 	// turns the brake off.

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -338,9 +339,9 @@ func TestPolicyFor(t *testing.T) {
 		{"Claude Code", nil, Policy{ReadsStructured, ClaudeCodeBudget, 50000}},
 		{"github-copilot-cli", nil, Policy{Reads: ReadsStructured, Budget: ClaudeCodeBudget}},
 		{"Copilot CLI", nil, Policy{Reads: ReadsStructured, Budget: ClaudeCodeBudget}},
-		{"codex-mcp-client", nil, Policy{Reads: ReadsStructured}},
+		{"codex-mcp-client", nil, Policy{Reads: ReadsStructured, Budget: 10000}},
 		{"gemini-cli-mcp-client", nil, Policy{}},
-		{"Codex", nil, Policy{Reads: ReadsStructured}},
+		{"Codex", nil, Policy{Reads: ReadsStructured, Budget: 10000}},
 		{"Visual Studio Code", nil, Policy{Reads: ReadsStructured}},
 		{"Visual Studio Code - Insiders", nil, Policy{Reads: ReadsStructured}},
 		{"Code - OSS", nil, Policy{Reads: ReadsStructured}},
@@ -356,6 +357,23 @@ func TestPolicyFor(t *testing.T) {
 		if got := PolicyFor(tt.client, tt.rules); got != tt.want {
 			t.Errorf("PolicyFor(%q, %v) = %+v, want %+v", tt.client, tt.rules, got, tt.want)
 		}
+	}
+}
+
+// TestPolicyBudgetFromClientTable: every client of the one table of
+// client limits (fit.Clients) gets its Budget as the proxy's default
+// budget, Codex's 10,000 tokens included; a rule of the caller's keeps
+// its own.
+func TestPolicyBudgetFromClientTable(t *testing.T) {
+	for _, c := range fit.Clients {
+		for _, m := range c.Match {
+			if got := PolicyFor(m, nil).Budget; got != c.Budget || got == 0 {
+				t.Errorf("%s (%q): budget %d, want %d", c.Name, m, got, c.Budget)
+			}
+		}
+	}
+	if got := PolicyFor("codex-mcp-client", []ClientRule{{Match: "codex", Budget: 3000}}).Budget; got != 3000 {
+		t.Errorf("a rule's budget: %d, want 3000", got)
 	}
 }
 

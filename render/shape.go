@@ -2,9 +2,9 @@ package render
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 
+	"github.com/terse-dev/terse/internal/lazyre"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -67,9 +67,9 @@ func ShapeOf(v tree.Value) Shape {
 }
 
 var (
-	logLine      = regexp.MustCompile(`(?m)^\S*\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}`)
-	numberedLine = regexp.MustCompile(`(?m)^ *\d+(→|\t|: )`)
-	hashRe       = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+	logLine      = lazyre.New(`(?m)^\S*\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}`)
+	numberedLine = lazyre.New(`(?m)^ *\d+(→|\t|: )`)
+	hashRe       = lazyre.New(`^[0-9a-f]{7,64}$`)
 )
 
 // DetectText classifies text that is not JSON.

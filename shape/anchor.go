@@ -1,8 +1,9 @@
 package shape
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/terse-dev/terse/internal/lazyre"
 )
 
 // anchor is a fact of an original a reader may look for: a path, a
@@ -13,7 +14,7 @@ type anchor struct {
 	line int
 }
 
-var anchorError = regexp.MustCompile(`(?i)\b(error|fail(ed|ure)?|panic|exception|traceback|fatal)\b|^(ok  \t|FAIL|--- FAIL|test result:|Tests?:|Test Files)`)
+var anchorError = lazyre.New(`(?i)\b(error|fail(ed|ure)?|panic|exception|traceback|fatal)\b|^(ok  \t|FAIL|--- FAIL|test result:|Tests?:|Test Files)`)
 
 // errorHints are substrings one of which every line anchorError matches
 // holds: the regular expression runs only on such lines.

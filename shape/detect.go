@@ -2,8 +2,9 @@ package shape
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/terse-dev/terse/internal/lazyre"
 )
 
 // Detect names the shape of text, the result of call: "read" (numbered
@@ -68,17 +69,17 @@ func command(input []byte) string {
 
 var (
 	// cdPrefix: comment lines and "cd DIR &&" before the command.
-	cdPrefix = regexp.MustCompile(`^\s*(#[^\n]*\n\s*|cd\s+\S+\s*(&&|;)\s*)+`)
-	testCmd  = regexp.MustCompile(`(^|\s|/)(go test|gotestsum|pytest|py\.test|python3? -m pytest|cargo (test|nextest)|npx (vitest|jest)|vitest|jest|npm (run )?test|pnpm (run )?test|yarn test|mix test|rspec|bundle exec rspec|mise run test|make test)\b`)
-	readCmd  = regexp.MustCompile(`^(cat -n|nl)\b`)
-	pathsCmd = regexp.MustCompile(`^(find|fd|git ls-files|ls -1)\b`)
-	grepCmd  = regexp.MustCompile(`^(grep|rg|git grep)\b.*\s-[a-zA-Z]*n`)
+	cdPrefix = lazyre.New(`^\s*(#[^\n]*\n\s*|cd\s+\S+\s*(&&|;)\s*)+`)
+	testCmd  = lazyre.New(`(^|\s|/)(go test|gotestsum|pytest|py\.test|python3? -m pytest|cargo (test|nextest)|npx (vitest|jest)|vitest|jest|npm (run )?test|pnpm (run )?test|yarn test|mix test|rspec|bundle exec rspec|mise run test|make test)\b`)
+	readCmd  = lazyre.New(`^(cat -n|nl)\b`)
+	pathsCmd = lazyre.New(`^(find|fd|git ls-files|ls -1)\b`)
+	grepCmd  = lazyre.New(`^(grep|rg|git grep)\b.*\s-[a-zA-Z]*n`)
 	// gitCmd: git commands whose output names commits, branches and
 	// files (kept whole: lossless shaping only).
-	gitCmd = regexp.MustCompile(`^git( +-C +\S+)? +(status|log|show|branch|reflog|rev-parse|rev-list|shortlog|tag|describe|stash( +(list|show))?|remote|ls-remote|merge|rebase|cherry-pick|pull|fetch|push|commit|checkout|switch|diff|add +-p)\b`)
+	gitCmd = lazyre.New(`^git( +-C +\S+)? +(status|log|show|branch|reflog|rev-parse|rev-list|shortlog|tag|describe|stash( +(list|show))?|remote|ls-remote|merge|rebase|cherry-pick|pull|fetch|push|commit|checkout|switch|diff|add +-p)\b`)
 	// buildCmd: compilers and linters, whose every error line and
 	// file:line is kept (lossless shaping only, or the terminal view).
-	buildCmd = regexp.MustCompile(`(^|[\s/;&|])(go (build|vet|install)|golangci-lint|staticcheck|(npx |pnpm |yarn )?(tsc|eslint)|cargo (build|check|clippy)|rustc|mix compile|javac|gcc|g\+\+|clang)\b`)
+	buildCmd = lazyre.New(`(^|[\s/;&|])(go (build|vet|install)|golangci-lint|staticcheck|(npx |pnpm |yarn )?(tsc|eslint)|cargo (build|check|clippy)|rustc|mix compile|javac|gcc|g\+\+|clang)\b`)
 )
 
 // commandShape is the shape of a shell command's output.
@@ -202,4 +203,4 @@ func isTestOutput(text string) bool {
 	return testVerdict.MatchString(text)
 }
 
-var testVerdict = regexp.MustCompile(`(?m)^(ok  \t|FAIL\t|--- (PASS|FAIL): |=+ .*\b(passed|failed)\b.* in [\d.]+s|test result: (ok|FAILED)\.| Test Files  |Tests: +\d|\d+ (examples?|tests?|doctests?|properties)(, \d+ (tests?|properties))*, \d+ failures?\b)`)
+var testVerdict = lazyre.New(`(?m)^(ok  \t|FAIL\t|--- (PASS|FAIL): |=+ .*\b(passed|failed)\b.* in [\d.]+s|test result: (ok|FAILED)\.| Test Files  |Tests: +\d|\d+ (examples?|tests?|doctests?|properties)(, \d+ (tests?|properties))*, \d+ failures?\b)`)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/terse-dev/terse/internal/lazyre"
 )
 
 // passLine classifies a line of test output that reports only success:
@@ -51,24 +53,24 @@ type PassLine struct {
 }
 
 var (
-	ansiCode   = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
-	goRun      = regexp.MustCompile(`^=== (RUN|PAUSE|CONT|NAME) +\S+$`)
-	goPass     = regexp.MustCompile(`^ *--- PASS: \S+ \([\d.]+s\)$`)
-	goOK       = regexp.MustCompile(`^ok  \t\S+\t(\(cached\)|[\d.]+s)( \[no tests to run\])?$`)
-	goNoTests  = regexp.MustCompile(`^\?   \t\S+\t\[no test files\]$`)
-	cargoOK    = regexp.MustCompile(`^test \S.* \.\.\. ok$`)
-	pytestPass = regexp.MustCompile(`^\S+::\S+ PASSED +\[ *\d+%\]$`)
+	ansiCode   = lazyre.New("\x1b\\[[0-9;?]*[A-Za-z]")
+	goRun      = lazyre.New(`^=== (RUN|PAUSE|CONT|NAME) +\S+$`)
+	goPass     = lazyre.New(`^ *--- PASS: \S+ \([\d.]+s\)$`)
+	goOK       = lazyre.New(`^ok  \t\S+\t(\(cached\)|[\d.]+s)( \[no tests to run\])?$`)
+	goNoTests  = lazyre.New(`^\?   \t\S+\t\[no test files\]$`)
+	cargoOK    = lazyre.New(`^test \S.* \.\.\. ok$`)
+	pytestPass = lazyre.New(`^\S+::\S+ PASSED +\[ *\d+%\]$`)
 	// jsPass is a passed test (or, with "(N tests)", a test file whose N
 	// tests passed) in vitest, jest or mocha output.
-	jsPass   = regexp.MustCompile(`^ *(✓|√|✔) \S`)
-	jsFile   = regexp.MustCompile(`^ *(?:✓|√|✔) \S+ \((\d+) tests?\)`)
-	jestFile = regexp.MustCompile(`^PASS \S+\.(test|spec)\.[jt]sx?( \([\d.]+ m?s\))?$`)
+	jsPass   = lazyre.New(`^ *(✓|√|✔) \S`)
+	jsFile   = lazyre.New(`^ *(?:✓|√|✔) \S+ \((\d+) tests?\)`)
+	jestFile = lazyre.New(`^PASS \S+\.(test|spec)\.[jt]sx?( \([\d.]+ m?s\))?$`)
 	// failLine is a line that says something failed.
 	// mix test --trace: "  * test NAME (1.2ms) [L#12]", and the
 	// failure report "  1) test NAME (Module)".
-	mixTrace   = regexp.MustCompile(`^ *\* ((?:test|doctest|property) .+) \(\d+(?:\.\d+)?ms\) \[L#\d+\]$`)
-	mixFailure = regexp.MustCompile(`(?m)^ +\d+\) ((?:test|doctest|property) .+) \([\w.]+\)$`)
-	failLine   = regexp.MustCompile(`(?i)(\bfail(ed|ures?)?\b|\berror\b|\bpanic\b|\bexception\b|traceback)`)
+	mixTrace   = lazyre.New(`^ *\* ((?:test|doctest|property) .+) \(\d+(?:\.\d+)?ms\) \[L#\d+\]$`)
+	mixFailure = lazyre.New(`(?m)^ +\d+\) ((?:test|doctest|property) .+) \([\w.]+\)$`)
+	failLine   = lazyre.New(`(?i)(\bfail(ed|ures?)?\b|\berror\b|\bpanic\b|\bexception\b|traceback)`)
 )
 
 // elideTest folds runs of at least three pass lines of test output into a
@@ -283,7 +285,7 @@ const (
 
 // problemLine reports a line that says something went wrong (or may
 // have): errors, failures, panics, warnings, stack frames.
-var problemLine = regexp.MustCompile(`(?i)\b(error|errors|fail(ed|ure|ures)?|panic|fatal|exception|traceback|warn(ing)?|denied|refused|timeout|timed out|killed|abort(ed)?)\b|^\s+at |^goroutine \d+|\.go:\d+|\.py", line \d+`)
+var problemLine = lazyre.New(`(?i)\b(error|errors|fail(ed|ure|ures)?|panic|fatal|exception|traceback|warn(ing)?|denied|refused|timeout|timed out|killed|abort(ed)?)\b|^\s+at |^goroutine \d+|\.go:\d+|\.py", line \d+`)
 
 // elideLog elides the middle of a long log, keeping its head and tail
 // and every problem line with its neighbours whole. A diff is never

@@ -117,23 +117,34 @@ func loadRankTable(img string) (*rankTable, error) {
 		n:      n,
 		maxLen: maxLen,
 	}
-	for b := range 256 {
-		t.byteRank[b] = t.rank(allBytes[b : b+1])
-		if t.byteRank[b] == noRank {
-			return nil, fmt.Errorf("rank image: byte %#x has no rank", b)
-		}
+	// The single bytes are ranks 0-255 in the byte encoder's order of
+	// the GPT-2 family (o200k_base and cl100k_base alike:
+	// TestByteRanks): known without a lookup, each of which would touch
+	// a page of the image that a short process then maps for nothing.
+	for i, b := range byteOrder() {
+		t.byteRank[b] = uint32(i)
 	}
 	return t, nil
 }
 
-// allBytes holds every byte value, in order.
-var allBytes = func() string {
-	var b [256]byte
-	for i := range b {
-		b[i] = byte(i)
+// byteOrder returns the byte values in the order of their ranks: the
+// printable ones ('!' to '~', '¡' to '¬', '®' to 'ÿ') first, then the
+// rest in increasing order.
+func byteOrder() []byte {
+	order := make([]byte, 0, 256)
+	printable := func(b int) bool { return '!' <= b && b <= '~' || 0xa1 <= b && b <= 0xac || 0xae <= b && b <= 0xff }
+	for b := range 256 {
+		if printable(b) {
+			order = append(order, byte(b))
+		}
 	}
-	return string(b[:])
-}()
+	for b := range 256 {
+		if !printable(b) {
+			order = append(order, byte(b))
+		}
+	}
+	return order
+}
 
 // slot returns slot i.
 func (t *rankTable) slot(i uint64) uint64 {

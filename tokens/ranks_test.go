@@ -78,3 +78,16 @@ func TestRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestByteRanks checks the byte ranks loadRankTable takes from the byte
+// encoder's order against the images: every single byte has the rank
+// the image gives it.
+func TestByteRanks(t *testing.T) {
+	for name, tb := range map[string]*rankTable{O200kBaseName: o200kRanks(), Cl100kBaseName: cl100kRanks()} {
+		for b := range 256 {
+			if r := tb.rank(string([]byte{byte(b)})); r == noRank || r != tb.byteRank[b] {
+				t.Errorf("%s: byte %#x: image rank %d, loaded %d", name, b, r, tb.byteRank[b])
+			}
+		}
+	}
+}

@@ -1,7 +1,7 @@
 package tokens
 
 import (
-	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 )
@@ -46,15 +46,26 @@ var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
-// bmpClass holds the class bits of the Basic Multilingual Plane, built on
-// first use of a non-ASCII rune.
-var bmpClass = sync.OnceValue(func() *[0x10000]uint8 {
-	t := new([0x10000]uint8)
-	for r := range rune(0x10000) {
-		t[r] = classify(r)
+// bmpPages holds the class bits of the Basic Multilingual Plane, a page
+// of 256 runes built on first use of a rune in it: a short process that
+// meets a few non-ASCII runes classifies a few pages, not 65,536 runes.
+// Two goroutines may build the same page at once; both store the same
+// bits.
+var bmpPages [0x100]atomic.Pointer[[0x100]uint8]
+
+// bmpClass returns the class bits of r, which must be below 0x10000.
+func bmpClass(r rune) uint8 {
+	p := bmpPages[r>>8].Load()
+	if p == nil {
+		p = new([0x100]uint8)
+		base := r &^ 0xff
+		for i := range rune(0x100) {
+			p[i] = classify(base + i)
+		}
+		bmpPages[r>>8].Store(p)
 	}
-	return t
-})
+	return p[r&0xff]
+}
 
 func classify(r rune) uint8 {
 	var c uint8
@@ -91,7 +102,7 @@ func classAt(s string, i int) (uint8, int) {
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])
 	if r < 0x10000 {
-		return bmpClass()[r], n
+		return bmpClass(r), n
 	}
 	return classify(r), n
 }

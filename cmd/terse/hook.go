@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/terse-dev/terse"
@@ -19,6 +20,7 @@ import (
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toolname"
 )
 
@@ -154,6 +156,9 @@ func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	if len(data) > maxHookEvent {
 		return nil, fmt.Errorf("event over %d bytes, left alone", maxHookEvent)
 	}
+	if len(data) < hookGCMax {
+		defer hookGC()()
+	}
 	limitMemory(len(data), true)
 	cfg, err := h.config()
 	if err != nil {
@@ -236,25 +241,37 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	}
 	c := p.Counter()
 	tev.Tokenizer = c.Name()
-	before := 0
 	orig := make([]string, len(slots))
 	for i, s := range slots {
 		orig[i] = s.Text
-		before += c.Count(s.Text)
 		tev.BytesIn += len(s.Text)
 	}
-	tev.TokensIn, tev.TokensOut, tev.BytesOut = before, before, tev.BytesIn
-	if size < cfg.Proxy.MinSizeBytes {
-		tev.Untouched = telemetry.UntouchedTooSmall
+	tev.BytesOut = tev.BytesIn
+	untouched := func(why string) ([]byte, telemetry.Event, error) {
+		if cfg.Telemetry.Enabled {
+			// Counted only for the telemetry event.
+			n := 0
+			for _, t := range orig {
+				n += c.Count(t)
+			}
+			tev.TokensIn, tev.TokensOut = n, n
+		}
+		tev.Untouched = why
 		return nil, tev, nil
+	}
+	if size < cfg.Proxy.MinSizeBytes {
+		return untouched(telemetry.UntouchedTooSmall)
 	}
 	if (ev.ToolName == "Bash" || ev.ToolName == "BashOutput") && size > bashMaxOutput() {
 		// Claude Code saves such an output to a file and shows the model a
 		// preview and the file's path: a shaped text would replace the
 		// saved original and be cut to the same preview.
-		tev.Untouched = telemetry.UntouchedTooLarge
-		return nil, tev, nil
+		return untouched(telemetry.UntouchedTooLarge)
 	}
+	// The original fields are counted on the side while the pipeline
+	// works (the hook is a process with a core to spare): their counts
+	// are needed only to compare and report.
+	origCounts := countAside(c, orig)
 	texts := append([]string(nil), orig...)
 	var saved [telemetry.NumSources]int
 	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
@@ -275,7 +292,11 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 					return nil, tev, err
 				}
 			}
-			n0, n1 := c.Count(s.Text), res.Report.OutputTokens
+			counts, err := origCounts()
+			if err != nil {
+				return nil, tev, err
+			}
+			n0, n1 := counts[i], res.Report.OutputTokens
 			if tev.TextShape == "" {
 				tev.TextShape = res.Report.Shape
 			}
@@ -300,11 +321,21 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 			tev.Format = r.Format
 		}
 	}
-	after, bytesOut := 0, 0
-	for _, t := range texts {
-		after += c.Count(t)
+	counts, err := origCounts()
+	if err != nil {
+		return nil, tev, err
+	}
+	before, after, bytesOut := 0, 0, 0
+	for i, t := range texts {
+		before += counts[i]
+		if t == orig[i] {
+			after += counts[i]
+		} else {
+			after += c.Count(t)
+		}
 		bytesOut += len(t)
 	}
+	tev.TokensIn, tev.TokensOut = before, before
 	if after >= before {
 		tev.Untouched, tev.Hints, tev.Dedup = telemetry.UntouchedNoSaving, [telemetry.NumHints]uint16{}, telemetry.DedupOff
 		tev.ShapeClass = ""
@@ -326,6 +357,34 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	}
 	tev.Saved = saved
 	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
+}
+
+// countAside counts texts in a goroutine of its own and returns the
+// function that waits for the counts; a panic there is an error of the
+// call, as one in the hook's own goroutine is.
+func countAside(c tokens.Counter, texts []string) func() ([]int, error) {
+	type counted struct {
+		n   []int
+		err error
+	}
+	ch := make(chan counted, 1)
+	go func() {
+		var r counted
+		defer func() {
+			if p := recover(); p != nil {
+				r = counted{err: fmt.Errorf("panic: %v", p)}
+			}
+			ch <- r
+		}()
+		r.n = make([]int, len(texts))
+		for i, t := range texts {
+			r.n[i] = c.Count(t)
+		}
+	}()
+	return sync.OnceValues(func() ([]int, error) {
+		r := <-ch
+		return r.n, r.err
+	})
 }
 
 // inContext returns the earlier call whose result is identical to
@@ -398,6 +457,34 @@ func bashMaxOutput() int {
 	}
 	return 30000
 }
+
+// hookGC turns the collector off for the hook's short life, with a soft
+// memory limit (hookHeap) at which it collects after all, and returns the
+// function that restores the settings it found. The hook is a process
+// per tool call that lives a few milliseconds: collecting garbage that
+// the process's exit frees anyway costs it a collector start and marking
+// that, for a 100 KB result, take about as long as the work. It is used
+// for events under hookGCMax, whose garbage stays well under the limit;
+// larger ones keep the collector (limitMemory paces it from 16 MB).
+// GOGC and GOMEMLIMIT, when set, are kept.
+func hookGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	gc := debug.SetGCPercent(-1)
+	limit := debug.SetMemoryLimit(hookHeap)
+	return func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// hookHeap is the soft memory limit under which the hook does not
+// collect, and hookGCMax the largest event it does so for.
+const (
+	hookHeap  = 256 << 20
+	hookGCMax = 4 << 20
+)
 
 // hookLog appends one line per failure to the hook's log file; it never
 // writes to the agent's screen, and a log it cannot write is skipped.

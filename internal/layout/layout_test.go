@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"tokens":           {},
 	"toon":             {"tree"},
 	"filter":           {"tree", "tokens", "inband"},
-	"render":           {"tree", "tokens", "toon"},
+	"render":           {"tree", "tokens", "toon", "internal/lazyre"},
 	"dedup":            {"tree", "inband", "internal/lru", "toolname"},
 	"store":            {"internal/lru"},
 	"store/redisstore": {"store", "dedup"},
@@ -50,9 +50,10 @@ var allowed = map[string][]string{
 	"internal/corpus":  {},
 	"internal/layout":  {},
 	"internal/memtest": {},
+	"internal/lazyre":  {},
 	"internal/lru":     {},
 	"internal/replay":  {"internal/corpus", "tune"}, // tests only: the corpus transcripts replayed
-	"shape":            {"tokens", "toolname"},
+	"shape":            {"tokens", "toolname", "internal/lazyre"},
 	"hook":             {"tree", "dedup", "toolname", "inband"},
 }
 
