@@ -88,6 +88,7 @@ type Record struct {
 	Boundary      int            `json:"boundary"`
 	Window        int            `json:"window,omitempty"`
 	Target        float64        `json:"target,omitempty"`
+	WindowRatio   float64        `json:"window_ratio,omitempty"` // estimated provider tokens per o200k_base token Window was divided by (absent: 1)
 	AddedMicros   int64          `json:"added_us"`
 	Usage         Usage          `json:"usage"`
 	// Price names the price-table row the costs use (a "default for …"
@@ -235,7 +236,7 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
 		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped, InternalError: ex.internal,
 		PrefixChanged: res.PrefixChanged, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
-		AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
+		WindowRatio: res.Ratio, AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
 	}
 	if r.Skipped == "" {
 		r.Skipped = res.Skipped
@@ -386,6 +387,11 @@ func (s *Stats) Summary() string {
 		c := calib[f]
 		fmt.Fprintf(&b, "  tokenizer calibration (estimated): %s: %.3f provider input tokens per %s token of the request (%d requests)\n",
 			f, c.Ratio, s.counter.Name(), c.Requests)
+	}
+	for _, m := range slices.Sorted(maps.Keys(s.Models())) {
+		if r, src := WindowRatio(m, calib); r != 1 {
+			fmt.Fprintf(&b, "  window ratio (estimated, %s) for new conversations of %s: %.3f\n", src, m, r)
+		}
 	}
 	keys := make([]string, 0, len(sess))
 	for k := range sess {

@@ -50,7 +50,12 @@ previous one) and a new FILE is started, so the two hold at most 128 MiB.
 With [telemetry] enabled in the config, one anonymous event per request is
 written (docs/telemetry.md). A conversation's tokenizer, and its window
 when the config's [profiles] name one, come from the model id of its first
-request. See docs/api.md.
+request. The window is in the provider's tokens; terse counts with
+o200k_base, so it holds o200k tokens × an estimated ratio against it:
+learnt per model family from the provider's usage (10 requests on,
+bounded to 1–2), until then 1.35 for Claude from Opus 4.7 on and 1 for
+other models, frozen per conversation on its first request. See
+docs/api.md.
 
 --holdout SHARE forwards that share of conversations untouched (the same
 conversation always in the same arm) so that terse stats --api FILE can
@@ -93,7 +98,7 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 		config:      fs.String("config", "", "terse config `FILE` ([api] section)"),
 		anthropic:   fs.String("anthropic-upstream", "", "Anthropic base `URL` (default "+apiproxy.DefaultAnthropic+")"),
 		openai:      fs.String("openai-upstream", "", "OpenAI base `URL` (default "+apiproxy.DefaultOpenAI+")"),
-		window:      fs.Int("window", 0, "context window in `TOKENS` (default: the model's)"),
+		window:      fs.Int("window", 0, "context window in the provider's `TOKENS` (default: the model's), held against o200k tokens × the estimated window ratio"),
 		statsFile:   fs.String("stats-file", "", "append one JSON line per request to `FILE` (mode 0600; at 64 MiB it becomes FILE.1)"),
 		dryRun:      fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
 	}
@@ -252,6 +257,13 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 	}
 	s.stats = apiproxy.NewStats(nil, out)
 	s.stats.SetPrices(apiPrices(a.Prices))
+	if a.StatsFile != "" {
+		// The tokenizer calibration is kept with the stats: a restarted
+		// proxy starts from what the stats file has learnt.
+		if recs, _, _, err := readAPIStats(a.StatsFile); err == nil {
+			s.stats.SeedCalibration(apiproxy.Calibrate(recs))
+		}
+	}
 	fail := func(err error) (*apiServer, error) {
 		s.stats.Close()
 		s.rec.Close()
@@ -275,7 +287,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
 		Rewriter: apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools,
-			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiProfile(cfg)}),
+			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiproxy.Calibrated(apiProfile(cfg), s.stats)}),
 		DryRun:    a.DryRun,
 		Holdout:   apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
 		MaxBody:   int64(a.MaxBodyBytes),

@@ -215,11 +215,14 @@ func printCalibration(w io.Writer, c map[string]apiproxy.CalibrationRow) {
 	}
 	fmt.Fprintln(w, "\ntokenizer calibration (estimated): provider input tokens per o200k_base token of the request sent")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  family\trequests\tprovider tokens\to200k tokens\tratio\n")
+	fmt.Fprintf(tw, "  family\trequests\tprovider tokens\to200k tokens\tratio\twindow ratio\n")
 	for _, f := range slices.Sorted(maps.Keys(c)) {
 		x := c[f]
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.3f\n", f, x.Requests, x.Provider, x.Terse, x.Ratio)
+		r, src := apiproxy.WindowRatio(f, c)
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.3f\t%.3f (%s)\n", f, x.Requests, x.Provider, x.Terse, x.Ratio, r, src)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "  (not used for windows or budgets)")
+	fmt.Fprintf(w, "  (window ratio: what new conversations of the family are trimmed by, o200k tokens × ratio against the window;\n"+
+		"   learnt from %d requests on, bounded to 1–%g, else %g for Claude from Opus 4.7 on and 1 for the others)\n",
+		apiproxy.MinCalibrationRequests, apiproxy.MaxWindowRatio, apiproxy.NewTokenizerRatio)
 }
