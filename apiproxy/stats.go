@@ -41,9 +41,18 @@ type Totals struct {
 	// their place (see directUsage).
 	Cost       float64 `json:"cost"`
 	DirectCost float64 `json:"direct_cost"`
+	// CacheDiagnostics sums the provider's cache diagnostics (nil: none
+	// were asked for or reported).
+	CacheDiagnostics *MissCounts `json:"cache_diagnostics,omitempty"`
 }
 
 func (t *Totals) add(r *Record) {
+	if r.CacheDiagnostics != nil {
+		if t.CacheDiagnostics == nil {
+			t.CacheDiagnostics = &MissCounts{}
+		}
+		t.CacheDiagnostics.Add(r.CacheDiagnostics)
+	}
 	t.Requests++
 	if r.InternalError {
 		t.InternalErrors++
@@ -106,6 +115,9 @@ type Record struct {
 	// first message).
 	Arm    string `json:"arm,omitempty"`
 	Thread string `json:"thread,omitempty"`
+	// CacheDiagnostics is what the provider's cache diagnostics said of
+	// the request (absent when none were asked for or reported).
+	CacheDiagnostics *CacheDiagnosis `json:"cache_diagnostics,omitempty"`
 }
 
 // Stats collects per-request and per-conversation figures. Tokens are
@@ -241,6 +253,15 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 	if r.Skipped == "" {
 		r.Skipped = res.Skipped
 	}
+	if ex.diag != nil {
+		d := *ex.diag
+		sent := ex.after != nil && !ex.dryRun && !ex.held // sent as terse rewrote it
+		d.At = missAt(d.Reason, sent && res.PrefixChanged)
+		if !d.Reported || d.Pending {
+			d.At = ""
+		}
+		r.CacheDiagnostics = &d
+	}
 	if ex.before != nil {
 		r.TokensBefore = tokens.CountBytes(counter, ex.before)
 		r.TokensAfter = r.TokensBefore
@@ -317,6 +338,7 @@ func (s *Stats) Models() map[string]Totals {
 	for k, v := range s.models {
 		t := *v
 		t.Saved = copyMap(t.Saved)
+		t.CacheDiagnostics = t.CacheDiagnostics.clone()
 		out[k] = t
 	}
 	return out
@@ -328,10 +350,12 @@ func (s *Stats) Snapshot() (Totals, map[string]Totals) {
 	defer s.mu.Unlock()
 	total := s.total
 	total.Saved = copyMap(total.Saved)
+	total.CacheDiagnostics = total.CacheDiagnostics.clone()
 	sess := make(map[string]Totals, len(s.sessions))
 	for k, v := range s.sessions {
 		t := *v
 		t.Saved = copyMap(t.Saved)
+		t.CacheDiagnostics = t.CacheDiagnostics.clone()
 		sess[k] = t
 	}
 	return total, sess
@@ -381,6 +405,11 @@ func (s *Stats) Summary() string {
 			_, label := s.prices.Load().Lookup(m)
 			fmt.Fprintf(&b, "    %s (price: %s): %d requests, billed $%.4f, modeled original $%.4f\n", m, label, x.Usage.Reported, x.Cost, x.DirectCost)
 		}
+	}
+	if d := t.CacheDiagnostics; !d.Empty() {
+		fmt.Fprintf(&b, "  cache diagnostics: %d requests attached, %d the client's; %d reported: %d no divergence, %d pending, %d no comparison, misses at terse's prefix changes %d (%d tokens), the client's own %d (%d tokens)\n",
+			d.Attached, d.Client, d.Reported, d.NoDivergence, d.Pending, sumInts(d.NoComparison),
+			d.Total(MissAtTerse).Requests, d.Total(MissAtTerse).Missed, d.Total(MissAtClient).Requests, d.Total(MissAtClient).Missed)
 	}
 	calib := s.Calibration()
 	for _, f := range slices.Sorted(maps.Keys(calib)) {
@@ -453,4 +482,12 @@ func (s *Stats) Handler() http.Handler {
 			}))
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+func sumInts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

@@ -35,6 +35,10 @@ type API struct {
 	// default seed).
 	Holdout     float64 `toml:"holdout"`
 	HoldoutSeed string  `toml:"holdout_seed"`
+	// CacheDiagnostics attaches Anthropic's cache diagnostics to
+	// Anthropic requests (the field and its beta header; never without
+	// it) and counts the misses they report.
+	CacheDiagnostics bool `toml:"cache_diagnostics"`
 }
 
 // APIPrice is a model's price in USD per million tokens. Model is a

@@ -61,13 +61,23 @@ docs/api.md.
 conversation always in the same arm) so that terse stats --api FILE can
 compare what the provider billed for both arms; 0.1 is a reasonable
 share for a trial, 0 (the default) holds out none.
+
+--cache-diagnostics ([api] cache_diagnostics) asks Anthropic for its cache
+diagnostics: each Anthropic request gets "diagnostics":
+{"previous_message_id": ID} (the conversation's previous response; null
+on its first) and the beta header cache-diagnosis-2026-04-07, unless it
+carries diagnostics of its own. The misses the responses report are
+counted by cache_miss_reason in the summary and in terse stats --api,
+those at terse's own prefix changes (a trim boundary move or a batch of
+edits) apart from the client's. Without the flag neither the field nor
+the header is ever sent.
 `
 
 // apiFlags are the flags terse api and terse wrap share.
 type apiFlags struct {
 	config, anthropic, openai, statsFile *string
 	window                               *int
-	dryRun                               *bool
+	dryRun, cacheDiag                    *bool
 	holdout                              *shareFlag
 	holdoutSeed                          *string
 }
@@ -101,6 +111,7 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 		window:      fs.Int("window", 0, "context window in the provider's `TOKENS` (default: the model's), held against o200k tokens × the estimated window ratio"),
 		statsFile:   fs.String("stats-file", "", "append one JSON line per request to `FILE` (mode 0600; at 64 MiB it becomes FILE.1)"),
 		dryRun:      fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
+		cacheDiag:   fs.Bool("cache-diagnostics", false, "attach Anthropic's cache diagnostics to Anthropic requests and count the cache misses they report by reason (terse stats --api)"),
 	}
 }
 
@@ -129,6 +140,9 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	}
 	if *f.dryRun {
 		a.DryRun = true
+	}
+	if *f.cacheDiag {
+		a.CacheDiagnostics = true
 	}
 	if f.holdout.set {
 		a.Holdout = f.holdout.v
@@ -288,12 +302,13 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		OpenAI:    a.OpenAIUpstream,
 		Rewriter: apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools,
 			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiproxy.Calibrated(apiProfile(cfg), s.stats)}),
-		DryRun:    a.DryRun,
-		Holdout:   apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
-		MaxBody:   int64(a.MaxBodyBytes),
-		Stats:     s.stats,
-		Telemetry: s.rec,
-		ErrorLog:  log.New(stderr, "terse api: ", 0),
+		DryRun:           a.DryRun,
+		CacheDiagnostics: a.CacheDiagnostics,
+		Holdout:          apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
+		MaxBody:          int64(a.MaxBodyBytes),
+		Stats:            s.stats,
+		Telemetry:        s.rec,
+		ErrorLog:         log.New(stderr, "terse api: ", 0),
 	})
 	if err != nil {
 		return fail(err)
@@ -326,7 +341,7 @@ func (s *apiServer) stop() string {
 }
 
 func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE]", apiDoc, stdout, stderr)
+	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE] [--cache-diagnostics]", apiDoc, stdout, stderr)
 	listen := fs.String("listen", "", "address to serve on (default [api] listen, else "+config.DefaultAPIListen+")")
 	af := addAPIFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {
