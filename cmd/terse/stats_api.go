@@ -224,7 +224,7 @@ func printDiagnostics(w io.Writer, d *apiproxy.MissCounts) {
 		}
 		fmt.Fprintf(w, ")")
 	}
-	fmt.Fprintf(w, ", %d misses\n", d.Total("").Requests)
+	fmt.Fprintf(w, ", %s\n", misses(d.Total("").Requests))
 	if len(d.Misses) == 0 {
 		return
 	}
@@ -238,7 +238,15 @@ func printDiagnostics(w io.Writer, d *apiproxy.MissCounts) {
 	}
 	tw.Flush()
 	t, c := d.Total(apiproxy.MissAtTerse), d.Total(apiproxy.MissAtClient)
-	fmt.Fprintf(w, "  at terse's prefix changes (a trim or edit point): %d misses, %d tokens; the client's own: %d misses, %d tokens\n", t.Requests, t.Missed, c.Requests, c.Missed)
+	fmt.Fprintf(w, "  at terse's prefix changes (a trim or edit point): %s, %d tokens; the client's own: %s, %d tokens\n",
+		misses(t.Requests), t.Missed, misses(c.Requests), c.Missed)
+}
+
+func misses(n int) string {
+	if n == 1 {
+		return "1 miss"
+	}
+	return fmt.Sprintf("%d misses", n)
 }
 
 func sumCounts(m map[string]int) int {
