@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/anthropics/anthropic-sdk-go"
+
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -132,6 +134,21 @@ func TestMetaOf(t *testing.T) {
 		}
 		var m respMeta
 		metaOf(v, &m)
+		// What the official SDK reads from the same message.
+		msg := v
+		if get(v, "type").Str() == "message_start" {
+			msg = get(v, "message")
+		}
+		if get(msg, "type").Str() == "message" {
+			var sdk anthropic.Message
+			if err := json.Unmarshal(tree.AppendJSON(nil, msg), &sdk); err != nil {
+				t.Fatal(err)
+			}
+			r := sdk.Diagnostics.CacheMissReason
+			if sdk.ID != m.id || m.diag != nil && (r.Type != m.diag.Reason || int(r.CacheMissedInputTokens) != m.diag.Missed) {
+				t.Errorf("%s: the SDK reads id %q reason %q (%d tokens), terse %q %+v", tc.name, sdk.ID, r.Type, r.CacheMissedInputTokens, m.id, m.diag)
+			}
+		}
 		if m.id != tc.id || (m.diag == nil) != (tc.want == nil) || m.diag != nil && *m.diag != *tc.want {
 			t.Errorf("%s: id %q diag %+v, want %q %+v", tc.name, m.id, m.diag, tc.id, tc.want)
 		}
