@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -135,35 +134,84 @@ func metaOf(v tree.Value, m *respMeta) {
 	m.diag = cd
 }
 
-// threadKey names a request's conversation for the diagnostics: its
-// first two messages after the system prompt, so that a client's changed
-// system prompt is compared with the request before it (and reported as
-// system_changed) instead of starting a conversation anew ("" when the
-// body does not decode or holds no message). It decodes the body once
-// more: only with Config.CacheDiagnostics.
-func threadKey(body []byte, f history.Format) string {
-	req, err := history.Decode(body, f)
-	if err != nil {
+// threadKey names an Anthropic request's conversation for the
+// diagnostics: its first two messages (the system prompt is a field of
+// its own), so that a client's changed system prompt is compared with
+// the request before it (and reported as system_changed) instead of
+// starting a conversation anew. The messages are found by scanning the
+// body, and only they are parsed, without their cache_control markers
+// (which move from request to request); "" when the body holds no
+// message or they do not parse.
+func threadKey(body []byte) string {
+	i, j, ok := topLevelValue(body, "messages")
+	if !ok || body[i] != '[' {
 		return ""
 	}
-	norm, _ := history.Normalize(req.Messages, []string{})
 	h := sha256.New()
 	n := 0
-	for i := range norm {
-		if norm[i].Role == history.RoleSystem {
-			continue
+	for k := i + 1; k < j && n < 2; {
+		for k < j && (body[k] == ' ' || body[k] == '\t' || body[k] == '\r' || body[k] == '\n' || body[k] == ',') {
+			k++
 		}
-		h.Write([]byte(history.Fingerprint(&norm[i])))
-		h.Write([]byte{0})
-		if n++; n == 2 {
+		if k >= j || body[k] == ']' {
 			break
 		}
+		end := skipValue(body, k)
+		v, err := tree.Parse(body[k:end])
+		if err != nil {
+			return ""
+		}
+		h.Write(tree.AppendJSON(nil, withoutKey(v, "cache_control")))
+		h.Write([]byte{0})
+		n++
+		k = end
 	}
 	if n == 0 {
 		return ""
 	}
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.Sum(sum[:0])[:8])
+}
+
+// withoutKey is v without the members named key, at any depth.
+func withoutKey(v tree.Value, key string) tree.Value {
+	switch v.Kind() {
+	case tree.KindObject:
+		ms := make([]tree.Member, 0, len(v.Members()))
+		for _, m := range v.Members() {
+			if m.Key != key {
+				ms = append(ms, tree.Member{Key: m.Key, Value: withoutKey(m.Value, key)})
+			}
+		}
+		return tree.Object(ms...)
+	case tree.KindArray:
+		items := make([]tree.Value, len(v.Items()))
+		for i, x := range v.Items() {
+			items[i] = withoutKey(x, key)
+		}
+		return tree.Array(items...)
+	}
+	return v
+}
+
+// topLevelValue finds the value of the top-level member key of a JSON
+// object: body[i:j].
+func topLevelValue(body []byte, key string) (i, j int, ok bool) {
+	_, k, has, isObj := topLevelKey(body, key)
+	if !isObj || !has {
+		return 0, 0, false
+	}
+	for k < len(body) && body[k] != ':' {
+		k++
+	}
+	k++
+	for k < len(body) && (body[k] == ' ' || body[k] == '\t' || body[k] == '\r' || body[k] == '\n') {
+		k++
+	}
+	if k >= len(body) {
+		return 0, 0, false
+	}
+	return k, skipValue(body, k), true
 }
 
 // lastMessages remembers each conversation's latest response id, the
@@ -199,7 +247,7 @@ func (l *lastMessages) set(conv, id string) {
 // "client" when the body has a top-level "diagnostics" of its own, and
 // nothing at all ("") when body is not a JSON object.
 func attachDiagnostics(body []byte, prev string, h http.Header) ([]byte, string) {
-	i, has, ok := topLevelKey(body, diagnosticsKey)
+	i, _, has, ok := topLevelKey(body, diagnosticsKey)
 	if !ok {
 		return body, ""
 	}
@@ -237,42 +285,37 @@ func attachDiagnostics(body []byte, prev string, h http.Header) ([]byte, string)
 }
 
 // topLevelKey scans a JSON object for a member named key at its top
-// level: open is the index of its '{', ok false when body is not an
+// level: open is the index of its '{', keyEnd the index just after the
+// key's closing quote when it has one, ok false when body is not an
 // object. It does not validate; strings are skipped with their escapes.
-func topLevelKey(body []byte, key string) (open int, has, ok bool) {
+func topLevelKey(body []byte, key string) (open, keyEnd int, has, ok bool) {
 	open = -1
 	for j, c := range body {
 		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
 			continue
 		}
 		if c != '{' {
-			return -1, false, false
+			return -1, 0, false, false
 		}
 		open = j
 		break
 	}
 	if open < 0 {
-		return -1, false, false
+		return -1, 0, false, false
 	}
 	depth, expectKey := 1, true
 	for j := open + 1; j < len(body) && depth > 0; j++ {
 		switch c := body[j]; c {
 		case '"':
-			end := j + 1
-			for end < len(body) && body[end] != '"' {
-				if body[end] == '\\' {
-					end++
-				}
-				end++
+			end := stringEnd(body, j)
+			if end > len(body) {
+				return open, 0, false, true
 			}
-			if end >= len(body) {
-				return open, false, true
-			}
-			if depth == 1 && expectKey && string(body[j+1:end]) == key {
-				return open, true, true
+			if depth == 1 && expectKey && string(body[j+1:end-1]) == key {
+				return open, end, true, true
 			}
 			expectKey = false
-			j = end
+			j = end - 1
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -281,7 +324,50 @@ func topLevelKey(body []byte, key string) (open int, has, ok bool) {
 			expectKey = depth == 1
 		}
 	}
-	return open, false, true
+	return open, 0, false, true
+}
+
+// stringEnd is the index just after the string that opens at body[i]
+// (len(body)+1 when it does not end).
+func stringEnd(body []byte, i int) int {
+	for k := i + 1; k < len(body); k++ {
+		switch body[k] {
+		case '\\':
+			k++
+		case '"':
+			return k + 1
+		}
+	}
+	return len(body) + 1
+}
+
+// skipValue is the index just after the JSON value that starts at
+// body[i] (len(body) when it does not end).
+func skipValue(body []byte, i int) int {
+	switch body[i] {
+	case '"':
+		return min(stringEnd(body, i), len(body))
+	case '{', '[':
+		depth := 0
+		for k := i; k < len(body); k++ {
+			switch body[k] {
+			case '"':
+				k = stringEnd(body, k) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return k + 1
+				}
+			}
+		}
+		return len(body)
+	}
+	k := i
+	for k < len(body) && !strings.ContainsRune(",]} \t\r\n", rune(body[k])) {
+		k++
+	}
+	return k
 }
 
 // noteMeta takes what a response said: its diagnostics into ex.diag, and

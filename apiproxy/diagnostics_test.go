@@ -2,13 +2,19 @@ package apiproxy
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/anthropics/anthropic-sdk-go"
 
+	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -70,11 +76,17 @@ func FuzzAttachDiagnostics(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":1}`, `{"diagnostics":null}`, `{"a":{"diagnostics":1},"b":"\\\"diagnostics\\\""}`, `{"a":[{"b":"}"}]}`, ` { "x" : [ ] } `} {
 		f.Add([]byte(s), "msg_1")
 	}
+	f.Add([]byte(`{"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"]}","cache_control":{"type":"ephemeral"}}]},{"role":"assistant","content":"a"},3]}`), "")
+	f.Add([]byte(`{"messages": [ "x" , {"a":[1,"\\\""]}]}`), "")
 	f.Fuzz(func(t *testing.T, body []byte, prev string) {
 		got, how := attachDiagnostics(body, prev, http.Header{})
+		key := threadKey(body)
 		v, err := tree.Parse(body)
 		if err != nil || v.Kind() != tree.KindObject || !json.Valid(body) {
 			return
+		}
+		if want := threadKeyOf(v); key != want {
+			t.Fatalf("threadKey %q, from the parsed body %q: %s", key, want, body)
 		}
 		_, had := v.Get(diagnosticsKey)
 		if had != (how == "client") {
@@ -172,6 +184,78 @@ func TestMissAt(t *testing.T) {
 	} {
 		if got := missAt(tc.reason, tc.terse); got != tc.want {
 			t.Errorf("missAt(%q, %v) = %q, want %q", tc.reason, tc.terse, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkDiagnostics200KB: what --cache-diagnostics adds to a 200 KB
+// request (finding its conversation, which decodes the body once more,
+// and attaching the field), reported as a share of a warm Rewrite of the
+// same body measured in the same run.
+func BenchmarkDiagnostics200KB(b *testing.B) {
+	body := benchRequest(b)
+	rw := NewRewriter(Options{})
+	rw.Rewrite(body, history.Anthropic)
+	n := b.N
+	start := time.Now()
+	for range n {
+		rw.Rewrite(body, history.Anthropic)
+	}
+	base := time.Since(start)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range n {
+		k := threadKey(body)
+		attachDiagnostics(body, k, http.Header{})
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed())/float64(max(base, 1)), "x-warm-rewrite")
+}
+
+// threadKeyOf is threadKey computed from the parsed body.
+func threadKeyOf(v tree.Value) string {
+	ms, ok := v.Get("messages")
+	if !ok || ms.Kind() != tree.KindArray || len(ms.Items()) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for i, m := range ms.Items() {
+		if i == 2 {
+			break
+		}
+		h.Write(tree.AppendJSON(nil, withoutKey(m, "cache_control")))
+		h.Write([]byte{0})
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:8])
+}
+
+// TestThreadKey: a conversation keeps its key when its system prompt
+// changes, when cache_control markers move and as it grows; another
+// first message is another conversation.
+func TestThreadKey(t *testing.T) {
+	base := `{"model":"m","system":%q,"messages":[{"role":"user","content":[{"type":"text","text":"Fix it."%s}]},{"role":"assistant","content":"On it."}%s]}`
+	cc := `,"cache_control":{"type":"ephemeral"}`
+	k := threadKey([]byte(fmt.Sprintf(base, "You are a coding agent.", cc, "")))
+	if k == "" {
+		t.Fatal("no key")
+	}
+	for _, same := range []string{
+		fmt.Sprintf(base, "You are a careful coding agent.", cc, ""),
+		fmt.Sprintf(base, "You are a coding agent.", "", `,{"role":"user","content":"next"}`),
+	} {
+		if got := threadKey([]byte(same)); got != k {
+			t.Errorf("key changed for %s", same)
+		}
+	}
+	other := strings.Replace(fmt.Sprintf(base, "s", "", ""), "Fix it.", "Fix that.", 1)
+	if threadKey([]byte(other)) == k {
+		t.Error("another first message kept the key")
+	}
+	for _, none := range []string{`{"messages":[]}`, `{"model":"m"}`, `[]`, `{"messages":"x"}`, `{"messages":[{"role":`} {
+		if got := threadKey([]byte(none)); got != "" {
+			t.Errorf("threadKey(%s) = %q", none, got)
 		}
 	}
 }

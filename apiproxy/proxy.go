@@ -258,7 +258,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.after = res.Body
 		var thread string
 		if p.cfg.CacheDiagnostics && f == history.Anthropic {
-			thread = threadKey(body, f)
+			thread = threadKey(body)
 		}
 		if thread != "" {
 			prev := p.last.get(thread)
