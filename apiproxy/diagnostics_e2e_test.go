@@ -229,6 +229,14 @@ func TestCacheDiagnostics(t *testing.T) {
 	if counts.Attached != sent+5 || counts.Reported != sent+5 || counts.NoDivergence != sent+5-3 || len(counts.NoComparison) != 0 {
 		t.Errorf("counts %+v, want %d attached", counts, sent+5)
 	}
+	w := httptest.NewRecorder()
+	st.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`terse_api_cache_misses_total{at="terse",reason="messages_changed"} 1`,
+		`terse_api_cache_misses_total{at="client",reason="system_changed"} 1`, `terse_api_cache_misses_total{at="client",reason="messages_changed"} 1`} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 	if sum := st.Summary(); !strings.Contains(sum, "misses at terse's prefix changes 1 (") || !strings.Contains(sum, "the client's own 2 (") {
 		t.Errorf("summary:\n%s", sum)
 	}

@@ -481,6 +481,20 @@ func (s *Stats) Handler() http.Handler {
 				return k.f(&s.total)
 			}))
 	}
+	for _, at := range []string{MissAtTerse, MissAtClient} {
+		for _, reason := range []string{"model_changed", "system_changed", "tools_changed", "messages_changed"} {
+			if missAt(reason, at == MissAtTerse) != at {
+				continue
+			}
+			counter("terse_api_cache_misses_total", "Cache misses the provider's cache diagnostics reported, by where they belong and reason.",
+				prometheus.Labels{"at": at, "reason": reason}, func(t *Totals) int {
+					if t.CacheDiagnostics == nil {
+						return 0
+					}
+					return t.CacheDiagnostics.Misses[at][reason].Requests
+				})
+		}
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 
