@@ -79,10 +79,11 @@ func addCalibration(m map[string]CalibrationRow, r *Record) {
 	m[f] = c
 }
 
-// Window ratios. The window arithmetic of a conversation counts with
-// o200k_base; for a model whose provider counts more tokens for the same
-// request, the window it is held to is the model's window divided by
-// the ratio (the same as counting o200k tokens × ratio against it). The
+// Window ratios. The window arithmetic of a conversation estimates
+// o200k_base tokens (history.Estimate); for a model whose provider counts
+// more tokens for the same request, the window it is held to is the
+// model's window divided by the ratio (the same as counting the estimate
+// × ratio against it). The
 // ratio is an estimate and is labelled so wherever it is shown.
 const (
 	// NewTokenizerRatio is the ratio a model with Anthropic's newer

@@ -76,7 +76,7 @@
 // ratio of provider-reported input tokens to terse's o200k_base count;
 // [Calibrated] puts the resulting [WindowRatio] (an estimate) in each
 // conversation's profile, frozen for the conversation, and trimming holds
-// o200k tokens × that ratio against the window. With
+// its token estimate × that ratio against the window. With
 // [Config.CacheDiagnostics], Anthropic requests carry the provider's
 // cache diagnostics and [Stats] counts the reported cache misses by
 // reason, apart at terse's prefix changes and elsewhere.

@@ -50,8 +50,9 @@ previous one) and a new FILE is started, so the two hold at most 128 MiB.
 With [telemetry] enabled in the config, one anonymous event per request is
 written (docs/telemetry.md). A conversation's tokenizer, and its window
 when the config's [profiles] name one, come from the model id of its first
-request. The window is in the provider's tokens; terse counts with
-o200k_base, so it holds o200k tokens × an estimated ratio against it:
+request. The window is in the provider's tokens; terse estimates
+o200k_base tokens, so it holds its estimate × an estimated ratio
+against it:
 learnt per model family from the provider's usage (10 requests on,
 bounded to 1–2), until then 1.35 for Claude from Opus 4.7 on and 1 for
 other models, frozen per conversation on its first request. See
@@ -108,7 +109,7 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 		config:      fs.String("config", "", "terse config `FILE` ([api] section)"),
 		anthropic:   fs.String("anthropic-upstream", "", "Anthropic base `URL` (default "+apiproxy.DefaultAnthropic+")"),
 		openai:      fs.String("openai-upstream", "", "OpenAI base `URL` (default "+apiproxy.DefaultOpenAI+")"),
-		window:      fs.Int("window", 0, "context window in the provider's `TOKENS` (default: the model's), held against o200k tokens × the estimated window ratio"),
+		window:      fs.Int("window", 0, "context window in the provider's `TOKENS` (default: the model's), held against terse's token estimate × the estimated window ratio"),
 		statsFile:   fs.String("stats-file", "", "append one JSON line per request to `FILE` (mode 0600; at 64 MiB it becomes FILE.1)"),
 		dryRun:      fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
 		cacheDiag:   fs.Bool("cache-diagnostics", false, "attach Anthropic's cache diagnostics to Anthropic requests and count the cache misses they report by reason (terse stats --api)"),

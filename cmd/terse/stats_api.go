@@ -282,7 +282,7 @@ func printCalibration(w io.Writer, c map[string]apiproxy.CalibrationRow) {
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.3f\t%.3f (%s)\n", f, x.Requests, x.Provider, x.Terse, x.Ratio, r, src)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "  (window ratio: what new conversations of the family are trimmed by, o200k tokens × ratio against the window;\n"+
+	fmt.Fprintf(w, "  (window ratio: what new conversations of the family are trimmed by, terse's estimate × ratio against the window;\n"+
 		"   learnt from %d requests on, bounded to 1–%g, else %g for Claude from Opus 4.7 on and 1 for the others)\n",
 		apiproxy.MinCalibrationRequests, apiproxy.MaxWindowRatio, apiproxy.NewTokenizerRatio)
 }
