@@ -370,6 +370,29 @@ func skipValue(body []byte, i int) int {
 	return k
 }
 
+// diagnose attaches the diagnostics to out, the body going upstream
+// (body is the client's), and sets ex to read the response's. It fails
+// open: a panic leaves out as it was, logged.
+func (p *Proxy) diagnose(ex *exchange, body, out []byte, h http.Header) (sent []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.cfg.ErrorLog.Printf("internal error attaching cache diagnostics, forwarded without them: %v", r)
+			sent = out
+		}
+	}()
+	thread := threadKey(body)
+	if thread == "" {
+		return out
+	}
+	prev := p.last.get(thread)
+	sent, how := attachDiagnostics(out, prev, h)
+	if how != "" {
+		ex.diag = &CacheDiagnosis{Request: how, Previous: how == "attached" && prev != ""}
+	}
+	ex.onMeta = p.noteMeta(ex, thread)
+	return sent
+}
+
 // noteMeta takes what a response said: its diagnostics into ex.diag, and
 // its message id as the latest of the conversation thread names (a
 // threadKey; "" when diagnostics are off).

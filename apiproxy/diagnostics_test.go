@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log"
 	"net/http"
 	"strings"
 	"testing"
@@ -257,5 +258,20 @@ func TestThreadKey(t *testing.T) {
 		if got := threadKey([]byte(none)); got != "" {
 			t.Errorf("threadKey(%s) = %q", none, got)
 		}
+	}
+}
+
+// TestDiagnoseFailsOpen: a panic while attaching the diagnostics
+// forwards the body as it was and logs one line.
+func TestDiagnoseFailsOpen(t *testing.T) {
+	var logged syncBuffer
+	p, err := New(Config{CacheDiagnostics: true, ErrorLog: log.New(&logged, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	got := p.diagnose(nil, out, out, http.Header{}) // no exchange: it panics
+	if !bytes.Equal(got, out) || !strings.Contains(logged.String(), "internal error attaching cache diagnostics") {
+		t.Errorf("sent %s, logged %q", got, logged.String())
 	}
 }

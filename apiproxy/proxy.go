@@ -256,18 +256,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = res.Body
 		}
 		ex.after = res.Body
-		var thread string
-		if p.cfg.CacheDiagnostics && f == history.Anthropic {
-			thread = threadKey(body)
+		ex.onMeta = p.noteMeta(ex, "") // a client's own diagnostics are read too
+		if p.cfg.CacheDiagnostics && f == history.Anthropic && !ex.internal {
+			out = p.diagnose(ex, body, out, r.Header)
 		}
-		if thread != "" {
-			prev := p.last.get(thread)
-			var how string
-			if out, how = attachDiagnostics(out, prev, r.Header); how != "" {
-				ex.diag = &CacheDiagnosis{Request: how, Previous: how == "attached" && prev != ""}
-			}
-		}
-		ex.onMeta = p.noteMeta(ex, thread)
 		r.Body = io.NopCloser(bytes.NewReader(out))
 		r.ContentLength = int64(len(out))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
