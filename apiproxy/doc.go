@@ -93,8 +93,13 @@
 // [Config.Holdout], a sticky, seeded share of conversations is forwarded
 // untouched; [CompareArms] compares the billed cost of both arms with a
 // seeded bootstrap interval. [Calibrate] learns per model family the
-// ratio of provider-reported input tokens to terse's o200k_base count
-// (an estimate, not used for windows).
+// ratio of provider-reported input tokens to terse's o200k_base count;
+// [Calibrated] puts the resulting [WindowRatio] (an estimate) in each
+// conversation's profile, frozen for the conversation, and trimming holds
+// its token estimate × that ratio against the window. With
+// [Config.CacheDiagnostics], Anthropic requests carry the provider's
+// cache diagnostics and [Stats] counts the reported cache misses by
+// reason, apart at terse's prefix changes and elsewhere.
 //
 // # Profiles and telemetry
 //

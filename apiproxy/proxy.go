@@ -63,6 +63,12 @@ type Config struct {
 	// (see docs/telemetry.md); nil records nothing. Events are made where
 	// Stats counts tokens, off the request path, so they need Stats.
 	Telemetry *telemetry.Recorder
+	// CacheDiagnostics attaches Anthropic's cache diagnostics to each
+	// rewritable Anthropic request (the diagnostics field naming the
+	// conversation's previous response, and the beta header), so that
+	// Stats can count the misses the provider reports by reason. Off,
+	// neither is ever sent.
+	CacheDiagnostics bool
 	// Transport reaches the upstreams; nil uses a clone of
 	// http.DefaultTransport that never asks for compression itself.
 	Transport http.RoundTripper
@@ -76,6 +82,7 @@ type Proxy struct {
 	cfg                 Config
 	anthropic, openai   *url.URL
 	rpAnthropic, rpOpen *httputil.ReverseProxy
+	last                lastMessages // each conversation's latest response id
 }
 
 // New returns a proxy for cfg.
@@ -166,7 +173,9 @@ func (p *Proxy) reverse(target *url.URL, errBody func(msg string) []byte) *httpu
 				return nil
 			}
 			sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-			resp.Body = newUsageReader(resp.Body, sse, ex.finish)
+			ur := newUsageReader(resp.Body, sse, ex.finish)
+			ur.onMeta = ex.onMeta
+			resp.Body = ur
 			return nil
 		},
 	}
@@ -247,6 +256,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = res.Body
 		}
 		ex.after = res.Body
+		ex.onMeta = p.noteMeta(ex, "") // a client's own diagnostics are read too
+		if p.cfg.CacheDiagnostics && f == history.Anthropic && !ex.internal {
+			out = p.diagnose(ex, body, out, r.Header)
+		}
 		r.Body = io.NopCloser(bytes.NewReader(out))
 		r.ContentLength = int64(len(out))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }

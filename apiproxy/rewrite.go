@@ -127,6 +127,10 @@ type Profile struct {
 	// MaxRefs repeats of the conversation, in order, become references.
 	NoRefs  bool `json:"no_refs,omitempty"`
 	MaxRefs int  `json:"max_refs,omitempty"`
+	// Ratio, when above 1, is the estimated provider tokens per
+	// o200k_base token the window is held to: the window trimming uses is
+	// the model's divided by it (see WindowRatio).
+	Ratio float64 `json:"ratio,omitempty"`
 }
 
 func (o Options) withDefaults() Options {
@@ -198,9 +202,12 @@ type Result struct {
 	// one's messages as its prefix: the trimming boundary moved, or stale
 	// reads were declared (which happens only when it was about to).
 	PrefixChanged bool
-	// Window is the window trimming used and Target the fraction chosen.
+	// Window is the window trimming used (in o200k_base tokens: the
+	// model's divided by Ratio) and Target the fraction chosen.
 	Window int
 	Target float64
+	// Ratio is the conversation's estimated window ratio (0: none).
+	Ratio float64
 	// Tokenizer is the conversation's tokenizer (Options.Profile; ""
 	// means o200k_base).
 	Tokenizer string
@@ -340,6 +347,9 @@ func (rw *Rewriter) rewrite(body []byte, f history.Format, window int) Result {
 				}
 			}
 		}
+	}
+	if prof.Ratio > 1 { // estimated: provider tokens per o200k_base token
+		res.Window, res.Ratio = int(float64(res.Window)/prof.Ratio), prof.Ratio
 	}
 	calls := indexCalls(norm)
 	base, encEdits := rw.shapeAll(norm, calls, prof.Model, prof.Tokenizer)

@@ -41,9 +41,18 @@ type Totals struct {
 	// their place (see directUsage).
 	Cost       float64 `json:"cost"`
 	DirectCost float64 `json:"direct_cost"`
+	// CacheDiagnostics sums the provider's cache diagnostics (nil: none
+	// were asked for or reported).
+	CacheDiagnostics *MissCounts `json:"cache_diagnostics,omitempty"`
 }
 
 func (t *Totals) add(r *Record) {
+	if r.CacheDiagnostics != nil {
+		if t.CacheDiagnostics == nil {
+			t.CacheDiagnostics = &MissCounts{}
+		}
+		t.CacheDiagnostics.Add(r.CacheDiagnostics)
+	}
 	t.Requests++
 	if r.InternalError {
 		t.InternalErrors++
@@ -90,6 +99,7 @@ type Record struct {
 	Boundary    int     `json:"boundary"`
 	Window      int     `json:"window,omitempty"`
 	Target      float64 `json:"target,omitempty"`
+	WindowRatio float64 `json:"window_ratio,omitempty"` // estimated provider tokens per o200k_base token Window was divided by (absent: 1)
 	AddedMicros int64   `json:"added_us"`
 	Usage       Usage   `json:"usage"`
 	// Price names the price-table row the costs use (a "default for …"
@@ -107,6 +117,9 @@ type Record struct {
 	// first message).
 	Arm    string `json:"arm,omitempty"`
 	Thread string `json:"thread,omitempty"`
+	// CacheDiagnostics is what the provider's cache diagnostics said of
+	// the request (absent when none were asked for or reported).
+	CacheDiagnostics *CacheDiagnosis `json:"cache_diagnostics,omitempty"`
 }
 
 // Stats collects per-request and per-conversation figures. Tokens are
@@ -237,10 +250,19 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 		Time: ex.start.UTC(), Path: ex.path, Model: res.Model, Conversation: res.Conversation, Status: ex.status,
 		Tokenizer: counter.Name(), DryRun: ex.dryRun, Skipped: ex.skipped, InternalError: ex.internal,
 		PrefixChanged: res.PrefixChanged, Batch: res.Batch, Boundary: res.Report.Boundary, Window: res.Window, Target: res.Target,
-		AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
+		WindowRatio: res.Ratio, AddedMicros: ex.added.Microseconds(), Usage: u, Arm: ex.arm, Thread: ex.thread,
 	}
 	if r.Skipped == "" {
 		r.Skipped = res.Skipped
+	}
+	if ex.diag != nil {
+		d := *ex.diag
+		sent := ex.after != nil && !ex.dryRun && !ex.held // sent as terse rewrote it
+		d.At = missAt(d.Reason, sent && res.PrefixChanged)
+		if !d.Reported || d.Pending {
+			d.At = ""
+		}
+		r.CacheDiagnostics = &d
 	}
 	if ex.before != nil {
 		r.TokensBefore = tokens.CountBytes(counter, ex.before)
@@ -318,6 +340,7 @@ func (s *Stats) Models() map[string]Totals {
 	for k, v := range s.models {
 		t := *v
 		t.Saved = copyMap(t.Saved)
+		t.CacheDiagnostics = t.CacheDiagnostics.clone()
 		out[k] = t
 	}
 	return out
@@ -329,10 +352,12 @@ func (s *Stats) Snapshot() (Totals, map[string]Totals) {
 	defer s.mu.Unlock()
 	total := s.total
 	total.Saved = copyMap(total.Saved)
+	total.CacheDiagnostics = total.CacheDiagnostics.clone()
 	sess := make(map[string]Totals, len(s.sessions))
 	for k, v := range s.sessions {
 		t := *v
 		t.Saved = copyMap(t.Saved)
+		t.CacheDiagnostics = t.CacheDiagnostics.clone()
 		sess[k] = t
 	}
 	return total, sess
@@ -383,11 +408,21 @@ func (s *Stats) Summary() string {
 			fmt.Fprintf(&b, "    %s (price: %s): %d requests, billed $%.4f, modeled original $%.4f\n", m, label, x.Usage.Reported, x.Cost, x.DirectCost)
 		}
 	}
+	if d := t.CacheDiagnostics; !d.Empty() {
+		fmt.Fprintf(&b, "  cache diagnostics: %d requests attached, %d the client's; %d reported: %d no divergence, %d pending, %d no comparison, misses at terse's prefix changes %d (%d tokens), the client's own %d (%d tokens)\n",
+			d.Attached, d.Client, d.Reported, d.NoDivergence, d.Pending, sumInts(d.NoComparison),
+			d.Total(MissAtTerse).Requests, d.Total(MissAtTerse).Missed, d.Total(MissAtClient).Requests, d.Total(MissAtClient).Missed)
+	}
 	calib := s.Calibration()
 	for _, f := range slices.Sorted(maps.Keys(calib)) {
 		c := calib[f]
 		fmt.Fprintf(&b, "  tokenizer calibration (estimated): %s: %.3f provider input tokens per %s token of the request (%d requests)\n",
 			f, c.Ratio, s.counter.Name(), c.Requests)
+	}
+	for _, m := range slices.Sorted(maps.Keys(s.Models())) {
+		if r, src := WindowRatio(m, calib); r != 1 {
+			fmt.Fprintf(&b, "  window ratio (estimated, %s) for new conversations of %s: %.3f\n", src, m, r)
+		}
 	}
 	keys := make([]string, 0, len(sess))
 	for k := range sess {
@@ -448,5 +483,27 @@ func (s *Stats) Handler() http.Handler {
 				return k.f(&s.total)
 			}))
 	}
+	for _, at := range []string{MissAtTerse, MissAtClient} {
+		for _, reason := range []string{"model_changed", "system_changed", "tools_changed", "messages_changed"} {
+			if missAt(reason, at == MissAtTerse) != at {
+				continue
+			}
+			counter("terse_api_cache_misses_total", "Cache misses the provider's cache diagnostics reported, by where they belong and reason.",
+				prometheus.Labels{"at": at, "reason": reason}, func(t *Totals) int {
+					if t.CacheDiagnostics == nil {
+						return 0
+					}
+					return t.CacheDiagnostics.Misses[at][reason].Requests
+				})
+		}
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+func sumInts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

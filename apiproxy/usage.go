@@ -154,15 +154,22 @@ type usageReader struct {
 	line  []byte
 	over  bool
 	usage Usage
+	meta  respMeta
 	done  func(Usage)
-	once  sync.Once
+	// onMeta, when set, gets the response's message id and diagnostics
+	// just before done.
+	onMeta func(respMeta)
+	once   sync.Once
 }
 
 func newUsageReader(rc io.ReadCloser, sse bool, done func(Usage)) *usageReader {
 	return &usageReader{rc: rc, sse: sse, done: done}
 }
 
-var usageKey = []byte(`"usage"`)
+var (
+	usageKey = []byte(`"usage"`)
+	diagKey  = []byte(`"diagnostics"`)
+)
 
 func (u *usageReader) Read(p []byte) (int, error) {
 	n, err := u.rc.Read(p)
@@ -209,21 +216,22 @@ func (u *usageReader) keep(b []byte) {
 
 // event inspects one SSE line.
 func (u *usageReader) event(line []byte) {
-	if u.over || !bytes.Contains(line, usageKey) {
+	if u.over || !bytes.Contains(line, usageKey) && !bytes.Contains(line, diagKey) {
 		return
 	}
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
 		return
 	}
-	if x, ok := parseUsage(bytes.TrimSpace(data)); ok {
+	if x, ok := parseUsage(bytes.TrimSpace(data), &u.meta); ok {
 		u.usage.merge(x)
 	}
 }
 
-// parseUsage reads the usage of one event or body; anything going wrong
-// (a panic included) means no usage, never a broken response.
-func parseUsage(b []byte) (x usageFields, ok bool) {
+// parseUsage reads the usage of one event or body, and into m (when not
+// nil) its message id and diagnostics; anything going wrong (a panic
+// included) means no usage, never a broken response.
+func parseUsage(b []byte, m *respMeta) (x usageFields, ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
@@ -233,17 +241,23 @@ func parseUsage(b []byte) (x usageFields, ok bool) {
 	if err != nil {
 		return x, false
 	}
+	if m != nil {
+		metaOf(v, m)
+	}
 	return usageOf(v)
 }
 
 func (u *usageReader) finish() {
 	u.once.Do(func() {
-		if !u.sse && !u.over && bytes.Contains(u.line, usageKey) {
-			if x, ok := parseUsage(u.line); ok {
+		if !u.sse && !u.over && (bytes.Contains(u.line, usageKey) || bytes.Contains(u.line, diagKey)) {
+			if x, ok := parseUsage(u.line, &u.meta); ok {
 				u.usage.merge(x)
 			}
 		}
 		u.line = nil
+		if u.onMeta != nil {
+			u.onMeta(u.meta)
+		}
 		u.done(u.usage)
 	})
 }
@@ -267,7 +281,9 @@ type exchange struct {
 	res           Result
 	internal      bool // rewriting failed with an internal error
 	arm, thread   string
-	held          bool // held out: the original was sent
+	held          bool            // held out: the original was sent
+	diag          *CacheDiagnosis // the request's diagnostics, then the response's (nil: none)
+	onMeta        func(respMeta)  // takes the response's id and diagnostics (nil: ignored)
 	status        int
 	once          sync.Once
 }

@@ -50,6 +50,10 @@ type API struct {
 	// CacheTTL is the provider's prompt-cache lifetime for requests that
 	// ask for no other; 0 means 5 minutes.
 	CacheTTL Duration `toml:"cache_ttl"`
+	// CacheDiagnostics attaches Anthropic's cache diagnostics to
+	// Anthropic requests (the field and its beta header; never without
+	// it) and counts the misses they report.
+	CacheDiagnostics bool `toml:"cache_diagnostics"`
 }
 
 // APIPrice is a model's price in USD per million tokens. Model is a

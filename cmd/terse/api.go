@@ -50,7 +50,13 @@ previous one) and a new FILE is started, so the two hold at most 128 MiB.
 With [telemetry] enabled in the config, one anonymous event per request is
 written (docs/telemetry.md). A conversation's tokenizer, and its window
 when the config's [profiles] name one, come from the model id of its first
-request. See docs/api.md.
+request. The window is in the provider's tokens; terse estimates
+o200k_base tokens, so it holds its estimate × an estimated ratio
+against it:
+learnt per model family from the provider's usage (10 requests on,
+bounded to 1–2), until then 1.35 for Claude from Opus 4.7 on and 1 for
+other models, frozen per conversation on its first request. See
+docs/api.md.
 
 Earlier messages are edited in batches (see docs/api.md, "Batched
 edits"): a file read that a later write of the file superseded, the
@@ -69,13 +75,23 @@ old results (stale reads are still declared).
 conversation always in the same arm) so that terse stats --api FILE can
 compare what the provider billed for both arms; 0.1 is a reasonable
 share for a trial, 0 (the default) holds out none.
+
+--cache-diagnostics ([api] cache_diagnostics) asks Anthropic for its cache
+diagnostics: each Anthropic request gets "diagnostics":
+{"previous_message_id": ID} (the conversation's previous response; null
+on its first) and the beta header cache-diagnosis-2026-04-07, unless it
+carries diagnostics of its own. The misses the responses report are
+counted by cache_miss_reason in the summary and in terse stats --api,
+those at terse's own prefix changes (a trim boundary move or a batch of
+edits) apart from the client's. Without the flag neither the field nor
+the header is ever sent.
 `
 
 // apiFlags are the flags terse api and terse wrap share.
 type apiFlags struct {
 	config, anthropic, openai, statsFile *string
 	window                               *int
-	dryRun                               *bool
+	dryRun, cacheDiag                    *bool
 	holdout                              *shareFlag
 	holdoutSeed                          *string
 	noEdit                               *bool
@@ -117,9 +133,10 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 		config:      fs.String("config", "", "terse config `FILE` ([api] section)"),
 		anthropic:   fs.String("anthropic-upstream", "", "Anthropic base `URL` (default "+apiproxy.DefaultAnthropic+")"),
 		openai:      fs.String("openai-upstream", "", "OpenAI base `URL` (default "+apiproxy.DefaultOpenAI+")"),
-		window:      fs.Int("window", 0, "context window in `TOKENS` (default: the model's)"),
+		window:      fs.Int("window", 0, "context window in the provider's `TOKENS` (default: the model's), held against terse's token estimate × the estimated window ratio"),
 		statsFile:   fs.String("stats-file", "", "append one JSON line per request to `FILE` (mode 0600; at 64 MiB it becomes FILE.1)"),
 		dryRun:      fs.Bool("dry-run", false, "forward the original requests; only report what would be saved"),
+		cacheDiag:   fs.Bool("cache-diagnostics", false, "attach Anthropic's cache diagnostics to Anthropic requests and count the cache misses they report by reason (terse stats --api)"),
 	}
 }
 
@@ -148,6 +165,9 @@ func (f apiFlags) settings() (*config.Config, config.API, error) {
 	}
 	if *f.dryRun {
 		a.DryRun = true
+	}
+	if *f.cacheDiag {
+		a.CacheDiagnostics = true
 	}
 	if f.holdout.set {
 		a.Holdout = f.holdout.v
@@ -311,6 +331,13 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 	}
 	s.stats = apiproxy.NewStats(nil, out)
 	s.stats.SetPrices(apiPrices(a.Prices))
+	if a.StatsFile != "" {
+		// The tokenizer calibration is kept with the stats: a restarted
+		// proxy starts from what the stats file has learnt.
+		if recs, _, _, err := readAPIStats(a.StatsFile); err == nil {
+			s.stats.SeedCalibration(apiproxy.Calibrate(recs))
+		}
+	}
 	fail := func(err error) (*apiServer, error) {
 		s.stats.Close()
 		s.rec.Close()
@@ -335,16 +362,17 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 		Anthropic: a.AnthropicUpstream,
 		OpenAI:    a.OpenAIUpstream,
 		Rewriter: apiproxy.NewRewriter(apiproxy.Options{Window: a.Window, Include: a.IncludeTools, Exclude: a.ExcludeTools,
-			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiProfile(cfg),
+			StableTurns: a.StableTurns, Pipeline: pipes, Store: st, Profile: apiproxy.Calibrated(apiProfile(cfg), s.stats),
 			NoEdit: a.NoEdit, EditAge: a.EditAge, EditBulky: a.EditBulkyBytes, EditShare: a.EditShare,
 			CacheTTL: a.CacheTTL.Duration, Prices: apiPrices(a.Prices),
 			ChunkStore: chunks, ChunkFetch: fetch}),
-		DryRun:    a.DryRun,
-		Holdout:   apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
-		MaxBody:   int64(a.MaxBodyBytes),
-		Stats:     s.stats,
-		Telemetry: s.rec,
-		ErrorLog:  log.New(stderr, "terse api: ", 0),
+		DryRun:           a.DryRun,
+		CacheDiagnostics: a.CacheDiagnostics,
+		Holdout:          apiproxy.Holdout{Share: a.Holdout, Seed: a.HoldoutSeed},
+		MaxBody:          int64(a.MaxBodyBytes),
+		Stats:            s.stats,
+		Telemetry:        s.rec,
+		ErrorLog:         log.New(stderr, "terse api: ", 0),
 	})
 	if err != nil {
 		return fail(err)
@@ -377,7 +405,7 @@ func (s *apiServer) stop() string {
 }
 
 func runAPI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE] [--no-edit] [--edit-age N] [--edit-bulky BYTES] [--edit-share F] [--cache-ttl D]", apiDoc, stdout, stderr)
+	fs := newFlagSet("api", "[--config FILE] [--listen ADDR] [--anthropic-upstream URL] [--openai-upstream URL] [--window TOKENS] [--stats-file FILE] [--dry-run] [--holdout SHARE] [--no-edit] [--edit-age N] [--edit-bulky BYTES] [--edit-share F] [--cache-ttl D] [--cache-diagnostics]", apiDoc, stdout, stderr)
 	listen := fs.String("listen", "", "address to serve on (default [api] listen, else "+config.DefaultAPIListen+")")
 	af := addAPIFlags(fs)
 	if err := parseFlags(fs, args, stdout); err != nil {

@@ -41,8 +41,12 @@ With --api FILE, stats reads instead the stats file of terse api
 computed from the provider's own usage: billed, and the original requests
 as modeled, in total, by model and by conversation; the A/B holdout's two
 arms (terse api --holdout SHARE) with a bootstrap confidence interval of
-the difference; and the tokenizer calibration learnt per model family
-(estimated). It shows model ids, conversation hashes and numbers only.
+the difference; the tokenizer calibration learnt per model family and
+the window ratio it gives (estimated); and, when the provider's cache
+diagnostics were asked for (terse api --cache-diagnostics) or the client
+asked for its own, the cache misses they reported by cache_miss_reason,
+those at terse's prefix changes apart from the client's own. It shows
+model ids, conversation hashes and numbers only.
 
 Examples:
   terse stats

@@ -35,6 +35,7 @@ type apiReport struct {
 	Conversation map[string]apiRow                  `json:"conversations"`
 	AB           apiproxy.Comparison                `json:"ab"`
 	Calibration  map[string]apiproxy.CalibrationRow `json:"calibration,omitempty"`
+	Diagnostics  *apiproxy.MissCounts               `json:"cache_diagnostics,omitempty"`
 }
 
 // apiRow sums requests' costs.
@@ -94,6 +95,12 @@ func summarizeAPI(recs []apiproxy.Record, lines, skipped int) *apiReport {
 	for i := range recs {
 		r := &recs[i]
 		rep.Total.add(r)
+		if r.CacheDiagnostics != nil {
+			if rep.Diagnostics == nil {
+				rep.Diagnostics = &apiproxy.MissCounts{}
+			}
+			rep.Diagnostics.Add(r.CacheDiagnostics)
+		}
 		if r.Model != "" {
 			m := rep.Models[r.Model]
 			m.add(r)
@@ -195,6 +202,59 @@ func printAPIStats(w io.Writer, rep *apiReport, top int) {
 		fmt.Fprintf(w, "  %s with usage in no arm (holdout off, bypassed, or not decodable)\n", plural(ab.Unassigned, "request"))
 	}
 	printCalibration(w, rep.Calibration)
+	printDiagnostics(w, rep.Diagnostics)
+}
+
+// printDiagnostics prints the cache misses the provider's diagnostics
+// reported, by origin and cache_miss_reason.
+func printDiagnostics(w io.Writer, d *apiproxy.MissCounts) {
+	if d.Empty() {
+		return
+	}
+	fmt.Fprintln(w, "\ncache misses (the provider's cache diagnostics)")
+	fmt.Fprintf(w, "  %s attached by terse, %s the client's own; %s with diagnostics: %d no divergence, %d still compared, %d no comparison",
+		plural(d.Attached, "request"), plural(d.Client, "request"), plural(d.Reported, "response"), d.NoDivergence, d.Pending, sumCounts(d.NoComparison))
+	if len(d.NoComparison) > 0 {
+		fmt.Fprintf(w, " (")
+		for i, k := range slices.Sorted(maps.Keys(d.NoComparison)) {
+			if i > 0 {
+				fmt.Fprintf(w, ", ")
+			}
+			fmt.Fprintf(w, "%s %d", k, d.NoComparison[k])
+		}
+		fmt.Fprintf(w, ")")
+	}
+	fmt.Fprintf(w, ", %s\n", misses(d.Total("").Requests))
+	if len(d.Misses) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  at\tcache_miss_reason\trequests\tmissed tokens\n")
+	for _, at := range []string{apiproxy.MissAtTerse, apiproxy.MissAtClient} {
+		rs := d.Misses[at]
+		for _, k := range slices.Sorted(maps.Keys(rs)) {
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\n", at, k, rs[k].Requests, rs[k].Missed)
+		}
+	}
+	tw.Flush()
+	t, c := d.Total(apiproxy.MissAtTerse), d.Total(apiproxy.MissAtClient)
+	fmt.Fprintf(w, "  at terse's prefix changes (a trim or edit point): %s, %d tokens; the client's own: %s, %d tokens\n",
+		misses(t.Requests), t.Missed, misses(c.Requests), c.Missed)
+}
+
+func misses(n int) string {
+	if n == 1 {
+		return "1 miss"
+	}
+	return fmt.Sprintf("%d misses", n)
+}
+
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func cmpFloat(a, b float64) int {
@@ -215,11 +275,14 @@ func printCalibration(w io.Writer, c map[string]apiproxy.CalibrationRow) {
 	}
 	fmt.Fprintln(w, "\ntokenizer calibration (estimated): provider input tokens per o200k_base token of the request sent")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  family\trequests\tprovider tokens\to200k tokens\tratio\n")
+	fmt.Fprintf(tw, "  family\trequests\tprovider tokens\to200k tokens\tratio\twindow ratio\n")
 	for _, f := range slices.Sorted(maps.Keys(c)) {
 		x := c[f]
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.3f\n", f, x.Requests, x.Provider, x.Terse, x.Ratio)
+		r, src := apiproxy.WindowRatio(f, c)
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%.3f\t%.3f (%s)\n", f, x.Requests, x.Provider, x.Terse, x.Ratio, r, src)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "  (not used for windows or budgets)")
+	fmt.Fprintf(w, "  (window ratio: what new conversations of the family are trimmed by, terse's estimate × ratio against the window;\n"+
+		"   learnt from %d requests on, bounded to 1–%g, else %g for Claude from Opus 4.7 on and 1 for the others)\n",
+		apiproxy.MinCalibrationRequests, apiproxy.MaxWindowRatio, apiproxy.NewTokenizerRatio)
 }
