@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/terse-dev/terse/meter/prom"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
@@ -722,8 +724,7 @@ type gwMetrics struct {
 	latency    *prometheus.HistogramVec
 	tokensIn   *prometheus.CounterVec
 	tokensOut  *prometheus.CounterVec
-	saved      *prometheus.CounterVec
-	cost       *prometheus.CounterVec
+	saved      *prom.Saved
 	errors     *prometheus.CounterVec
 	up         *prometheus.GaugeVec
 	restarts   *prometheus.CounterVec
@@ -736,7 +737,7 @@ type gwMetrics struct {
 }
 
 // savingSources are the sources of Saved in a CallRecord.
-var savingSources = []string{"filter", "dedup", "encoding", "fit"}
+var savingSources = telemetry.SourceNames[:telemetry.SrcHistory]
 
 func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 	m := &gwMetrics{
@@ -748,10 +749,11 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 			Help: "Tokens of results as the model would read them directly, by server and tool."}, []string{"server", "tool"}),
 		tokensOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_out_total",
 			Help: "Tokens of results as the model reads them through terse, by server and tool."}, []string{"server", "tool"}),
-		saved: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_saved_total",
-			Help: "Tokens saved, by server, tool and source (filter, dedup, encoding, fit)."}, []string{"server", "tool", "source"}),
-		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_cost_total",
-			Help: "Tokens a stage added where it saved none (an id line, a filter note), by server, tool and source; saved minus cost is the net saving."}, []string{"server", "tool", "source"}),
+		saved: prom.NewSaved(prometheus.CounterOpts{Name: "terse_gateway_tokens_saved_total",
+			Help: "Tokens saved, by server, tool and source (filter, dedup, encoding, fit)."},
+			prometheus.CounterOpts{Name: "terse_gateway_tokens_cost_total",
+				Help: "Tokens a stage added where it saved none (an id line, a filter note), by server, tool and source; saved minus cost is the net saving."},
+			[]string{"server", "tool"}, savingSources),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_errors_total",
 			Help: "Failed calls and pipeline errors, by server and outcome."}, []string{"server", "outcome"}),
 		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "terse_gateway_upstream_up",
@@ -771,7 +773,8 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_panics_total",
 			Help: "Panics recovered at a request boundary, by where (the request got an error or its original result; the stack is logged)."}, []string{"where"}),
 	}
-	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors, m.up, m.restarts,
+	reg.MustRegister(m.saved.Collectors()...)
+	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.errors, m.up, m.restarts,
 		m.rejected, m.unknown, m.catalogIn, m.catalogOut, m.storeFail, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, from := range []string{"client", "upstream"} {
@@ -799,16 +802,8 @@ func (m *gwMetrics) Call(r CallRecord) {
 	m.latency.WithLabelValues(r.Server).Observe(r.Duration.Seconds())
 	m.tokensIn.WithLabelValues(r.Server, r.Tool).Add(float64(r.TokensBefore))
 	m.tokensOut.WithLabelValues(r.Server, r.Tool).Add(float64(r.TokensAfter))
-	// Counters only go up: a stage's negative saving is counted as cost.
-	for _, k := range savingSources {
-		saved, cost := m.saved.WithLabelValues(r.Server, r.Tool, k), m.cost.WithLabelValues(r.Server, r.Tool, k)
-		switch v := r.Saved[k]; {
-		case v > 0:
-			saved.Add(float64(v))
-		case v < 0:
-			cost.Add(float64(-v))
-		}
-	}
+	m.saved.Init(r.Server, r.Tool)
+	m.saved.Add(r.Saved, r.Server, r.Tool)
 	if r.Outcome == "error" || r.Outcome == "skipped_error" {
 		m.errors.WithLabelValues(r.Server, r.Outcome).Inc()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -264,7 +265,7 @@ func (x *transformRun) processBlock(ctx context.Context, k, i int) error {
 	rec.TokensBefore += direct
 	rec.TokensAfter += rep.OutputTokens
 	if rec.Saved == nil {
-		rec.Saved = map[string]int{}
+		rec.Saved = meter.Saved{}
 	}
 	// The parts sum to RawTokens − OutputTokens; what compacting the
 	// text as sent saved beyond that is the encoding's.
@@ -374,7 +375,7 @@ func (x *transformRun) countAgainstStructured() {
 	if d := sdirect - x.rec.TokensBefore; d != 0 {
 		x.rec.TokensBefore = sdirect
 		if x.rec.Saved == nil {
-			x.rec.Saved = map[string]int{}
+			x.rec.Saved = meter.Saved{}
 		}
 		x.rec.Saved["encoding"] += d
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
@@ -159,7 +160,7 @@ func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry))
+	rec, err := openTelemetry(cfg)
 	if err != nil {
 		rec = nil // telemetry must not stop the hook
 	}
@@ -256,7 +257,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 		return nil, tev, nil
 	}
 	texts := append([]string(nil), orig...)
-	var saved [telemetry.NumSources]int
+	saved := meter.Saved{}
 	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
 		texts[0] = hook.RefHint(ev.ToolName, ref)
 		for i := 1; i < len(texts); i++ {
@@ -291,9 +292,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 				tev.Hints[telemetry.HintMore]++
 			}
 			// Against what the model would have read (the field as sent).
-			for src, n := range telemetry.BySource(r.SavedAgainst(n0)) {
-				saved[src] += n
-			}
+			telemetry.AddSaved(saved, r.SavedAgainst(n0))
 			if r.Truncated {
 				tev.Hints[telemetry.HintMore]++
 			}
@@ -311,20 +310,16 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 		return nil, tev, nil
 	}
 	tev.TokensOut, tev.BytesOut = after, bytesOut
+	rest := telemetry.SrcEncoding
 	if tev.Dedup == telemetry.DedupHit {
-		saved = [telemetry.NumSources]int{}
-		saved[telemetry.SrcDedup] = before - after
+		rest = telemetry.SrcDedup
 		tev.ShapeClass = ""
-	} else {
-		// Counted apart, the fields may tokenize a little differently
-		// than the pipeline counted them: the rest is the encoding's.
-		sum := 0
-		for _, n := range saved {
-			sum += n
-		}
-		saved[telemetry.SrcEncoding] += before - after - sum
 	}
-	tev.Saved = saved
+	// Counted apart, the fields may tokenize a little differently than
+	// the pipeline counted them: the rest is the encoding's (all of it
+	// the reference's for a result in context).
+	saved.Settle(before-after, rest.String())
+	tev.Saved = saved.BySource()
 	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
 }
 
