@@ -275,8 +275,6 @@ func pctOf(v, of float64) string {
 	return strconv.FormatFloat(100*v/of, 'f', 1, 64) + "%"
 }
 
-// The config's [telemetry] section converts to telemetry.Settings.
-var _ = telemetry.Settings(config.Telemetry{})
 var timeZero time.Time
 
 // parseInterleaved parses flags that may come before or after the
