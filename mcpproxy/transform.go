@@ -241,10 +241,7 @@ func (x *transformRun) processBlock(ctx context.Context, k, i int) error {
 	}
 	// RawTokens counts compact JSON of the input, never more than the
 	// text as sent; only a result that grew is counted as sent.
-	direct := rep.RawTokens
-	if rep.OutputTokens > direct {
-		direct = x.counter.Count(text)
-	}
+	direct := meter.Baseline(&rep, func() int { return x.counter.Count(text) })
 	if rep.OutputTokens > direct {
 		// More than the model reads directly (an id line on a short
 		// text): leave the block, and forget the id the model will

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -29,6 +30,22 @@ const (
 	Envelope = "envelope"
 	Catalog  = "catalog"
 )
+
+// Baseline is the tokens a result shaped by the pipeline counts before
+// terse: what its savings are measured against, by the one rule of every
+// surface that shapes results (the MCP proxy and gateway, compact, the
+// hook): compact JSON of the input (rep.RawTokens; the text itself for
+// text), never the indentation of pretty JSON as sent. Only a result
+// larger than compact JSON (an id line on a short result) counts against
+// the text as sent, sent(), which it must undercut to be used; what
+// compacting saved is then the encoding's (Report.SavedAgainst). A result
+// left as it was counts as sent, before and after.
+func Baseline(rep *terse.Report, sent func() int) int {
+	if rep.OutputTokens > rep.RawTokens {
+		return sent()
+	}
+	return rep.RawTokens
+}
 
 // Saved is tokens saved by source name; a negative part is what its
 // source cost (an id line, a note). The zero value (nil) reads as no

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -60,5 +61,19 @@ func TestTally(t *testing.T) {
 	b, _ := json.Marshal(Tally{Calls: 1, Saved: Saved{}})
 	if string(b) != `{"calls":1,"tokens_before":0,"tokens_after":0,"saved_by_source":{}}` {
 		t.Errorf("JSON = %s", b)
+	}
+}
+
+// TestBaseline: a shaped result counts from compact JSON of its input,
+// never from the indentation as sent; only one larger than that counts
+// from the text as sent, which is counted only then.
+func TestBaseline(t *testing.T) {
+	counted := 0
+	sent := func() int { counted++; return 115 }
+	if got := Baseline(&terse.Report{RawTokens: 69, OutputTokens: 60}, sent); got != 69 || counted != 0 {
+		t.Errorf("Baseline = %d (sent counted %d times), want compact JSON's 69, uncounted", got, counted)
+	}
+	if got := Baseline(&terse.Report{RawTokens: 69, OutputTokens: 75}, sent); got != 115 || counted != 1 {
+		t.Errorf("Baseline of a result larger than compact JSON = %d, want the text as sent (115)", got)
 	}
 }

@@ -211,8 +211,9 @@ func hookSelected(cfg *config.Config, tool string) bool {
 }
 
 // handle computes the hook output for ev (nil: none) and its telemetry
-// event. Token figures are in tokens of the pipeline's counter, against
-// the original text of the fields as the model would have read them.
+// event. Token figures are in tokens of the pipeline's counter; savings
+// are against compact JSON of each field shaped (meter.Baseline), as on
+// every surface; fields left alone count as sent.
 func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Event) ([]byte, telemetry.Event, error) {
 	start := time.Now()
 	var tev telemetry.Event
@@ -258,6 +259,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	}
 	texts := append([]string(nil), orig...)
 	saved := meter.Saved{}
+	tokIn, bytesIn := before, tev.BytesIn // the baseline: meter.Baseline per field shaped
 	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
 		texts[0] = hook.RefHint(ev.ToolName, ref)
 		for i := 1; i < len(texts); i++ {
@@ -291,8 +293,14 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 			if r.ShapeClass == "elide" {
 				tev.Hints[telemetry.HintMore]++
 			}
-			// Against what the model would have read (the field as sent).
-			telemetry.AddSaved(saved, r.SavedAgainst(n0))
+			// Against compact JSON of the field, as on every surface
+			// (the text as sent only for a result larger than that).
+			direct := meter.Baseline(r, func() int { return n0 })
+			tokIn += direct - n0
+			if r.OutputTokens <= r.RawTokens {
+				bytesIn += r.RawChars - len(s.Text)
+			}
+			telemetry.AddSaved(saved, r.SavedAgainst(direct))
 			if r.Truncated {
 				tev.Hints[telemetry.HintMore]++
 			}
@@ -309,7 +317,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 		tev.ShapeClass = ""
 		return nil, tev, nil
 	}
-	tev.TokensOut, tev.BytesOut = after, bytesOut
+	tev.TokensIn, tev.BytesIn, tev.TokensOut, tev.BytesOut = tokIn, bytesIn, after, bytesOut
 	rest := telemetry.SrcEncoding
 	if tev.Dedup == telemetry.DedupHit {
 		rest = telemetry.SrcDedup
@@ -318,7 +326,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	// Counted apart, the fields may tokenize a little differently than
 	// the pipeline counted them: the rest is the encoding's (all of it
 	// the reference's for a result in context).
-	saved.Settle(before-after, rest.String())
+	saved.Settle(tokIn-after, rest.String())
 	tev.Saved = saved.BySource()
 	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
 }

@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"":                 {"tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "shape", "toolname", "inband"},
 	"config":           {"", "shape", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "history", "toolname"},
 	"telemetry":        {"", "tokens", "toolname"},
-	"meter":            {"telemetry"},
+	"meter":            {"", "telemetry"},
 	"meter/prom":       {"meter"},
 	"mcpproxy":         {"", "tree", "tokens", "toon", "filter", "render", "dedup", "store", "fit", "config", "telemetry", "profile", "toolname", "inband", "internal/lru", "meter", "meter/prom"},
 	"eval":             {"", "tree", "tokens", "toon", "render", "fit", "store", "inband", "shape"},
