@@ -107,8 +107,9 @@ type Stats struct {
 	queue chan *exchangeDone
 	wg    sync.WaitGroup
 
-	// saved counts the savings by source for the metrics (Handler).
-	saved *prom.Saved
+	// tokens counts the request tokens and savings by source for the
+	// metrics (Handler).
+	tokens *prom.Tally
 
 	prices atomic.Pointer[Prices]
 	// prevDirect is each conversation's latest modeled original prompt
@@ -138,10 +139,15 @@ func NewStats(c tokens.Counter, out io.Writer) *Stats {
 	s := &Stats{counter: c, out: out, queue: make(chan *exchangeDone, 256), sessions: make(map[string]*Totals),
 		models: make(map[string]*Totals), prevDirect: make(map[string]int), calib: make(map[string]CalibrationRow)}
 	tok := prometheus.Labels{"tokenizer": c.Name()}
-	s.saved = prom.NewSaved(prometheus.CounterOpts{Name: "terse_api_tokens_saved_total", Help: "Request tokens saved, by source.", ConstLabels: tok},
-		prometheus.CounterOpts{Name: "terse_api_tokens_cost_total", Help: "Request tokens a source added where it saved none, by source; saved minus cost is the net saving.", ConstLabels: tok},
-		nil, sourceNames())
-	s.saved.Init()
+	s.tokens = prom.NewTally(prom.TallyOpts{
+		Before: prometheus.CounterOpts{Name: "terse_api_tokens_before_total", Help: "Request tokens as the client sent them.", ConstLabels: tok},
+		After:  prometheus.CounterOpts{Name: "terse_api_tokens_after_total", Help: "Request tokens as sent upstream.", ConstLabels: tok},
+		Saved:  prometheus.CounterOpts{Name: "terse_api_tokens_saved_total", Help: "Request tokens saved, by source.", ConstLabels: tok},
+		Cost: prometheus.CounterOpts{Name: "terse_api_tokens_cost_total",
+			Help: "Request tokens a source added where it saved none, by source; saved minus cost is the net saving.", ConstLabels: tok},
+		Sources: sourceNames(),
+	})
+	s.tokens.Init()
 	s.prices.Store(NewPrices(nil))
 	s.wg.Add(1)
 	go s.run()
@@ -186,7 +192,7 @@ func (s *Stats) run() {
 		s.account(r)
 		s.mu.Lock()
 		s.total.add(r)
-		s.saved.Add(r.Saved)
+		s.tokens.Add(r.TokensBefore, r.TokensAfter, r.Saved)
 		if s.counter.Name() == r.Tokenizer {
 			addCalibration(s.calib, r)
 		}
@@ -394,12 +400,9 @@ func (s *Stats) Handler() http.Handler {
 			return float64(f(&s.total))
 		}))
 	}
-	tok := prometheus.Labels{"tokenizer": s.counter.Name()}
 	counter("terse_api_requests_total", "Requests rewritten or considered for rewriting.", nil, func(t *Totals) int { return t.Calls })
 	counter("terse_api_rewritten_total", "Requests sent rewritten.", nil, func(t *Totals) int { return t.Rewritten })
-	counter("terse_api_tokens_before_total", "Request tokens as the client sent them.", tok, func(t *Totals) int { return t.TokensBefore })
-	counter("terse_api_tokens_after_total", "Request tokens as sent upstream.", tok, func(t *Totals) int { return t.TokensAfter })
-	reg.MustRegister(s.saved.Collectors()...)
+	reg.MustRegister(s.tokens.Collectors()...)
 	counter("terse_api_internal_errors_total", "Requests forwarded unchanged because rewriting failed.", nil, func(t *Totals) int { return t.InternalErrors })
 	counter("terse_api_prefix_changes_total", "Requests that changed the cached prefix.", nil, func(t *Totals) int { return t.PrefixChanges })
 	counter("terse_api_provider_input_tokens_total", "Input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.Input })

@@ -47,6 +47,14 @@ func Baseline(rep *terse.Report, sent func() int) int {
 	return rep.RawTokens
 }
 
+// Lossless reports whether source leaves every byte of the data in what
+// the model can see: re-encoding, and references to a result still in its
+// context (encoding, dedup, and the envelope). What the others save (fit,
+// filter, history, stale, the catalogue) is left out, declared in-band.
+func Lossless(source string) bool {
+	return source == "encoding" || source == "dedup" || source == Envelope
+}
+
 // Saved is tokens saved by source name; a negative part is what its
 // source cost (an id line, a note). The zero value (nil) reads as no
 // saving; Add and Settle need a non-nil map.

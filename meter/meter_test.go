@@ -77,3 +77,20 @@ func TestBaseline(t *testing.T) {
 		t.Errorf("Baseline of a result larger than compact JSON = %d, want the text as sent (115)", got)
 	}
 }
+
+// TestLossless: terse stats splits the saving into what is all still
+// there and what was left out, declared; every source is on one side.
+func TestLossless(t *testing.T) {
+	want := map[string]bool{"filter": false, "dedup": true, "encoding": true, "fit": false, "history": false, "stale": false,
+		Envelope: true, Catalog: false}
+	for _, src := range telemetry.SourceNames {
+		if _, ok := want[src]; !ok {
+			t.Errorf("source %q has no side", src)
+		}
+	}
+	for src, w := range want {
+		if Lossless(src) != w {
+			t.Errorf("Lossless(%q) = %v", src, !w)
+		}
+	}
+}

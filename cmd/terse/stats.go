@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -161,7 +162,7 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 	// recoverable): never one figure for both.
 	var lossless, leftOut float64
 	for k, v := range s.BySource {
-		if losslessSources[k] {
+		if meter.Lossless(k) {
 			lossless += v
 		} else {
 			leftOut += v
@@ -255,11 +256,6 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 		fmt.Fprintln(w)
 	}
 }
-
-// losslessSources are the savings sources that leave every byte of the
-// data in what the model can see: re-encoding, and references to a result
-// still in its context.
-var losslessSources = map[string]bool{"encoding": true, "dedup": true}
 
 func pctOrZero(v, of float64) string {
 	if of == 0 {

@@ -1,6 +1,7 @@
-// Package prom renders meter's counts as Prometheus metrics: the one place
-// a saving by source becomes counters. It is apart from meter so that only
-// the servers (the gateway, terse api) link Prometheus.
+// Package prom renders meter's counts as Prometheus counters: the one place
+// a meter.Tally's tokens and savings by source become metrics, for the
+// gateway and terse api. It is apart from meter so that only the servers
+// link Prometheus.
 package prom
 
 import (
@@ -9,61 +10,60 @@ import (
 	"github.com/terse-dev/terse/meter"
 )
 
-// Saved counts tokens saved by source in two counter vectors, labelled
-// by the holder's labels and then "source": the positive parts in the
-// saved counter, the negative ones (what a source cost where it saved
-// none) in the cost counter, because a counter only goes up. Saved minus
-// cost is the net saving. Every series of a listed source exists from the
-// start, at zero, for the label values given to Init.
-type Saved struct {
-	saved, cost *prometheus.CounterVec
-	sources     []string
+// TallyOpts name a Tally's counters. Before and After count the tokens of
+// calls before and after terse; Saved counts the positive parts of their
+// savings by source and Cost the negative ones (what a source added where
+// it saved none), because a counter only goes up: saved minus cost is the
+// net saving. Before, After, Saved and Cost are labelled by Labels, Saved
+// and Cost also by "source" (one of Sources; other sources are not
+// counted).
+type TallyOpts struct {
+	Before, After, Saved, Cost prometheus.CounterOpts
+	Labels                     []string
+	Sources                    []string
 }
 
-// NewSaved returns the counters of sources (others are not counted)
-// under saved and cost, labelled by labels and "source". A zero cost
-// name counts no costs (the parts below zero are left out).
-func NewSaved(saved, cost prometheus.CounterOpts, labels, sources []string) *Saved {
-	l := append(labels[:len(labels):len(labels)], "source")
-	s := &Saved{saved: prometheus.NewCounterVec(saved, l), sources: sources}
-	if cost.Name != "" {
-		s.cost = prometheus.NewCounterVec(cost, l)
-	}
-	return s
+// Tally is a meter.Tally's tokens and savings as Prometheus counters.
+type Tally struct {
+	before, after, saved, cost *prometheus.CounterVec
+	sources                    []string
 }
 
-// Collectors are the vectors to register.
-func (s *Saved) Collectors() []prometheus.Collector {
-	if s.cost == nil {
-		return []prometheus.Collector{s.saved}
-	}
-	return []prometheus.Collector{s.saved, s.cost}
-}
-
-// Init creates the series of every source for the label values, at zero.
-func (s *Saved) Init(values ...string) {
-	for _, src := range s.sources {
-		v := append(values[:len(values):len(values)], src)
-		s.saved.WithLabelValues(v...)
-		if s.cost != nil {
-			s.cost.WithLabelValues(v...)
-		}
+// NewTally returns the counters o names; register Collectors.
+func NewTally(o TallyOpts) *Tally {
+	bySource := append(o.Labels[:len(o.Labels):len(o.Labels)], "source")
+	return &Tally{
+		before:  prometheus.NewCounterVec(o.Before, o.Labels),
+		after:   prometheus.NewCounterVec(o.After, o.Labels),
+		saved:   prometheus.NewCounterVec(o.Saved, bySource),
+		cost:    prometheus.NewCounterVec(o.Cost, bySource),
+		sources: o.Sources,
 	}
 }
 
-// Add counts by under the label values.
-func (s *Saved) Add(by meter.Saved, values ...string) {
-	for _, src := range s.sources {
-		n := by[src]
-		if n == 0 {
-			continue
-		}
-		v := append(values[:len(values):len(values)], src)
-		switch {
+// Collectors are the counters to register.
+func (t *Tally) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{t.before, t.after, t.saved, t.cost}
+}
+
+// Init creates every series of the label values (one per source for
+// the savings), at zero.
+func (t *Tally) Init(values ...string) { t.Add(0, 0, nil, values...) }
+
+// Add counts a call of before tokens sent as after, saving saved, under
+// the label values; every series of the values exists after it.
+func (t *Tally) Add(before, after int, saved meter.Saved, values ...string) {
+	t.before.WithLabelValues(values...).Add(float64(before))
+	t.after.WithLabelValues(values...).Add(float64(after))
+	v := append(values[:len(values):len(values)], "")
+	for _, src := range t.sources {
+		v[len(v)-1] = src
+		s, c := t.saved.WithLabelValues(v...), t.cost.WithLabelValues(v...)
+		switch n := saved[src]; {
 		case n > 0:
-			s.saved.WithLabelValues(v...).Add(float64(n))
-		case s.cost != nil:
-			s.cost.WithLabelValues(v...).Add(float64(-n))
+			s.Add(float64(n))
+		case n < 0:
+			c.Add(float64(-n))
 		}
 	}
 }

@@ -8,17 +8,19 @@ import (
 	"github.com/terse-dev/terse/meter"
 )
 
-// TestSavedCountsCostApart: a negative part goes to the cost counter,
-// never down the saved one, and every listed source has its series from
-// the start.
-func TestSavedCountsCostApart(t *testing.T) {
-	s := NewSaved(prometheus.CounterOpts{Name: "x_saved_total", Help: "s"}, prometheus.CounterOpts{Name: "x_cost_total", Help: "c"},
-		[]string{"tool"}, []string{"dedup", "encoding"})
+// TestTallyCountsCostApart: tokens before and after add up; a negative
+// part goes to the cost counter, never down the saved one; every listed
+// source has its series from the first call.
+func TestTallyCountsCostApart(t *testing.T) {
+	x := NewTally(TallyOpts{
+		Before: prometheus.CounterOpts{Name: "x_in_total", Help: "i"}, After: prometheus.CounterOpts{Name: "x_out_total", Help: "o"},
+		Saved: prometheus.CounterOpts{Name: "x_saved_total", Help: "s"}, Cost: prometheus.CounterOpts{Name: "x_cost_total", Help: "c"},
+		Labels: []string{"tool"}, Sources: []string{"dedup", "encoding"},
+	})
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(s.Collectors()...)
-	s.Init("t")
-	s.Add(meter.Saved{"encoding": 10, "dedup": -2, "other": 99}, "t")
-	s.Add(meter.Saved{"encoding": -4}, "t")
+	reg.MustRegister(x.Collectors()...)
+	x.Add(100, 92, meter.Saved{"encoding": 10, "dedup": -2, "other": 99}, "t")
+	x.Add(50, 54, meter.Saved{"encoding": -4}, "t")
 	got := map[string]float64{}
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -34,6 +36,7 @@ func TestSavedCountsCostApart(t *testing.T) {
 		}
 	}
 	want := map[string]float64{
+		"x_in_total tool=t": 150, "x_out_total tool=t": 146,
 		"x_cost_total source=dedup tool=t": 2, "x_cost_total source=encoding tool=t": 4,
 		"x_saved_total source=dedup tool=t": 0, "x_saved_total source=encoding tool=t": 10,
 	}
