@@ -302,7 +302,7 @@ func TestOpenAIChatStreamsThroughSDK(t *testing.T) {
 			}
 			srv.Close()
 			st.Close()
-			if tot, _ := st.Snapshot(); tot.Requests != 1 || (bytes.Contains(rec.body(), []byte(`"prompt_tokens"`)) && tot.Usage.Input == 0) {
+			if tot, _ := st.Snapshot(); tot.Calls != 1 || (bytes.Contains(rec.body(), []byte(`"prompt_tokens"`)) && tot.Usage.Input == 0) {
 				t.Fatalf("stats: %+v", tot)
 			}
 		})
@@ -534,7 +534,7 @@ func TestRewrittenThroughSDK(t *testing.T) {
 	srv.Close()
 	st.Close()
 	tot, _ := st.Snapshot()
-	if tot.Requests != 2 || tot.Rewritten != 1 || tot.Saved["encoding"] <= 0 || tot.Usage.CacheRead != 200 {
+	if tot.Calls != 2 || tot.Rewritten != 1 || tot.Saved["encoding"] <= 0 || tot.Usage.CacheRead != 200 {
 		t.Fatalf("stats %+v", tot)
 	}
 }

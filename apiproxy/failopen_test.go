@@ -89,7 +89,7 @@ func TestPanicForwardsOriginal(t *testing.T) {
 	}
 	st.Close()
 	total, _ := st.Snapshot()
-	if total.InternalErrors != 1 || total.Requests != 2 || total.Rewritten != 1 {
+	if total.InternalErrors != 1 || total.Calls != 2 || total.Rewritten != 1 {
 		t.Fatalf("totals %+v", total)
 	}
 	if !strings.Contains(st.Summary(), "internal errors: 1 ") {

@@ -281,3 +281,31 @@ func TestStoreContinues(t *testing.T) {
 		t.Fatal("a rewriter without the state writes the same: the test shows nothing")
 	}
 }
+
+// TestMetricsCountCostApart: a request whose edit cost tokens (a
+// negative part) adds to terse_api_tokens_cost_total; the saved counter
+// never goes down, as a Prometheus counter must not.
+func TestMetricsCountCostApart(t *testing.T) {
+	st := NewStats(nil, nil)
+	body := []byte(`{"messages":[{"role":"user","content":"hi"}]}`)
+	st.record(&exchange{path: "/v1/messages", status: 200, before: body, after: body, res: Result{Edits: []Edit{
+		{Source: SourceEncoding, Before: "a b", After: "a b c d e f g"},
+	}}}, Usage{})
+	st.Close()
+	tot, _ := st.Snapshot()
+	n := tot.Saved["encoding"]
+	if n >= 0 {
+		t.Fatalf("encoding saved %d, want a cost (negative)", n)
+	}
+	w := httptest.NewRecorder()
+	st.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	out := w.Body.String()
+	for _, want := range []string{
+		`terse_api_tokens_saved_total{source="encoding",tokenizer="o200k_base"} 0`,
+		fmt.Sprintf(`terse_api_tokens_cost_total{source="encoding",tokenizer="o200k_base"} %d`, -n),
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("metrics lack %q:\n%s", want, out)
+		}
+	}
+}

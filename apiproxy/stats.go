@@ -16,21 +16,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/terse-dev/terse/meter"
+	"github.com/terse-dev/terse/meter/prom"
 	"github.com/terse-dev/terse/tokens"
 )
 
-// Totals are summed figures over requests. Token figures are request
-// bodies counted with the Stats' tokenizer, before and after rewriting
-// (after equals before for requests forwarded untouched; in a dry run it
-// is what would have been sent).
+// Totals are summed figures over requests: the Tally counts requests as
+// its calls, and their request bodies in the Stats' tokenizer, before and
+// after rewriting (after equals before for requests forwarded untouched;
+// in a dry run it is what would have been sent).
 type Totals struct {
-	Requests      int            `json:"requests"`
-	Rewritten     int            `json:"rewritten"`
-	Untouched     int            `json:"untouched"`
-	TokensBefore  int            `json:"tokens_before"`
-	TokensAfter   int            `json:"tokens_after"`
-	Saved         map[string]int `json:"saved"`
-	PrefixChanges int            `json:"prefix_changes"`
+	meter.Tally
+	Rewritten     int `json:"rewritten"`
+	Untouched     int `json:"untouched"`
+	PrefixChanges int `json:"prefix_changes"`
 	// InternalErrors counts requests forwarded unchanged because
 	// rewriting failed (a recovered panic).
 	InternalErrors int   `json:"internal_errors,omitempty"`
@@ -53,7 +52,7 @@ func (t *Totals) add(r *Record) {
 		}
 		t.CacheDiagnostics.Add(r.CacheDiagnostics)
 	}
-	t.Requests++
+	t.Add(r.TokensBefore, r.TokensAfter, r.Saved)
 	if r.InternalError {
 		t.InternalErrors++
 	}
@@ -61,14 +60,6 @@ func (t *Totals) add(r *Record) {
 		t.Rewritten++
 	} else {
 		t.Untouched++
-	}
-	t.TokensBefore += r.TokensBefore
-	t.TokensAfter += r.TokensAfter
-	if t.Saved == nil {
-		t.Saved = make(map[string]int)
-	}
-	for k, v := range r.Saved {
-		t.Saved[k] += v
 	}
 	if r.PrefixChanged {
 		t.PrefixChanges++
@@ -80,20 +71,20 @@ func (t *Totals) add(r *Record) {
 
 // Record is one request's line in the stats file.
 type Record struct {
-	Time          time.Time      `json:"time"`
-	Path          string         `json:"path"`
-	Model         string         `json:"model,omitempty"`
-	Conversation  string         `json:"conversation,omitempty"`
-	Status        int            `json:"status"`
-	Tokenizer     string         `json:"tokenizer"`
-	TokensBefore  int            `json:"tokens_before"`
-	TokensAfter   int            `json:"tokens_after"`
-	Saved         map[string]int `json:"saved,omitempty"`
-	Rewritten     bool           `json:"rewritten"`
-	DryRun        bool           `json:"dry_run,omitempty"`
-	Skipped       string         `json:"skipped,omitempty"`
-	InternalError bool           `json:"internal_error,omitempty"`
-	PrefixChanged bool           `json:"prefix_changed"`
+	Time          time.Time   `json:"time"`
+	Path          string      `json:"path"`
+	Model         string      `json:"model,omitempty"`
+	Conversation  string      `json:"conversation,omitempty"`
+	Status        int         `json:"status"`
+	Tokenizer     string      `json:"tokenizer"`
+	TokensBefore  int         `json:"tokens_before"`
+	TokensAfter   int         `json:"tokens_after"`
+	Saved         meter.Saved `json:"saved,omitempty"`
+	Rewritten     bool        `json:"rewritten"`
+	DryRun        bool        `json:"dry_run,omitempty"`
+	Skipped       string      `json:"skipped,omitempty"`
+	InternalError bool        `json:"internal_error,omitempty"`
+	PrefixChanged bool        `json:"prefix_changed"`
 	// Batch says why the request made a batch of edits (Result.Batch).
 	Batch       string  `json:"batch,omitempty"`
 	Boundary    int     `json:"boundary"`
@@ -131,6 +122,10 @@ type Stats struct {
 	queue chan *exchangeDone
 	wg    sync.WaitGroup
 
+	// tokens counts the request tokens and savings by source for the
+	// metrics (Handler).
+	tokens *prom.Tally
+
 	prices atomic.Pointer[Prices]
 	// prevDirect is each conversation's latest modeled original prompt
 	// (used by the run goroutine only).
@@ -158,6 +153,16 @@ func NewStats(c tokens.Counter, out io.Writer) *Stats {
 	}
 	s := &Stats{counter: c, out: out, queue: make(chan *exchangeDone, 256), sessions: make(map[string]*Totals),
 		models: make(map[string]*Totals), prevDirect: make(map[string]int), calib: make(map[string]CalibrationRow)}
+	tok := prometheus.Labels{"tokenizer": c.Name()}
+	s.tokens = prom.NewTally(prom.TallyOpts{
+		Before: prometheus.CounterOpts{Name: "terse_api_tokens_before_total", Help: "Request tokens as the client sent them.", ConstLabels: tok},
+		After:  prometheus.CounterOpts{Name: "terse_api_tokens_after_total", Help: "Request tokens as sent upstream.", ConstLabels: tok},
+		Saved:  prometheus.CounterOpts{Name: "terse_api_tokens_saved_total", Help: "Request tokens saved, by source.", ConstLabels: tok},
+		Cost: prometheus.CounterOpts{Name: "terse_api_tokens_cost_total",
+			Help: "Request tokens a source added where it saved none, by source; saved minus cost is the net saving.", ConstLabels: tok},
+		Sources: sourceNames(),
+	})
+	s.tokens.Init()
 	s.prices.Store(NewPrices(nil))
 	s.wg.Add(1)
 	go s.run()
@@ -202,6 +207,7 @@ func (s *Stats) run() {
 		s.account(r)
 		s.mu.Lock()
 		s.total.add(r)
+		s.tokens.Add(r.TokensBefore, r.TokensAfter, r.Saved)
 		if s.counter.Name() == r.Tokenizer {
 			addCalibration(s.calib, r)
 		}
@@ -271,22 +277,17 @@ func (s *Stats) measure(ex *exchange, u Usage, counter tokens.Counter) *Record {
 	if ex.after != nil {
 		r.Rewritten = !ex.dryRun && !ex.held
 		r.TokensAfter = tokens.CountBytes(counter, ex.after)
-		r.Saved = make(map[string]int)
-		other := 0
+		r.Saved = meter.Saved{}
 		for _, e := range res.Edits {
-			n := counter.Count(e.Before) - counter.Count(e.After)
-			r.Saved[e.Source.String()] += n
-			other += n
+			r.Saved[e.Source.String()] += counter.Count(e.Before) - counter.Count(e.After)
 		}
 		// What the edits do not explain is history trimming, or, when
 		// nothing was trimmed, writing the request as compact JSON.
 		key := SourceHistory.String()
 		if res.Report.Trimmed == 0 && res.Report.Dropped == 0 && res.Report.ThinkingDropped == 0 {
-			key = "envelope"
+			key = meter.Envelope
 		}
-		if h := r.TokensBefore - r.TokensAfter - other; h != 0 {
-			r.Saved[key] += h
-		}
+		r.Saved.Settle(r.TokensBefore-r.TokensAfter, key)
 	}
 	return r
 }
@@ -339,7 +340,7 @@ func (s *Stats) Models() map[string]Totals {
 	out := make(map[string]Totals, len(s.models))
 	for k, v := range s.models {
 		t := *v
-		t.Saved = copyMap(t.Saved)
+		t.Tally = t.Tally.Clone()
 		t.CacheDiagnostics = t.CacheDiagnostics.clone()
 		out[k] = t
 	}
@@ -351,45 +352,26 @@ func (s *Stats) Snapshot() (Totals, map[string]Totals) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	total := s.total
-	total.Saved = copyMap(total.Saved)
+	total.Tally = total.Tally.Clone()
 	total.CacheDiagnostics = total.CacheDiagnostics.clone()
 	sess := make(map[string]Totals, len(s.sessions))
 	for k, v := range s.sessions {
 		t := *v
-		t.Saved = copyMap(t.Saved)
+		t.Tally = t.Tally.Clone()
 		t.CacheDiagnostics = t.CacheDiagnostics.clone()
 		sess[k] = t
 	}
 	return total, sess
 }
 
-func copyMap(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // Summary is a one-screen account of the totals.
 func (s *Stats) Summary() string {
 	t, sess := s.Snapshot()
 	var b strings.Builder
-	fmt.Fprintf(&b, "terse api: %d requests (%d rewritten, %d untouched) in %d conversations\n", t.Requests, t.Rewritten, t.Untouched, len(sess))
-	saved := t.TokensBefore - t.TokensAfter
-	pct := 0.0
-	if t.TokensBefore > 0 {
-		pct = 100 * float64(saved) / float64(t.TokensBefore)
-	}
-	fmt.Fprintf(&b, "  request tokens (%s): %d before, %d after, %d saved (%.1f %%)\n", s.counter.Name(), t.TokensBefore, t.TokensAfter, saved, pct)
-	fmt.Fprintf(&b, "  saved by source:")
-	for _, src := range sources {
-		fmt.Fprintf(&b, " %s %d", src, t.Saved[src.String()])
-	}
-	if n := t.Saved["envelope"]; n != 0 {
-		fmt.Fprintf(&b, " envelope %d", n)
-	}
-	fmt.Fprintf(&b, "\n  prefix changes: %d of %d requests\n", t.PrefixChanges, t.Requests)
+	fmt.Fprintf(&b, "terse api: %d requests (%d rewritten, %d untouched) in %d conversations\n", t.Calls, t.Rewritten, t.Untouched, len(sess))
+	fmt.Fprintf(&b, "  request tokens (%s): %d before, %d after, %d saved (%.1f %%)\n", s.counter.Name(), t.TokensBefore, t.TokensAfter, t.TokensBefore-t.TokensAfter, t.Pct())
+	fmt.Fprintf(&b, "  saved by source:%s\n", t.Saved.Line(sourceNames()))
+	fmt.Fprintf(&b, "  prefix changes: %d of %d requests\n", t.PrefixChanges, t.Calls)
 	if t.InternalErrors > 0 {
 		fmt.Fprintf(&b, "  internal errors: %d requests forwarded unchanged (see the log)\n", t.InternalErrors)
 	}
@@ -435,7 +417,7 @@ func (s *Stats) Summary() string {
 			break
 		}
 		x := sess[k]
-		fmt.Fprintf(&b, "  conversation %s: %d requests, %d → %d tokens\n", k, x.Requests, x.TokensBefore, x.TokensAfter)
+		fmt.Fprintf(&b, "  conversation %s: %d requests, %d → %d tokens\n", k, x.Calls, x.TokensBefore, x.TokensAfter)
 	}
 	s.mu.Lock()
 	if s.dropped > 0 {
@@ -455,16 +437,9 @@ func (s *Stats) Handler() http.Handler {
 			return float64(f(&s.total))
 		}))
 	}
-	tok := prometheus.Labels{"tokenizer": s.counter.Name()}
-	counter("terse_api_requests_total", "Requests rewritten or considered for rewriting.", nil, func(t *Totals) int { return t.Requests })
+	counter("terse_api_requests_total", "Requests rewritten or considered for rewriting.", nil, func(t *Totals) int { return t.Calls })
 	counter("terse_api_rewritten_total", "Requests sent rewritten.", nil, func(t *Totals) int { return t.Rewritten })
-	counter("terse_api_tokens_before_total", "Request tokens as the client sent them.", tok, func(t *Totals) int { return t.TokensBefore })
-	counter("terse_api_tokens_after_total", "Request tokens as sent upstream.", tok, func(t *Totals) int { return t.TokensAfter })
-	for _, src := range sources {
-		name := src.String()
-		counter("terse_api_tokens_saved_total", "Request tokens saved, by source.", prometheus.Labels{"tokenizer": s.counter.Name(), "source": name},
-			func(t *Totals) int { return t.Saved[name] })
-	}
+	reg.MustRegister(s.tokens.Collectors()...)
 	counter("terse_api_internal_errors_total", "Requests forwarded unchanged because rewriting failed.", nil, func(t *Totals) int { return t.InternalErrors })
 	counter("terse_api_prefix_changes_total", "Requests that changed the cached prefix.", nil, func(t *Totals) int { return t.PrefixChanges })
 	counter("terse_api_provider_input_tokens_total", "Input tokens the provider reported.", nil, func(t *Totals) int { return t.Usage.Input })
@@ -506,4 +481,14 @@ func sumInts(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// sourceNames are the names of the sources terse api saves by, in the
+// order its summary and metrics list them.
+func sourceNames() []string {
+	out := make([]string, len(sources))
+	for i, src := range sources {
+		out[i] = src.String()
+	}
+	return out
 }

@@ -44,14 +44,7 @@ func (s *Stats) event(ex *exchange, r *Record) {
 	case ex.after != nil && !ex.dryRun && !ex.held:
 		ev.Format = "json"
 		ev.BytesOut, ev.TokensOut = len(ex.after), r.TokensAfter
-		for k, v := range r.Saved {
-			if k == "envelope" {
-				k = SourceEncoding.String() // the request written as compact JSON
-			}
-			if src, ok := telemetry.ParseSource(k); ok {
-				ev.Saved[src] += v
-			}
-		}
+		ev.Saved = r.Saved.BySource() // the envelope (compact JSON) is encoding
 		for i := range res.Edits {
 			switch res.Edits[i].Source {
 			case SourceRepeat:

@@ -798,6 +798,11 @@ func (e *engine) event(c *call, text string, r *terse.Result, err error, latency
 		if !kept {
 			ev.Hints = [telemetry.NumHints]uint16{}
 			ev.Saved = [telemetry.NumSources]int{}
+			// Left as it was: counted as sent, before and after, as
+			// the call's stats count it (meter.Baseline), not as
+			// compact JSON.
+			n := e.pipeline(c).Counter().Count(text)
+			ev.BytesIn, ev.TokensIn = len(text), n
 			ev.BytesOut, ev.TokensOut, ev.Format = ev.BytesIn, ev.TokensIn, "passthrough"
 			if ev.Dedup == telemetry.DedupHit || ev.Dedup == telemetry.DedupNear {
 				ev.Dedup = telemetry.DedupMiss

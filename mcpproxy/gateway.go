@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/terse-dev/terse/meter/prom"
+	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
 )
@@ -720,10 +722,7 @@ func (u *gwUpstream) call(ctx context.Context, req *mcp.CallToolRequest, tool st
 type gwMetrics struct {
 	calls      *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
-	tokensIn   *prometheus.CounterVec
-	tokensOut  *prometheus.CounterVec
-	saved      *prometheus.CounterVec
-	cost       *prometheus.CounterVec
+	tokens     *prom.Tally
 	errors     *prometheus.CounterVec
 	up         *prometheus.GaugeVec
 	restarts   *prometheus.CounterVec
@@ -736,7 +735,7 @@ type gwMetrics struct {
 }
 
 // savingSources are the sources of Saved in a CallRecord.
-var savingSources = []string{"filter", "dedup", "encoding", "fit"}
+var savingSources = telemetry.SourceNames[:telemetry.SrcHistory]
 
 func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 	m := &gwMetrics{
@@ -744,14 +743,17 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 			Help: "Tool calls by upstream server, tool and outcome."}, []string{"server", "tool", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "terse_gateway_call_duration_seconds",
 			Help: "Tool call latency through the gateway, by server.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"server"}),
-		tokensIn: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_in_total",
-			Help: "Tokens of results as the model would read them directly, by server and tool."}, []string{"server", "tool"}),
-		tokensOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_out_total",
-			Help: "Tokens of results as the model reads them through terse, by server and tool."}, []string{"server", "tool"}),
-		saved: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_saved_total",
-			Help: "Tokens saved, by server, tool and source (filter, dedup, encoding, fit)."}, []string{"server", "tool", "source"}),
-		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_tokens_cost_total",
-			Help: "Tokens a stage added where it saved none (an id line, a filter note), by server, tool and source; saved minus cost is the net saving."}, []string{"server", "tool", "source"}),
+		tokens: prom.NewTally(prom.TallyOpts{
+			Before: prometheus.CounterOpts{Name: "terse_gateway_tokens_in_total",
+				Help: "Tokens of results as the model would read them directly, by server and tool."},
+			After: prometheus.CounterOpts{Name: "terse_gateway_tokens_out_total",
+				Help: "Tokens of results as the model reads them through terse, by server and tool."},
+			Saved: prometheus.CounterOpts{Name: "terse_gateway_tokens_saved_total",
+				Help: "Tokens saved, by server, tool and source (filter, dedup, encoding, fit)."},
+			Cost: prometheus.CounterOpts{Name: "terse_gateway_tokens_cost_total",
+				Help: "Tokens a stage added where it saved none (an id line, a filter note), by server, tool and source; saved minus cost is the net saving."},
+			Labels: []string{"server", "tool"}, Sources: savingSources,
+		}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_errors_total",
 			Help: "Failed calls and pipeline errors, by server and outcome."}, []string{"server", "outcome"}),
 		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "terse_gateway_upstream_up",
@@ -771,7 +773,8 @@ func newGWMetrics(reg prometheus.Registerer) *gwMetrics {
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "terse_gateway_panics_total",
 			Help: "Panics recovered at a request boundary, by where (the request got an error or its original result; the stack is logged)."}, []string{"where"}),
 	}
-	reg.MustRegister(m.calls, m.latency, m.tokensIn, m.tokensOut, m.saved, m.cost, m.errors, m.up, m.restarts,
+	reg.MustRegister(m.tokens.Collectors()...)
+	reg.MustRegister(m.calls, m.latency, m.errors, m.up, m.restarts,
 		m.rejected, m.unknown, m.catalogIn, m.catalogOut, m.storeFail, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, from := range []string{"client", "upstream"} {
@@ -797,18 +800,7 @@ func (m *gwMetrics) server(name string) {
 func (m *gwMetrics) Call(r CallRecord) {
 	m.calls.WithLabelValues(r.Server, r.Tool, r.Outcome).Inc()
 	m.latency.WithLabelValues(r.Server).Observe(r.Duration.Seconds())
-	m.tokensIn.WithLabelValues(r.Server, r.Tool).Add(float64(r.TokensBefore))
-	m.tokensOut.WithLabelValues(r.Server, r.Tool).Add(float64(r.TokensAfter))
-	// Counters only go up: a stage's negative saving is counted as cost.
-	for _, k := range savingSources {
-		saved, cost := m.saved.WithLabelValues(r.Server, r.Tool, k), m.cost.WithLabelValues(r.Server, r.Tool, k)
-		switch v := r.Saved[k]; {
-		case v > 0:
-			saved.Add(float64(v))
-		case v < 0:
-			cost.Add(float64(-v))
-		}
-	}
+	m.tokens.Add(r.TokensBefore, r.TokensAfter, r.Saved, r.Server, r.Tool)
 	if r.Outcome == "error" || r.Outcome == "skipped_error" {
 		m.errors.WithLabelValues(r.Server, r.Outcome).Inc()
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/terse-dev/terse/meter"
 )
 
 // CallRecord describes one tools/call that went through the proxy.
@@ -22,7 +24,7 @@ type CallRecord struct {
 	Outcome      string
 	TokensBefore int
 	TokensAfter  int
-	Saved        map[string]int
+	Saved        meter.Saved
 	Duration     time.Duration // from request to response written
 	Pipeline     time.Duration // time spent in the terse pipeline
 	IsError      bool          // the result had isError
@@ -46,14 +48,13 @@ type Stats struct {
 	totals StatsTotals
 }
 
-// StatsTotals is the JSON written by --stats-file.
+// StatsTotals is the JSON written by --stats-file: the calls, their
+// tokens and savings by source (meter.Tally; Saved[meter.Catalog] is what
+// the catalogues saved), and what else the proxy counts.
 type StatsTotals struct {
-	Calls        int            `json:"calls"`
+	meter.Tally
 	Transformed  int            `json:"transformed"`
 	Errors       int            `json:"errors"`
-	TokensBefore int            `json:"tokens_before"`
-	TokensAfter  int            `json:"tokens_after"`
-	Saved        map[string]int `json:"saved_by_source"`
 	Outcomes     map[string]int `json:"outcomes"`
 	Restarts     int            `json:"upstream_restarts"`
 	Rejected     int            `json:"rejected_messages"`
@@ -80,10 +81,9 @@ type StatsTotals struct {
 func (s *Stats) Add(r CallRecord) {
 	s.mu.Lock()
 	t := &s.totals
-	t.Calls++
+	t.Add(r.TokensBefore, r.TokensAfter, r.Saved)
 	if t.Outcomes == nil {
 		t.Outcomes = map[string]int{}
-		t.Saved = map[string]int{}
 	}
 	t.Outcomes[r.Outcome]++
 	switch r.Outcome {
@@ -97,11 +97,6 @@ func (s *Stats) Add(r CallRecord) {
 	}
 	if r.Brake {
 		t.Brakes++
-	}
-	t.TokensBefore += r.TokensBefore
-	t.TokensAfter += r.TokensAfter
-	for k, v := range r.Saved {
-		t.Saved[k] += v
 	}
 	s.mu.Unlock()
 	if s.OnCall != nil {
@@ -178,11 +173,7 @@ func (s *Stats) catalog(server string, before, after int) {
 	t := &s.totals
 	t.CatalogTokensBefore += before
 	t.CatalogTokensAfter += after
-	if t.Saved == nil {
-		t.Outcomes = map[string]int{}
-		t.Saved = map[string]int{}
-	}
-	t.Saved["catalog"] += before - after
+	t.AddSaved(meter.Saved{meter.Catalog: before - after})
 	s.mu.Unlock()
 }
 
@@ -200,10 +191,9 @@ func (s *Stats) Totals() StatsTotals {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.totals
-	t.Saved = maps.Clone(t.Saved)
+	t.Tally = t.Tally.Clone()
 	t.Outcomes = maps.Clone(t.Outcomes)
-	if t.Saved == nil {
-		t.Saved = map[string]int{}
+	if t.Outcomes == nil {
 		t.Outcomes = map[string]int{}
 	}
 	return t

@@ -4,12 +4,16 @@ import (
 	"context"
 	"iter"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
+	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
 )
 
@@ -130,5 +134,53 @@ func BenchmarkTransformTelemetry(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// evSink keeps the events a recorder writes.
+type evSink struct {
+	mu sync.Mutex
+	ev []telemetry.Event
+}
+
+func (s *evSink) Write(b []telemetry.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ev = append(s.ev, b...)
+	return nil
+}
+func (s *evSink) Close() error { return nil }
+
+// TestPassedEventCountsAsSent: a pretty JSON result passed as it was (its
+// id line would cost more than compacting saves) is counted as sent in
+// its event, as in the call's stats: the model read its 16 tokens, not
+// the 9 of its compact JSON.
+func TestPassedEventCountsAsSent(t *testing.T) {
+	text := "{\n    \"a\": 1,\n    \"b\": 2\n}"
+	d := dedup.New(dedup.Options{MinBytes: 1})
+	p, err := terse.New(&terse.Options{Format: "auto", Dedup: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &evSink{}
+	rec := telemetry.New(sink, telemetry.Options{})
+	e := newEngine(&Options{Pipeline: p, Dedup: d, Telemetry: rec, MinSizeBytes: -1})
+	raw := tree.AppendJSON(nil, tree.Object(tree.Member{Key: "content", Value: tree.Array(textBlock(text, ""))}))
+	var cr CallRecord
+	out, err := e.finish(context.Background(), &call{tool: "x", sessionID: "s", start: time.Now()}, Policy{}, raw, &cr)
+	if err != nil || out != nil {
+		t.Fatalf("finish = %s, %v; want the result passed as it was", out, err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.ev) != 1 {
+		t.Fatalf("%d events, want 1", len(sink.ev))
+	}
+	ev := sink.ev[0]
+	n := tokens.O200kBase().Count(text)
+	if ev.TokensIn != n || ev.TokensOut != n || ev.BytesIn != len(text) || ev.BytesOut != len(text) || cr.TokensBefore != n || cr.TokensAfter != n {
+		t.Errorf("event tokens %d → %d, bytes %d → %d; call %d → %d; want all as sent: %d tokens, %d bytes",
+			ev.TokensIn, ev.TokensOut, ev.BytesIn, ev.BytesOut, cr.TokensBefore, cr.TokensAfter, n, len(text))
 	}
 }

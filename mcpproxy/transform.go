@@ -8,6 +8,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -240,10 +241,7 @@ func (x *transformRun) processBlock(ctx context.Context, k, i int) error {
 	}
 	// RawTokens counts compact JSON of the input, never more than the
 	// text as sent; only a result that grew is counted as sent.
-	direct := rep.RawTokens
-	if rep.OutputTokens > direct {
-		direct = x.counter.Count(text)
-	}
+	direct := meter.Baseline(&rep, func() int { return x.counter.Count(text) })
 	if rep.OutputTokens > direct {
 		// More than the model reads directly (an id line on a short
 		// text): leave the block, and forget the id the model will
@@ -264,7 +262,7 @@ func (x *transformRun) processBlock(ctx context.Context, k, i int) error {
 	rec.TokensBefore += direct
 	rec.TokensAfter += rep.OutputTokens
 	if rec.Saved == nil {
-		rec.Saved = map[string]int{}
+		rec.Saved = meter.Saved{}
 	}
 	// The parts sum to RawTokens − OutputTokens; what compacting the
 	// text as sent saved beyond that is the encoding's.
@@ -374,7 +372,7 @@ func (x *transformRun) countAgainstStructured() {
 	if d := sdirect - x.rec.TokensBefore; d != 0 {
 		x.rec.TokensBefore = sdirect
 		if x.rec.Saved == nil {
-			x.rec.Saved = map[string]int{}
+			x.rec.Saved = meter.Saved{}
 		}
 		x.rec.Saved["encoding"] += d
 	}

@@ -350,7 +350,7 @@ func startAPI(cfg *config.Config, a config.API, ln net.Listener, stderr io.Write
 	if err != nil {
 		return fail(err)
 	}
-	if s.rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
+	if s.rec, err = openTelemetry(cfg); err != nil {
 		return fail(err)
 	}
 	pipes, err := apiPipelines(cfg)

@@ -110,7 +110,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			return err
 		}
 		warnDeprecated(stderr, cfg)
-		if rec, err = telemetry.Open(telemetry.Settings(cfg.Telemetry)); err != nil {
+		if rec, err = openTelemetry(cfg); err != nil {
 			return err
 		}
 		defer rec.Close()

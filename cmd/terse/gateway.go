@@ -14,7 +14,6 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/mcpproxy"
 	"github.com/terse-dev/terse/store/redisstore"
-	"github.com/terse-dev/terse/telemetry"
 )
 
 const gatewayDoc = `
@@ -153,7 +152,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		logger.Warn("serving off loopback without tokens (--insecure): anyone who reaches the port can call every upstream tool", "addr", addr)
 	}
 	opts.Logger = logger
-	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry)) // nil when off
+	rec, err := openTelemetry(cfg) // nil when off
 	if err != nil {
 		return err
 	}

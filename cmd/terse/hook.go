@@ -17,6 +17,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
@@ -164,7 +165,7 @@ func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry))
+	rec, err := openTelemetry(cfg)
 	if err != nil {
 		rec = nil // telemetry must not stop the hook
 	}
@@ -215,8 +216,9 @@ func hookSelected(cfg *config.Config, tool string) bool {
 }
 
 // handle computes the hook output for ev (nil: none) and its telemetry
-// event. Token figures are in tokens of the pipeline's counter, against
-// the original text of the fields as the model would have read them.
+// event. Token figures are in tokens of the pipeline's counter; savings
+// are against compact JSON of each field shaped (meter.Baseline), as on
+// every surface; fields left alone count as sent.
 func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Event) ([]byte, telemetry.Event, error) {
 	start := time.Now()
 	var tev telemetry.Event
@@ -273,7 +275,8 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	// are needed only to compare and report.
 	origCounts := countAside(c, orig)
 	texts := append([]string(nil), orig...)
-	var saved [telemetry.NumSources]int
+	saved := meter.Saved{}
+	tokExtra, bytesIn := 0, tev.BytesIn // the baseline's excess over the fields as sent: meter.Baseline per field shaped
 	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
 		texts[0] = hook.RefHint(ev.ToolName, ref)
 		for i := 1; i < len(texts); i++ {
@@ -311,10 +314,14 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 			if r.ShapeClass == "elide" {
 				tev.Hints[telemetry.HintMore]++
 			}
-			// Against what the model would have read (the field as sent).
-			for src, n := range telemetry.BySource(r.SavedAgainst(n0)) {
-				saved[src] += n
+			// Against compact JSON of the field, as on every surface
+			// (the text as sent only for a result larger than that).
+			direct := meter.Baseline(r, func() int { return n0 })
+			tokExtra += direct - n0
+			if r.OutputTokens <= r.RawTokens {
+				bytesIn += r.RawChars - len(s.Text)
 			}
+			telemetry.AddSaved(saved, r.SavedAgainst(direct))
 			if r.Truncated {
 				tev.Hints[telemetry.HintMore]++
 			}
@@ -336,26 +343,23 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 		bytesOut += len(t)
 	}
 	tev.TokensIn, tev.TokensOut = before, before
+	tokIn := before + tokExtra
 	if after >= before {
 		tev.Untouched, tev.Hints, tev.Dedup = telemetry.UntouchedNoSaving, [telemetry.NumHints]uint16{}, telemetry.DedupOff
 		tev.ShapeClass = ""
 		return nil, tev, nil
 	}
-	tev.TokensOut, tev.BytesOut = after, bytesOut
+	tev.TokensIn, tev.BytesIn, tev.TokensOut, tev.BytesOut = tokIn, bytesIn, after, bytesOut
+	rest := telemetry.SrcEncoding
 	if tev.Dedup == telemetry.DedupHit {
-		saved = [telemetry.NumSources]int{}
-		saved[telemetry.SrcDedup] = before - after
+		rest = telemetry.SrcDedup
 		tev.ShapeClass = ""
-	} else {
-		// Counted apart, the fields may tokenize a little differently
-		// than the pipeline counted them: the rest is the encoding's.
-		sum := 0
-		for _, n := range saved {
-			sum += n
-		}
-		saved[telemetry.SrcEncoding] += before - after - sum
 	}
-	tev.Saved = saved
+	// Counted apart, the fields may tokenize a little differently than
+	// the pipeline counted them: the rest is the encoding's (all of it
+	// the reference's for a result in context).
+	saved.Settle(tokIn-after, rest.String())
+	tev.Saved = saved.BySource()
 	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/mcpproxy"
 	"github.com/terse-dev/terse/profile"
-	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
 )
 
@@ -130,7 +129,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	opts.Logger = logger
-	rec, err := telemetry.Open(telemetry.Settings(cfg.Telemetry)) // nil when off
+	rec, err := openTelemetry(cfg) // nil when off
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/telemetry"
 )
 
@@ -165,7 +166,7 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 	// recoverable): never one figure for both.
 	var lossless, leftOut float64
 	for k, v := range s.BySource {
-		if losslessSources[k] {
+		if meter.Lossless(k) {
 			lossless += v
 		} else {
 			leftOut += v
@@ -260,11 +261,6 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 	}
 }
 
-// losslessSources are the savings sources that leave every byte of the
-// data in what the model can see: re-encoding, and references to a result
-// still in its context.
-var losslessSources = map[string]bool{"encoding": true, "dedup": true}
-
 func pctOrZero(v, of float64) string {
 	if of == 0 {
 		return "0.0%"
@@ -279,8 +275,6 @@ func pctOf(v, of float64) string {
 	return strconv.FormatFloat(100*v/of, 'f', 1, 64) + "%"
 }
 
-// The config's [telemetry] section converts to telemetry.Settings.
-var _ = telemetry.Settings(config.Telemetry{})
 var timeZero time.Time
 
 // parseInterleaved parses flags that may come before or after the
