@@ -4,22 +4,18 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/terse-dev/terse/inband"
 )
 
 // Every line this package writes into a text a model reads is built here.
 // The wording is part of the API (models and terse expand parse it):
 // golden files in testdata pin it.
 
-// Header lines of a lossless and a display shaping.
-const (
-	headLossless = "> [lossless: "
-	headDisplay  = "> [display: "
-)
-
 // header is the in-band line that declares a lossless or display
 // shaping and its rules.
 func header(c Class, rules []string) string {
-	return "> [" + c.String() + ": " + strings.Join(rules, "; ") + "]"
+	return inband.Shaping{Class: c.String(), Rules: rules}.String()
 }
 
 // The rules' wording in a header line (see the package documentation).
@@ -127,44 +123,22 @@ func parseFormRule(r string) (f formRule, ok bool, err error) {
 }
 
 // foldMarker is the line that follows a line repeated n more times.
-func foldMarker(n int) string {
-	return "[… same line " + strconv.Itoa(n) + " more times …]"
-}
+func foldMarker(n int) string { return inband.Repeat{N: n}.String() }
 
 // foldMarkerLen is len(foldMarker(n)), without building it.
-func foldMarkerLen(n int) int {
-	d := 1
-	for ; n >= 10; n /= 10 {
-		d++
-	}
-	return len(foldMarker(0)) - 1 + d
-}
+func foldMarkerLen(n int) int { return inband.Repeat{N: n}.Len() }
 
-// foldCount parses a fold marker.
+// foldCount parses a fold marker, without allocating.
 func foldCount(l string) (int, bool) {
-	const pre, post = "[… same line ", " more times …]"
-	if !strings.HasPrefix(l, pre) || !strings.HasSuffix(l, post) || len(l) < len(pre)+len(post)+1 {
-		return 0, false
-	}
-	s := l[len(pre) : len(l)-len(post)]
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || strconv.Itoa(n) != s {
-		return 0, false
-	}
-	return n, true
+	x, ok := inband.ParseRepeat(l)
+	return x.N, ok
 }
 
-// elideHead opens an elided text:
-//
-//	> [elided: passing tests folded into counts, 3 runs (41 of 58 lines kept); get chunk N whole: terse chunk c_0123456789abcdef N]
-//
-// and each run left out is one line where its lines were:
-//
-//	[… 24 lines left out: lines 3–26 (12 tests passed); chunk 2 …]
-const elideHead = "> [elided: "
+// An elided text opens with its header line ([inband.ElidedRuns]), and
+// each run left out is one line where its lines were ([inband.Folded]).
 
 // ElideHeader is the opening of an elided text's header line.
-const ElideHeader = elideHead
+const ElideHeader = inband.ElidedHead
 
 // fetchPlaceholder stands for the fetch command in an elision until
 // Options.Keep has stored the original.
@@ -173,19 +147,17 @@ const fetchPlaceholder = "\x00fetch\x00"
 // elideTestHead is the header of a test run whose passing tests were
 // folded in runs, kept of n lines.
 func elideTestHead(runs, kept, n int) string {
-	return fmt.Sprintf("%spassing tests folded into counts, %d %s (%d of %d lines kept); get chunk N whole: %s]",
-		elideHead, runs, plural(runs, "run"), kept, n, fetchPlaceholder)
+	return inband.ElidedRuns{What: inband.ElidedTests, Runs: runs, Kept: kept, Total: n, Call: fetchPlaceholder}.String()
 }
 
 // elideLogHead is the header of a long log whose middle was left out in
 // runs, kept of n lines.
 func elideLogHead(runs, kept, n int) string {
-	return fmt.Sprintf("%slong log, first and last %d lines and every problem line with %d either side kept, %d %s (%d of %d lines kept); get chunk N whole: %s]",
-		elideHead, logEnds, logContext, runs, plural(runs, "run"), kept, n, fetchPlaceholder)
+	return inband.ElidedRuns{What: inband.ElidedLog(logEnds, logContext), Runs: runs, Kept: kept, Total: n, Call: fetchPlaceholder}.String()
 }
 
 // leftOutMarker stands where lines [a, b) (0-based) of the original were,
-// chunk k; what counts what they held (" (12 tests passed)") or is "".
+// chunk k; what counts what they held ("12 tests passed") or is "".
 func leftOutMarker(a, b int, what string, k int) string {
-	return fmt.Sprintf("[… %d lines left out: lines %d–%d%s; chunk %d …]", b-a, a+1, b, what, k)
+	return inband.Folded{First: a + 1, Last: b, What: what, Chunk: k}.String()
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toolname"
 )
@@ -370,7 +371,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 		return candidate{}, false
 	}
 	h := header(class, rules)
-	if got, _ := splitRules(strings.TrimSuffix(h[len("> ["+class.String()+": "):], "]"), 0); !equalLines(got, rules) {
+	if v, err := inband.Parse(h); err != nil || !equalLines(v.(inband.Shaping).Rules, rules) {
 		return candidate{}, false
 	}
 	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules), relSaved: relSaved}, true

@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 	"internal/memtest": {},
 	"internal/lru":     {},
 	"internal/replay":  {"internal/corpus", "tune"}, // tests only: the corpus transcripts replayed
-	"shape":            {"tokens", "toolname"},
+	"shape":            {"tokens", "toolname", "inband"},
 	"hook":             {"tree", "dedup", "toolname", "inband"},
 }
 
