@@ -155,3 +155,214 @@ func ParseRepeat(line string) (Repeat, bool) {
 	}
 	return Repeat{n}, true
 }
+
+// A Rule is one rule a [Shaping] header names: a [Named] rule, or an
+// [Unpadded], [PathTree], [Relative] or [ReadForm] rule ([ParseRule]).
+type Rule interface{ String() string }
+
+// Named is a rule that is its own wording.
+type Named string
+
+// The named rules.
+const (
+	// Terminal: the text is its terminal view (a display shaping's
+	// first rule).
+	Terminal Named = "terminal view"
+	// Grouped: matches "file:line:text" are grouped under their file.
+	Grouped Named = "matches grouped by file"
+	// RepeatsFolded: a run of identical lines is written once and a
+	// [Repeat] line.
+	RepeatsFolded Named = "repeats folded"
+)
+
+func (x Named) String() string { return string(x) }
+
+// Unpadded: the lines numbered Sep-separated, padded to Width, are
+// written without the padding, and followed by To when it is not Sep.
+//
+//	"→" numbers unpadded to width 6
+//	"→" numbers unpadded to width 6 and followed by "\t"
+type Unpadded struct {
+	Sep   string
+	Width int
+	To    string
+}
+
+const (
+	unpadWord = " numbers unpadded to width "
+	unpadTo   = " and followed by "
+)
+
+func (x Unpadded) String() string {
+	r := strconv.Quote(x.Sep) + unpadWord + strconv.Itoa(x.Width)
+	if x.To != "" && x.To != x.Sep {
+		r += unpadTo + strconv.Quote(x.To)
+	}
+	return r
+}
+
+// PathTree: the path list from body line First (1-based) on is written
+// as a tree: "paths as a tree from line 1".
+type PathTree struct{ First int }
+
+const treePrefix = "paths as a tree from line "
+
+func (x PathTree) String() string { return treePrefix + strconv.Itoa(x.First) }
+
+// Relative: paths under Base are written "./": `./ = "/home/dev/project/"`.
+type Relative struct{ Base string }
+
+const relPrefix = "./ = "
+
+func (x Relative) String() string { return relPrefix + strconv.Quote(x.Base) }
+
+// ReadForm: the numbered lines First–Last (Sep-separated, padded to
+// Width) open the body; their numbers are shown on the first, the last
+// and every 10th line only (Sparse), or not at all.
+//
+//	lines 1–250 numbered "→" on the first, the last and every 10th only (width 6)
+//	lines 1–250 follow without their "→" numbers (width 6)
+type ReadForm struct {
+	Sparse      bool
+	First, Last int
+	Sep         string
+	Width       int
+}
+
+const (
+	formPrefix   = "lines "
+	sparseMiddle = " numbered "
+	sparseSuffix = " on the first, the last and every 10th only"
+	rangeMiddle  = " follow without their "
+	rangeSuffix  = " numbers"
+	widthOpen    = " (width "
+)
+
+func (x ReadForm) String() string {
+	middle, suffix := rangeMiddle, rangeSuffix
+	if x.Sparse {
+		middle, suffix = sparseMiddle, sparseSuffix
+	}
+	return formPrefix + strconv.Itoa(x.First) + "–" + strconv.Itoa(x.Last) + middle + strconv.Quote(x.Sep) + suffix + widthOpen + strconv.Itoa(x.Width) + ")"
+}
+
+// RuleError is an error of [ParseRule]: a rule no shaping writes
+// (Unknown), or one of a known kind that is malformed.
+type RuleError struct {
+	Rule    string
+	Unknown bool
+}
+
+func (e *RuleError) Error() string {
+	if e.Unknown {
+		return "unknown rule " + strconv.Quote(e.Rule)
+	}
+	return "bad rule " + strconv.Quote(e.Rule)
+}
+
+// ParseRule reads one rule of a [Shaping] header, as terse writes it
+// (the result's String is r again). An [Unpadded] rule reads back with To
+// set (to Sep when the rule does not name another).
+func ParseRule(r string) (Rule, error) {
+	x, err := parseRule(r)
+	if err == nil && x.String() != r {
+		return nil, &RuleError{Rule: r}
+	}
+	return x, err
+}
+
+func parseRule(r string) (Rule, error) {
+	switch n := Named(r); n {
+	case Terminal, Grouped, RepeatsFolded:
+		return n, nil
+	}
+	bad := &RuleError{Rule: r}
+	switch {
+	case strings.HasPrefix(r, treePrefix):
+		s := r[len(treePrefix):]
+		n, ok := number(s)
+		if !ok || n < 1 {
+			return nil, bad
+		}
+		return PathTree{n}, nil
+	case strings.HasPrefix(r, relPrefix):
+		base, err := strconv.Unquote(r[len(relPrefix):])
+		if err != nil {
+			return nil, bad
+		}
+		return Relative{base}, nil
+	case strings.HasPrefix(r, formPrefix):
+		f, ok := parseReadForm(r[len(formPrefix):])
+		if !ok {
+			return nil, bad
+		}
+		return f, nil
+	case strings.Contains(r, unpadWord):
+		u, ok := parseUnpadded(r)
+		if !ok {
+			return nil, bad
+		}
+		return u, nil
+	}
+	return nil, &RuleError{Rule: r, Unknown: true}
+}
+
+// number reads a non-negative decimal written without a sign or leading
+// zeros.
+func number(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0 && strconv.Itoa(n) == s
+}
+
+func parseUnpadded(r string) (Unpadded, bool) {
+	q, rest, _ := strings.Cut(r, unpadWord)
+	w, toQ, hasTo := strings.Cut(rest, unpadTo)
+	sep, err := strconv.Unquote(q)
+	width, ok := number(w)
+	if err != nil || !ok || sep == "" || width < 1 || width > 32 {
+		return Unpadded{}, false
+	}
+	x := Unpadded{Sep: sep, Width: width, To: sep}
+	if hasTo {
+		if x.To, err = strconv.Unquote(toQ); err != nil || x.To == "" {
+			return Unpadded{}, false
+		}
+	}
+	return x, true
+}
+
+func parseReadForm(rest string) (f ReadForm, ok bool) {
+	nums, rest, ok := strings.Cut(rest, " ")
+	if !ok {
+		return f, false
+	}
+	rest = " " + rest
+	a, b, ok := strings.Cut(nums, "–")
+	if f.First, ok = number(a); !ok {
+		return f, false
+	}
+	if f.Last, ok = number(b); !ok || f.Last < f.First || f.Last-f.First > 1<<24 {
+		return f, false
+	}
+	var suffix string
+	switch {
+	case strings.HasPrefix(rest, sparseMiddle):
+		f.Sparse, rest, suffix = true, rest[len(sparseMiddle):], sparseSuffix
+	case strings.HasPrefix(rest, rangeMiddle):
+		rest, suffix = rest[len(rangeMiddle):], rangeSuffix
+	default:
+		return f, false
+	}
+	q, w, ok := strings.Cut(rest, suffix+widthOpen)
+	if !ok || !strings.HasSuffix(w, ")") {
+		return f, false
+	}
+	var err error
+	if f.Sep, err = strconv.Unquote(q); err != nil || f.Sep == "" {
+		return f, false
+	}
+	if f.Width, ok = number(w[:len(w)-1]); !ok || f.Width < 1 || f.Width > 32 {
+		return f, false
+	}
+	return f, true
+}

@@ -1,12 +1,6 @@
 package shape
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/terse-dev/terse/inband"
-)
+import "github.com/terse-dev/terse/inband"
 
 // Every line this package writes into a text a model reads is built here.
 // The wording is part of the API (models and terse expand parse it):
@@ -18,108 +12,31 @@ func header(c Class, rules []string) string {
 	return inband.Shaping{Class: c.String(), Rules: rules}.String()
 }
 
-// The rules' wording in a header line (see the package documentation).
+// The rules of a header line, written and read by package inband (see
+// the package documentation).
 const (
-	ruleDisplay = "terminal view"
-	ruleGroup   = "matches grouped by file"
-	ruleFold    = "repeats folded"
-	treePrefix  = "paths as a tree from line "
-	unpadWord   = " numbers unpadded to width "
-	relPrefix   = "./ = "
+	ruleDisplay = string(inband.Terminal)
+	ruleGroup   = string(inband.Grouped)
+	ruleFold    = string(inband.RepeatsFolded)
 )
-
-// unpadTo introduces the separator an unpadded gutter is written with
-// when it is not the gutter's own:
-//
-//	"→" numbers unpadded to width 6 and followed by "\t"
-const unpadTo = " and followed by "
 
 // unpadRule is the rule of a gutter written without its padding, its
 // separator written to.
 func unpadRule(g gutter, to string) string {
-	r := strconv.Quote(g.sep) + unpadWord + strconv.Itoa(g.width)
-	if to != g.sep {
-		r += unpadTo + strconv.Quote(to)
-	}
-	return r
+	return inband.Unpadded{Sep: g.sep, Width: g.width, To: to}.String()
 }
 
 // treeRule is the rule of a path list written as a tree from body line
 // first (1-based).
-func treeRule(first int) string { return treePrefix + strconv.Itoa(first) }
+func treeRule(first int) string { return inband.PathTree{First: first}.String() }
 
 // relRule is the rule of paths under base written "./".
-func relRule(base string) string { return relPrefix + strconv.Quote(base) }
+func relRule(base string) string { return inband.Relative{Base: base}.String() }
 
-// The read forms' rules: the numbered lines first–last open the body, and
-// their numbers are shown on the first, the last and every 10th line only
-// (sparse), or not at all (range); g.width restores their padding.
-//
-//	lines 1–250 numbered "→" on the first, the last and every 10th only (width 6)
-//	lines 1–250 follow without their "→" numbers (width 6)
-const (
-	formPrefix   = "lines "
-	sparseMiddle = " numbered "
-	sparseSuffix = " on the first, the last and every 10th only"
-	rangeMiddle  = " follow without their "
-	rangeSuffix  = " numbers"
-	widthOpen    = " (width "
-)
-
-func sparseRule(first, last int, g gutter) string {
-	return formPrefix + strconv.Itoa(first) + "–" + strconv.Itoa(last) + sparseMiddle + strconv.Quote(g.sep) + sparseSuffix + widthOpen + strconv.Itoa(g.width) + ")"
-}
-
-func rangeRule(first, last int, g gutter) string {
-	return formPrefix + strconv.Itoa(first) + "–" + strconv.Itoa(last) + rangeMiddle + strconv.Quote(g.sep) + rangeSuffix + widthOpen + strconv.Itoa(g.width) + ")"
-}
-
-// formRule is a parsed read form rule.
-type formRule struct {
-	form        string // ReadSparse or ReadRange
-	first, last int
-	g           gutter
-}
-
-// parseFormRule parses a read form's rule; ok is false for another rule.
-func parseFormRule(r string) (f formRule, ok bool, err error) {
-	rest, ok := strings.CutPrefix(r, formPrefix)
-	if !ok {
-		return f, false, nil
-	}
-	bad := fmt.Errorf("bad rule %q", r)
-	nums, rest, ok := strings.Cut(rest, " ")
-	if !ok {
-		return f, true, bad
-	}
-	rest = " " + rest
-	a, b, ok := strings.Cut(nums, "–")
-	if f.first, err = strconv.Atoi(a); err != nil || !ok || strconv.Itoa(f.first) != a || f.first < 0 {
-		return f, true, bad
-	}
-	if f.last, err = strconv.Atoi(b); err != nil || strconv.Itoa(f.last) != b || f.last < f.first || f.last-f.first > 1<<24 {
-		return f, true, bad
-	}
-	var suffix string
-	switch {
-	case strings.HasPrefix(rest, sparseMiddle):
-		f.form, rest, suffix = ReadSparse, rest[len(sparseMiddle):], sparseSuffix
-	case strings.HasPrefix(rest, rangeMiddle):
-		f.form, rest, suffix = ReadRange, rest[len(rangeMiddle):], rangeSuffix
-	default:
-		return f, true, bad
-	}
-	q, w, ok := strings.Cut(rest, suffix+widthOpen)
-	if !ok || !strings.HasSuffix(w, ")") {
-		return f, true, bad
-	}
-	if f.g.sep, err = strconv.Unquote(q); err != nil || f.g.sep == "" {
-		return f, true, bad
-	}
-	if f.g.width, err = strconv.Atoi(w[:len(w)-1]); err != nil || f.g.width < 1 || f.g.width > 32 {
-		return f, true, bad
-	}
-	return f, true, nil
+// formRule is the rule of a read form (ReadSparse or ReadRange) of the
+// numbered lines first–last.
+func formRule(form string, first, last int, g gutter) string {
+	return inband.ReadForm{Sparse: form == ReadSparse, First: first, Last: last, Sep: g.sep, Width: g.width}.String()
 }
 
 // foldMarker is the line that follows a line repeated n more times.

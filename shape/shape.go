@@ -399,24 +399,33 @@ func ruleNames(rules []string) []string {
 }
 
 func ruleName(r string) string {
-	switch {
-	case r == ruleDisplay:
-		return "display"
-	case strings.HasPrefix(r, `./ = `):
+	rule, err := inband.ParseRule(r)
+	if err != nil {
+		return r
+	}
+	switch x := rule.(type) {
+	case inband.Named:
+		switch x {
+		case inband.Terminal:
+			return "display"
+		case inband.Grouped:
+			return "group"
+		case inband.RepeatsFolded:
+			return "fold"
+		}
+	case inband.Relative:
 		return "relative"
-	case strings.HasPrefix(r, treePrefix):
+	case inband.PathTree:
 		return "tree"
-	case r == ruleGroup:
-		return "group"
-	case r == ruleFold:
-		return "fold"
-	case strings.Contains(r, unpadWord) && strings.Contains(r, unpadTo):
-		return ReadTab
-	case strings.Contains(r, unpadWord):
+	case inband.Unpadded:
+		if x.To != x.Sep {
+			return ReadTab
+		}
 		return "gutter"
-	case strings.HasPrefix(r, formPrefix+"") && strings.Contains(r, sparseSuffix):
-		return ReadSparse
-	case strings.HasPrefix(r, formPrefix) && strings.Contains(r, rangeMiddle):
+	case inband.ReadForm:
+		if x.Sparse {
+			return ReadSparse
+		}
 		return ReadRange
 	}
 	return r
