@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"internal/layout":  {},
 	"internal/memtest": {},
 	"internal/lru":     {},
-	"internal/replay":  {"internal/corpus", "tune"}, // tests only: the corpus transcripts replayed
+	"internal/replay":  {"internal/corpus", "tune", "inband"}, // tests only: the corpus transcripts replayed
 	"shape":            {"tokens", "toolname", "inband"},
 	"hook":             {"tree", "dedup", "toolname", "inband"},
 }
