@@ -309,7 +309,7 @@ func TestRules(t *testing.T) {
 // TestRepeatAppend: Append and Len agree with String, and ParseRepeat
 // reads what they write.
 func TestRepeatAppend(t *testing.T) {
-	for _, n := range []int{1, 9, 10, 99, 100, 123456789} {
+	for _, n := range []int{1, 9, 10, 99, 100, 123456789, 1 << 30} {
 		x := Repeat{n}
 		if b := x.Append([]byte("a")); string(b) != "a"+x.String() || x.Len() != len(x.String()) {
 			t.Errorf("Repeat{%d}: Append %q, Len %d, String %q", n, b, x.Len(), x)

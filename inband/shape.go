@@ -115,7 +115,14 @@ const (
 	repeatClose = " more times …]"
 )
 
-func (x Repeat) String() string { return string(x.Append(nil)) }
+func (x Repeat) String() string {
+	var b strings.Builder
+	b.Grow(x.Len())
+	b.WriteString(repeatOpen)
+	b.WriteString(strconv.Itoa(x.N))
+	b.WriteString(repeatClose)
+	return b.String()
+}
 
 // Append appends the line to dst.
 func (x Repeat) Append(dst []byte) []byte {

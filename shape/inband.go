@@ -39,10 +39,8 @@ func formRule(form string, first, last int, g gutter) string {
 	return inband.ReadForm{Sparse: form == ReadSparse, First: first, Last: last, Sep: g.sep, Width: g.width}.String()
 }
 
-// foldMarker is the line that follows a line repeated n more times.
-func foldMarker(n int) string { return inband.Repeat{N: n}.String() }
-
-// foldMarkerLen is len(foldMarker(n)), without building it.
+// foldMarkerLen is the length of the line that follows a line repeated
+// n more times, without building it.
 func foldMarkerLen(n int) int { return inband.Repeat{N: n}.Len() }
 
 // foldCount parses a fold marker, without allocating.

@@ -599,37 +599,48 @@ func invertGroup(lines []string, first int) ([]string, error) {
 }
 
 // fold writes each run of at least three identical lines once, followed
-// by a marker counting the rest, when that is shorter.
+// by a marker counting the rest, when that is shorter. The markers are
+// built in one allocation.
 func fold(lines []string) (string, []string, bool) {
-	folds := false
-	for i := 2; i < len(lines); i++ {
-		if lines[i] == lines[i-1] && lines[i] == lines[i-2] {
-			folds = true
-			break
-		}
-	}
-	if !folds {
-		return "", nil, false
-	}
-	out := make([]string, 0, len(lines))
-	folded := false
-	for i := 0; i < len(lines); {
-		j := i + 1
+	// foldable is the count of the repeats of the run at i that a marker
+	// stands for (0: the run is written as it is), and the end of the run.
+	foldable := func(i int) (n, j int) {
+		j = i + 1
 		for j < len(lines) && lines[j] == lines[i] {
 			j++
 		}
 		k := j - i
 		if k >= 3 && (k-1)*(len(lines[i])+1) > foldMarkerLen(k-1)+1 {
-			out = append(out, lines[i], foldMarker(k-1))
-			folded = true
+			return k - 1, j
+		}
+		return 0, j
+	}
+	markers, bytes := 0, 0
+	for i := 0; i < len(lines); {
+		n, j := foldable(i)
+		if n > 0 {
+			markers++
+			bytes += foldMarkerLen(n)
+		}
+		i = j
+	}
+	if markers == 0 {
+		return "", nil, false
+	}
+	out := make([]string, 0, len(lines))
+	var ar arena
+	ar.reserve(bytes, markers)
+	for i := 0; i < len(lines); {
+		n, j := foldable(i)
+		if n > 0 {
+			out = append(out, lines[i], "")
+			ar.repeat(len(out)-1, n)
 		} else {
 			out = append(out, lines[i:j]...)
 		}
 		i = j
 	}
-	if !folded {
-		return "", nil, false
-	}
+	ar.fill(out)
 	return ruleFold, out, true
 }
 
