@@ -145,28 +145,29 @@ func verifyFold(out, in []string) bool {
 	return j == len(in)
 }
 
-// verify reports whether undoing rule r on out gives in.
-func verify(r string, out, in []string) bool {
+// verify reports whether undoing rule r on out gives in, and returns the
+// rule as read back from its wording.
+func verify(r string, out, in []string) (inband.Rule, bool) {
 	rule, err := inband.ParseRule(r)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	switch x := rule.(type) {
 	case inband.Named:
 		if x == inband.RepeatsFolded {
-			return verifyFold(out, in)
+			return rule, verifyFold(out, in)
 		}
 	case inband.PathTree:
-		return verifyTree(x, out, in)
+		return rule, verifyTree(x, out, in)
 	case inband.ReadForm:
-		return verifyForm(x, out, in)
+		return rule, verifyForm(x, out, in)
 	case inband.Relative:
-		return verifyRelative(x.Base, out, in)
+		return rule, verifyRelative(x.Base, out, in)
 	case inband.Unpadded:
-		return verifyUnpad(x, out, in)
+		return rule, verifyUnpad(x, out, in)
 	}
 	back, err := invert(r, out, 0)
-	return err == nil && equalLines(back, in)
+	return rule, err == nil && equalLines(back, in)
 }
 
 // indent returns the length of the spaces and tabs that open l.

@@ -308,6 +308,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 	body := text
 	class := Lossless
 	var rules []string
+	var names []string // the rules' short names for the Report
 	if needsDisplay(text) {
 		if ceiling < Display {
 			return candidate{}, false
@@ -318,6 +319,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 		}
 		body, class = d, Display
 		rules = append(rules, ruleDisplay)
+		names = append(names, ruleName(inband.Terminal))
 	}
 	lines := strings.Split(body, "\n")
 	relSaved := 0
@@ -327,9 +329,13 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 	// works on lines, none writes a newline, and their header wording is
 	// parsed back below).
 	try := func(r string, out []string, ok bool) {
-		if ok && verify(r, out, lines) {
+		if !ok {
+			return
+		}
+		if rule, ok := verify(r, out, lines); ok {
 			lines = out
 			rules = append(rules, r)
+			names = append(names, ruleName(rule))
 		}
 	}
 	switch kind {
@@ -374,7 +380,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 	if v, err := inband.Parse(h); err != nil || !equalLines(v.(inband.Shaping).Rules, rules) {
 		return candidate{}, false
 	}
-	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules), relSaved: relSaved}, true
+	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: names, relSaved: relSaved}, true
 }
 
 func equalLines(a, b []string) bool {
@@ -389,20 +395,8 @@ func equalLines(a, b []string) bool {
 	return true
 }
 
-// ruleNames are the short names of rules for the Report.
-func ruleNames(rules []string) []string {
-	out := make([]string, len(rules))
-	for i, r := range rules {
-		out[i] = ruleName(r)
-	}
-	return out
-}
-
-func ruleName(r string) string {
-	rule, err := inband.ParseRule(r)
-	if err != nil {
-		return r
-	}
+// ruleName is the short name of a rule for the Report.
+func ruleName(rule inband.Rule) string {
 	switch x := rule.(type) {
 	case inband.Named:
 		switch x {
@@ -428,5 +422,5 @@ func ruleName(r string) string {
 		}
 		return ReadRange
 	}
-	return r
+	return rule.String()
 }
