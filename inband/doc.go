@@ -2,7 +2,9 @@
 // result: the notes that declare what was left out or shortened, the
 // detail levels, the overflow hint, the chunk index and the first lines
 // of a fetched chunk, repeat references, the budget-raise line, the gap
-// markers inside a kept text and the other single-line notices.
+// markers inside a kept text, the header and markers of a shaped text
+// (its rules read by [ParseRule]), the notes of history trimming and the
+// other single-line notices.
 //
 // Every line is written from a typed value (its String method) and read
 // back by one parser ([Parse]); [Notes] finds where a result's notes

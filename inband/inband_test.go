@@ -1,6 +1,7 @@
 package inband
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,11 +58,26 @@ var lines = []string{
 	"[… 118 lines left out: lines 3–120 …]",
 	"[… 1 line left out: line 7 …]",
 	"[… 40 lines left out: lines 120–159, +30/−10 …]",
-	"> [lossless: numbered lines unpadded; paths relative to /repo]",
 	"> [display: terminal view]",
+	`> [lossless: "\t" numbers unpadded to width 6]`,
+	`> [lossless: "→" numbers unpadded to width 6 and followed by "\t"]`,
+	`> [lossless: "→" numbers unpadded to width 6]`,
+	`> [lossless: ./ = "/home/dev/project/"; repeats folded]`,
+	`> [lossless: ./ = "/a; b/"; paths as a tree from line 1]`,
+	`> [lossless: lines 1–16 follow without their "\t" numbers (width 6)]`,
+	`> [lossless: lines 1–18 follow without their "→" numbers (width 6)]`,
+	`> [lossless: lines 1–18 numbered "→" on the first, the last and every 10th only (width 6)]`,
+	"> [lossless: matches grouped by file]",
+	"> [lossless: paths as a tree from line 1]",
+	"> [display: terminal view; repeats folded]",
+	"> [elided: long log, first and last 30 lines and every problem line with 2 either side kept, 3 runs (71 of 520 lines kept); get chunk N whole: terse chunk c_7960818381905120 N]",
+	"> [elided: passing tests folded into counts, 1 run (12 of 36 lines kept); get chunk N whole: terse chunk c_9252573644687834 N]",
 	"> [elided: passing tests folded into counts, 3 runs (41 of 58 lines kept); get chunk N whole: terse chunk c_0123456789abcdef N]",
 	"[… 24 lines left out: lines 3–26 (12 tests passed); chunk 2 …]",
+	"[… 164 lines left out: lines 135–298; chunk 4 …]",
+	"[… 12 lines left out: lines 22–33 (11 tests passed, 1 test skipped); chunk 2 …]",
 	"[… same line 3 more times …]",
+	"[… same line 12 more times …]",
 	`> [stale: result of Read "a.go" (toolu_01) left out; Edit "a.go" (toolu_02) changed the file since; read it again for its current content]`,
 	`> [trimmed: result of Bash "ls" (toolu_01); call it again to see it]`,
 	`> [trimmed: result of Bash "rm x" (toolu_01); not recoverable: the call may have side effects, do not repeat it]`,
@@ -81,7 +97,8 @@ func TestParseLines(t *testing.T) {
 			t.Errorf("Parse(%q).String() = %q", l, got)
 		}
 	}
-	for _, l := range []string{"", "> [", "> [nope]", "[chunks] x", "plain text", "> [id: x] y"} {
+	for _, l := range []string{"", "> [", "> [nope]", "[chunks] x", "plain text", "> [id: x] y",
+		"[… same line 0 more times …]", "[… same line 03 more times …]", "[… same line -3 more times …]", "> [lossless: a; ]", "> [elided: x]"} {
 		if v, err := Parse(l); err == nil {
 			t.Errorf("Parse(%q) = %#v, want an error", l, v)
 		}
@@ -110,6 +127,10 @@ func TestWriteParse(t *testing.T) {
 		IndexChunk{N: 1, Span: "items 1–4", Tokens: 1200, Summary: "state: 4 open", Runs: Runs("items", []Run{{1, 2, "full"}, {3, 4, "left out"}})},
 		IndexFoot{How: FetchWhole, Call: "c N", Fetch: 20000, Over: true}, IndexFoot{How: StoreDown, RawHint: "r"}, IndexFoot{How: NothingStored},
 		Gap{First: 3, Last: 3}, Gap{First: 3, Last: 9, Extra: "+1/−2"},
+		Shaping{"lossless", []string{Unpadded{"→", 6, "\t"}.String(), Relative{`/a; "b"/`}.String(), string(RepeatsFolded)}},
+		Shaping{"display", []string{string(Terminal), ReadForm{true, 1, 250, "→", 6}.String()}},
+		ElidedRuns{ElidedTests, 1, 12, 36, "terse chunk c_1 N"}, ElidedRuns{ElidedLog(30, 2), 3, 71, 520, "x"},
+		Folded{3, 26, "12 tests passed", 2}, Folded{3, 3, "", 1}, Repeat{1}, Repeat{1234},
 	}
 	for _, v := range vals {
 		got, err := Parse(v.String())
@@ -215,6 +236,9 @@ func FuzzRoundTrip(f *testing.F) {
 			Gap{First: b, Last: b + a},
 			Overflow{What: Elided{Skipped: b, Total: b, Unit: "items"}, How: OneChunk, Get: "all " + span, Call: word, Fetch: c},
 			SplitHead{N: a, Of: b, Handle: word, Intro: span, Need: c, Budget: b, How: Parts, K: a},
+			Shaping{"lossless", []string{Relative{word + "; " + span}.String(), PathTree{b}.String(), ReadForm{a%2 == 0, b, b + c, word, 1 + a%32}.String()}},
+			ElidedRuns{What: span, Runs: b, Kept: a, Total: c, Call: word + " N"},
+			Folded{First: b, Last: b + a, What: span, Chunk: c}, Repeat{b},
 		}
 		for _, v := range vals {
 			got, err := Parse(v.String())
@@ -251,4 +275,75 @@ func TestChunkListAndSpan(t *testing.T) {
 	if !IsCut("abc"+Cut(12)) || IsCut("abc") {
 		t.Error("IsCut")
 	}
+}
+
+// TestRules writes every kind of shaping rule and reads it back.
+func TestRules(t *testing.T) {
+	for _, r := range []Rule{
+		Terminal, Grouped, RepeatsFolded,
+		Unpadded{"→", 6, "→"}, Unpadded{"\t", 6, "\t"}, Unpadded{"→", 6, "\t"},
+		PathTree{1}, PathTree{12}, Relative{"/home/dev/project/"}, Relative{`/a; "b"/`},
+		ReadForm{true, 1, 250, "→", 6}, ReadForm{false, 0, 16, "\t", 6},
+	} {
+		got, err := ParseRule(r.String())
+		if err != nil || !reflect.DeepEqual(got, r) {
+			t.Errorf("ParseRule(%q) = %#v, %v", r, got, err)
+		}
+	}
+	if s := (Unpadded{Sep: "→", Width: 6}).String(); s != `"→" numbers unpadded to width 6` {
+		t.Errorf("Unpadded without To = %q", s)
+	}
+	for r, unknown := range map[string]bool{
+		"bogus rule": true, "paths as a tree from line 0": false, "paths as a tree from line 01": false,
+		`./ = "x`: false, `lines 2–1 follow without their "→" numbers (width 6)`: false,
+		`lines 1–2 follow without their "" numbers (width 6)`: false, `"→" numbers unpadded to width 33`: false,
+	} {
+		_, err := ParseRule(r)
+		var re *RuleError
+		if !errors.As(err, &re) || re.Unknown != unknown {
+			t.Errorf("ParseRule(%q) = %v, want unknown %v", r, err, unknown)
+		}
+	}
+}
+
+// TestRepeatAppend: Append and Len agree with String, and ParseRepeat
+// reads what they write.
+func TestRepeatAppend(t *testing.T) {
+	for _, n := range []int{1, 9, 10, 99, 100, 123456789, 1 << 30} {
+		x := Repeat{n}
+		if b := x.Append([]byte("a")); string(b) != "a"+x.String() || x.Len() != len(x.String()) {
+			t.Errorf("Repeat{%d}: Append %q, Len %d, String %q", n, b, x.Len(), x)
+		}
+		if got, ok := ParseRepeat(x.String()); !ok || got != x {
+			t.Errorf("ParseRepeat(%q) = %v, %v", x, got, ok)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { ParseRepeat("[… same line 42 more times …]") }); n != 0 {
+		t.Errorf("ParseRepeat allocates %v times", n)
+	}
+}
+
+// FuzzRule: every rule ParseRule reads is written back byte for byte.
+func FuzzRule(f *testing.F) {
+	for _, l := range lines {
+		if v, err := Parse(l); err == nil {
+			if sh, ok := v.(Shaping); ok {
+				for _, r := range sh.Rules {
+					f.Add(r)
+				}
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, r string) {
+		x, err := ParseRule(r)
+		if err != nil {
+			return
+		}
+		if u, ok := x.(Unpadded); ok && u.To == "" {
+			t.Fatalf("ParseRule(%q): Unpadded without To", r)
+		}
+		if s := x.String(); s != r {
+			t.Fatalf("ParseRule(%q).String() = %q", r, s)
+		}
+	})
 }

@@ -96,7 +96,6 @@ var (
 	reStale      = regexp.MustCompile(`^> \[stale: result of (.+?) left out; (.+) changed the file since; read it again for its current content\]$`)
 	reTrimmed    = regexp.MustCompile(`^> \[trimmed: result of (.+); (?:(call it again to see it)|not recoverable: the call may have side effects, do not repeat it)\]$`)
 	reDropped    = regexp.MustCompile(`^> \[trimmed: (\d+) earlier tool calls and their results left out \((.+?)(, …)?\); (?:call a tool again to see its result|(calls that only read can be made again, the others' results are not recoverable))\]$`)
-	reRepeat     = regexp.MustCompile(`^\[… same line (\d+) more times …\]$`)
 	reFolded     = regexp.MustCompile(`^\[… (\d+) lines left out: lines (\d+)–(\d+)(?: \((.+)\))?; chunk (\d+) …\]$`)
 )
 
@@ -184,9 +183,8 @@ func parseNote(line string) (Line, bool) {
 		}
 		return JSONDoc{atoi(m[1]), atoi(m[2])}, true
 	case strings.HasPrefix(line, "> [lossless: ") || strings.HasPrefix(line, "> [display: "):
-		class, rules, _ := strings.Cut(line[len("> ["):len(line)-1], ": ")
-		return Shaping{class, strings.Split(rules, "; ")}, strings.HasSuffix(line, "]")
-	case strings.HasPrefix(line, "> [elided: "):
+		return parseShaping(line)
+	case strings.HasPrefix(line, ElidedHead):
 		m := reElidedRuns.FindStringSubmatch(line)
 		if m == nil {
 			return nil, false
@@ -241,12 +239,9 @@ func parseIndexLine(line string) (Line, bool) {
 			return SubFoot{m[1]}, true
 		}
 		return IndexFoot{How: NothingStored}, true
-	case strings.HasPrefix(line, "[… same line "):
-		m := reRepeat.FindStringSubmatch(line)
-		if m == nil {
-			return nil, false
-		}
-		return Repeat{atoi(m[1])}, true
+	case strings.HasPrefix(line, repeatOpen):
+		x, ok := ParseRepeat(line)
+		return x, ok
 	case IsGap(line) && strings.HasSuffix(line, " …]") && strings.Contains(line, "; chunk "):
 		m := reFolded.FindStringSubmatch(line)
 		if m == nil {

@@ -1,6 +1,10 @@
 package shape
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/terse-dev/terse/inband"
+)
 
 // arena builds the lines a rule rewrites in one allocation: the lines it
 // keeps stay the input's strings.
@@ -47,6 +51,14 @@ func (a *arena) numbered(i, k, width int, sep, content string) {
 	a.buf = append(a.buf, num...)
 	a.buf = append(a.buf, sep...)
 	a.buf = append(a.buf, content...)
+	a.ends = append(a.ends, len(a.buf))
+}
+
+// repeat builds the line for index i: the marker of a line repeated n
+// more times.
+func (a *arena) repeat(i, n int) {
+	a.at = append(a.at, i)
+	a.buf = inband.Repeat{N: n}.Append(a.buf)
 	a.ends = append(a.ends, len(a.buf))
 }
 

@@ -26,7 +26,10 @@
 //
 // A lossless or display shaping opens with one header line naming its
 // rules in the order they were applied; [Expand] undoes them in reverse.
-// Its wording is part of the API (models and terse expand parse it):
+// Its wording is part of the API (models and terse expand parse it); the
+// lines and rules are written and read by package inband
+// ([inband.Shaping], [inband.ParseRule], [inband.ElidedRuns],
+// [inband.Folded], [inband.Repeat]):
 //
 //	> [lossless: "→" numbers unpadded to width 6]
 //	> [lossless: "→" numbers unpadded to width 6 and followed by "\t"]

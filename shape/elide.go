@@ -235,13 +235,6 @@ func singular(u string) string {
 	return strings.Join(words, " ")
 }
 
-func plural(n int, s string) string {
-	if n == 1 {
-		return s
-	}
-	return s + "s"
-}
-
 // foldedMarker is the line that stands for the folded lines [a, b)
 // (0-based) that chunk k holds.
 func foldedMarker(a, b int, counts map[string]int, k int, units []string) string {
@@ -255,11 +248,7 @@ func foldedMarker(a, b int, counts map[string]int, k int, units []string) string
 			parts = append(parts, strconv.Itoa(c)+" "+w)
 		}
 	}
-	what := ""
-	if len(parts) > 0 {
-		what = " (" + strings.Join(parts, ", ") + ")"
-	}
-	return leftOutMarker(a, b, what, k)
+	return leftOutMarker(a, b, strings.Join(parts, ", "), k)
 }
 
 // countFail counts the lines that say something failed (pass lines

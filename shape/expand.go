@@ -3,6 +3,8 @@ package shape
 import (
 	"fmt"
 	"strings"
+
+	"github.com/terse-dev/terse/inband"
 )
 
 // ExpandError is an error of [Expand] at a position of its input: a text
@@ -29,24 +31,28 @@ func Expand(text string) (string, error) {
 // ExpandClass is Expand that also returns the shaping's class.
 func ExpandClass(text string) (string, Class, error) { return expand(text) }
 
-// notes are the in-band lines a pipeline may put before a shaped text
-// (a dedup id, a filter note): expand skips them.
-var notes = []string{"> [id: ", "> [filtered: ", "> [filter failed: "}
+// pipelineNote reports whether line is a note a pipeline may put before
+// a shaped text (a dedup id, a filter note): expand skips them.
+func pipelineNote(line string) bool {
+	v, err := inband.Parse(line)
+	if err != nil {
+		return false
+	}
+	switch v.(type) {
+	case inband.ID, inband.Filtered, inband.FilterFailed:
+		return true
+	}
+	return false
+}
 
 func expand(text string) (string, Class, error) {
 	skipped := 0
 	for {
-		ok := false
-		for _, n := range notes {
-			if strings.HasPrefix(text, n) {
-				ok = true
-			}
-		}
-		i := strings.IndexByte(text, '\n')
-		if !ok || i < 0 {
+		head, rest, ok := strings.Cut(text, "\n")
+		if !ok || !pipelineNote(head) {
 			break
 		}
-		text = text[i+1:]
+		text = rest
 		skipped++
 	}
 	s, c, err := expandAt(text)
@@ -59,26 +65,34 @@ func expand(text string) (string, Class, error) {
 func expandAt(text string) (string, Class, error) {
 	head, body, _ := strings.Cut(text, "\n")
 	var class Class
-	var rest string
-	switch {
-	case strings.HasPrefix(head, headLossless):
-		class, rest = Lossless, head[len(headLossless):]
-	case strings.HasPrefix(head, headDisplay):
-		class, rest = Display, head[len(headDisplay):]
+	switch inband.Family(head) {
+	case Lossless.String():
+		class = Lossless
+	case Display.String():
+		class = Display
 	default:
 		msg := `not a shaped text: it does not open with "> [lossless: …]" or "> [display: …]"`
-		if strings.HasPrefix(head, elideHead) {
+		if strings.HasPrefix(head, inband.ElidedHead) {
 			msg = "an elided text is not expanded: fetch its chunks (the command it names) to get the original"
 		}
 		return "", None, &ExpandError{Line: 1, Col: 1, Msg: msg}
 	}
-	if !strings.HasSuffix(rest, "]") {
+	if !strings.HasSuffix(head, "]") {
 		return "", None, &ExpandError{Line: 1, Col: len(head) + 1, Msg: `the header line does not end with "]"`}
 	}
-	rest = rest[:len(rest)-1]
-	rules, cols := splitRules(rest, len(head)-len(rest)-1)
+	v, err := inband.Parse(head)
+	sh, ok := v.(inband.Shaping)
+	if err != nil || !ok {
+		return "", None, &ExpandError{Line: 1, Col: 1, Msg: "the header line is not as terse writes it"}
+	}
+	rules, col := sh.Rules, sh.RulesAt()
 	if len(rules) == 0 {
-		return "", None, &ExpandError{Line: 1, Col: cols[0] + 1, Msg: "no rules"}
+		return "", None, &ExpandError{Line: 1, Col: col + 1, Msg: "no rules"}
+	}
+	cols := make([]int, len(rules))
+	for i, r := range rules {
+		cols[i] = col
+		col += len(r) + len("; ")
 	}
 	lines := strings.Split(body, "\n")
 	for i := len(rules) - 1; i >= 0; i-- {
@@ -96,30 +110,4 @@ func expandAt(text string) (string, Class, error) {
 		lines = out
 	}
 	return strings.Join(lines, "\n"), class, nil
-}
-
-// splitRules splits a header's rules at "; " outside quoted strings, and
-// returns each rule's 0-based column (off is the column of s).
-func splitRules(s string, off int) (rules []string, cols []int) {
-	start := 0
-	inQuote := false
-	for i := 0; i < len(s); i++ {
-		switch {
-		case inQuote && s[i] == '\\':
-			i++
-		case s[i] == '"':
-			inQuote = !inQuote
-		case !inQuote && s[i] == ';' && i+1 < len(s) && s[i+1] == ' ':
-			rules, cols = append(rules, s[start:i]), append(cols, off+start)
-			start = i + 2
-			i++
-		}
-	}
-	if start < len(s) {
-		rules, cols = append(rules, s[start:]), append(cols, off+start)
-	}
-	if len(cols) == 0 {
-		cols = []int{off}
-	}
-	return rules, cols
 }

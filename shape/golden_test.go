@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/replay"
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
@@ -24,7 +25,6 @@ import (
 
 var (
 	runnerPassed = regexp.MustCompile(`(\d+) passed`)
-	markerPassed = regexp.MustCompile(`\((\d+) tests? passed`)
 	shownPass    = regexp.MustCompile(`(?m)^(--- PASS: .*|test .* \.\.\. ok|\S+::\S+ PASSED .*)$`)
 )
 
@@ -114,16 +114,15 @@ func TestGolden(t *testing.T) {
 				}
 				// The counts add up to the runner's own total.
 				if m := runnerTotal(input); m != nil {
-					got := 0
-					for _, mm := range markerPassed.FindAllStringSubmatch(res.Text, -1) {
-						n, _ := strconv.Atoi(mm[1])
-						got += n
-					}
+					got := foldedPassed(res.Text)
 					got += len(shownPass.FindAllString(res.Text, -1))
 					if want, _ := strconv.Atoi(m[1]); got != want {
 						t.Errorf("passed tests: %d folded and shown, the runner says %d", got, want)
 					}
 				}
+			}
+			if res.Class != shape.None {
+				checkInband(t, res.Text)
 			}
 			want := res.Text
 			if *update {
@@ -145,4 +144,41 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkInband reads the lines a shaping wrote with inband's parser: the
+// header line, and every marker in the text.
+func checkInband(t *testing.T, text string) {
+	t.Helper()
+	head, body, _ := strings.Cut(text, "\n")
+	if _, err := inband.Parse(head); err != nil {
+		t.Errorf("inband.Parse(%q): %v", head, err)
+	}
+	for l := range strings.SplitSeq(body, "\n") {
+		if inband.IsGap(l) {
+			if _, err := inband.Parse(l); err != nil {
+				t.Errorf("inband.Parse(%q): %v", l, err)
+			}
+		}
+	}
+}
+
+// foldedPassed adds up the passed tests the markers of an elided text
+// count ("[… 24 lines left out: lines 3–26 (12 tests passed); chunk 2 …]").
+func foldedPassed(text string) int {
+	n := 0
+	for l := range strings.SplitSeq(text, "\n") {
+		v, err := inband.Parse(l)
+		f, ok := v.(inband.Folded)
+		if err != nil || !ok {
+			continue
+		}
+		for p := range strings.SplitSeq(f.What, ", ") {
+			count, what, _ := strings.Cut(p, " ")
+			if k, err := strconv.Atoi(count); err == nil && (what == "tests passed" || what == "test passed") {
+				n += k
+			}
+		}
+	}
+	return n
 }

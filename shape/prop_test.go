@@ -2,12 +2,12 @@ package shape
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/terse-dev/terse/inband"
 
 	"github.com/terse-dev/terse/tokens"
 )
@@ -210,7 +210,12 @@ func FuzzDetect(f *testing.F) {
 	})
 }
 
-var markerRe = regexp.MustCompile(`^\[… (\d+) lines left out: lines (\d+)–(\d+)(?: \(([^)]*)\))?; chunk (\d+) …\]$`)
+// folded reads a marker of folded lines with inband's parser.
+func folded(l string) (inband.Folded, bool) {
+	v, err := inband.Parse(l)
+	f, ok := v.(inband.Folded)
+	return f, err == nil && ok
+}
 
 // TestElideTestProperty: on arbitrary test output, an elision keeps every
 // other line in order, replaces only runs of at least three pass lines,
@@ -270,17 +275,15 @@ func TestElideTestProperty(t *testing.T) {
 		out := strings.Split(strings.TrimSuffix(c.text, "\n"), "\n")[1:]
 		i := 0
 		for _, l := range out {
-			m := markerRe.FindStringSubmatch(l)
-			if m == nil || i >= len(orig) || orig[i] == l {
+			f, ok := folded(l)
+			if !ok || i >= len(orig) || orig[i] == l {
 				if i >= len(orig) || orig[i] != l {
 					t.Fatalf("kept line %q is not line %d of the original", l, i+1)
 				}
 				i++
 				continue
 			}
-			a, _ := strconv.Atoi(m[2])
-			b, _ := strconv.Atoi(m[3])
-			k, _ := strconv.Atoi(m[5])
+			a, b, k := f.First, f.Last, f.Chunk
 			if a != i+1 || b-a+1 < 3 || b > len(orig)-2 || c.ranges[k-1] != [2]int{a, b} {
 				t.Fatalf("marker %q at line %d (chunk %v)", l, i+1, c.ranges[k-1])
 			}
@@ -350,10 +353,8 @@ func TestElideLogProperty(t *testing.T) {
 		out := strings.Split(strings.TrimSuffix(c.text, "\n"), "\n")[1:]
 		i := 0
 		for _, l := range out {
-			if m := markerRe.FindStringSubmatch(l); m != nil && (i >= n || lines[i] != l) {
-				a, _ := strconv.Atoi(m[2])
-				b, _ := strconv.Atoi(m[3])
-				k, _ := strconv.Atoi(m[5])
+			if f, ok := folded(l); ok && (i >= n || lines[i] != l) {
+				a, b, k := f.First, f.Last, f.Chunk
 				if a != i+1 || b-a+1 < 3 || c.ranges[k-1] != [2]int{a, b} || a <= logEnds || b > n-logEnds {
 					t.Fatalf("marker %q at line %d", l, i+1)
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/replay"
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
@@ -24,42 +25,59 @@ type reader struct {
 }
 
 var (
-	headRe   = regexp.MustCompile(`^> \[(lossless|display): (.*)\]$`)
 	gutterRe = regexp.MustCompile(`^ *(\d+)(→|\t)`)
-	foldRe   = regexp.MustCompile(`^\[… same line (\d+) more times …\]$`)
-	markRe   = regexp.MustCompile(`^\[… (\d+) lines left out: lines (\d+)–(\d+)(?: \(([^)]*)\))?; chunk (\d+) …\]$`)
-	callRe   = regexp.MustCompile(`get chunk N whole: terse chunk (c_[0-9a-f]+) N\]$`)
 	passedRe = regexp.MustCompile(`(\d+) tests? passed`)
 )
 
-// rules returns the header's rules and the body lines.
-func (r reader) rules() (string, []string) {
+// rules returns the header's rules, read by inband's parser, and the
+// body lines.
+func (r reader) rules() ([]inband.Rule, []string) {
 	head, body, _ := strings.Cut(r.text, "\n")
-	if m := headRe.FindStringSubmatch(head); m != nil {
-		return m[2], strings.Split(body, "\n")
+	v, err := inband.Parse(head)
+	sh, ok := v.(inband.Shaping)
+	if err != nil || !ok {
+		return nil, strings.Split(r.text, "\n")
 	}
-	return "", strings.Split(r.text, "\n")
+	var rules []inband.Rule
+	for _, s := range sh.Rules {
+		if x, err := inband.ParseRule(s); err == nil {
+			rules = append(rules, x)
+		}
+	}
+	return rules, strings.Split(body, "\n")
 }
 
-// formRe is a read form's rule: the first body lines are the lines A–B,
-// numbered on the first, the last and every 10th only, or not at all.
-var formRe = regexp.MustCompile(`^lines (\d+)–(\d+) (numbered|follow without their) "(.*)"`)
+// folded reads a marker of folded lines.
+func folded(l string) (inband.Folded, bool) {
+	v, err := inband.Parse(l)
+	f, ok := v.(inband.Folded)
+	return f, err == nil && ok
+}
+
+// rule returns the header's rule of type R.
+func rule[R inband.Rule](rules []inband.Rule) (R, bool) {
+	for _, r := range rules {
+		if x, ok := r.(R); ok {
+			return x, true
+		}
+	}
+	var zero R
+	return zero, false
+}
 
 // line answers "what is line n of the file" in a numbered read: the text
 // after its number and separator; in a read form, the body line counted
 // from the range its rule declares.
 func (r reader) line(n int) (string, bool) {
 	rules, lines := r.rules()
-	if m := formRe.FindStringSubmatch(rules); m != nil {
-		a, _ := strconv.Atoi(m[1])
-		b, _ := strconv.Atoi(m[2])
-		sep, _ := strconv.Unquote(`"` + m[4] + `"`)
+	if f, ok := rule[inband.ReadForm](rules); ok {
+		a, b := f.First, f.Last
 		if n < a || n > b || n-a >= len(lines) {
 			return "", false
 		}
 		l := lines[n-a]
-		if m[3] == "numbered" && (n == a || n == b || n%10 == 0) {
-			return strings.CutPrefix(l, strconv.Itoa(n)+sep)
+		if f.Sparse && (n == a || n == b || n%10 == 0) {
+			return strings.CutPrefix(l, strconv.Itoa(n)+f.Sep)
 		}
 		return l, true
 	}
@@ -76,21 +94,10 @@ func (r reader) line(n int) (string, bool) {
 // it opens a directory), "./" stands for the declared base.
 func (r reader) paths() []string {
 	rules, lines := r.rules()
-	base := ""
-	if i := strings.Index(rules, `./ = "`); i >= 0 {
-		q := rules[i+5:]
-		end := strings.Index(q[1:], `"`) + 2
-		base, _ = strconv.Unquote(q[:end])
-	}
-	from := 0
-	if i := strings.Index(rules, "paths as a tree from line "); i >= 0 {
-		rest := rules[i+len("paths as a tree from line "):]
-		k := 0
-		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
-			k++
-		}
-		from, _ = strconv.Atoi(rest[:k])
-	}
+	rel, _ := rule[inband.Relative](rules)
+	base := rel.Base
+	t, _ := rule[inband.PathTree](rules)
+	from := t.First
 	var out, dirs []string
 	for i, l := range lines {
 		if l == "" || from > 0 && i < from-1 {
@@ -120,10 +127,9 @@ func (r reader) paths() []string {
 // markers' counts.
 func (r reader) tests() (failed []string, verdict string, passed, leftOut int) {
 	for l := range strings.SplitSeq(strings.TrimSuffix(r.text, "\n"), "\n") {
-		if m := markRe.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			leftOut += n
-			if p := passedRe.FindStringSubmatch(m[4]); p != nil {
+		if f, ok := folded(l); ok {
+			leftOut += f.Last - f.First + 1
+			if p := passedRe.FindStringSubmatch(f.What); p != nil {
 				k, _ := strconv.Atoi(p[1])
 				passed += k
 			}
@@ -181,11 +187,14 @@ func passCount(l string) int {
 
 // chunk fetches the chunk a marker names and returns its lines.
 func (r reader) chunk(k int) (string, error) {
-	m := callRe.FindStringSubmatch(strings.SplitN(r.text, "\n", 2)[0])
-	if m == nil {
+	head, _, _ := strings.Cut(r.text, "\n")
+	v, err := inband.Parse(head)
+	e, ok := v.(inband.ElidedRuns)
+	f := strings.Fields(e.Call)
+	if err != nil || !ok || len(f) < 2 || f[len(f)-1] != "N" {
 		return "", fmt.Errorf("no fetch call in the header")
 	}
-	t, err := r.fetch(m[1], k)
+	t, err := r.fetch(f[len(f)-2], k)
 	if err != nil {
 		return "", err
 	}
@@ -258,28 +267,26 @@ func reading(t *testing.T, results []replay.Result, form string) {
 			ask(r.File+": failed tests", strings.Join(gf, ",") == strings.Join(wf, ","))
 			ask(r.File+": verdict", gv == wv)
 			ask(r.File+": tests passed", gp == wp)
-			folded := 0
+			leftOut := 0
 			lines := strings.Split(strings.TrimSuffix(r.Text, "\n"), "\n")
 			for l := range strings.SplitSeq(res.Text, "\n") {
-				m := markRe.FindStringSubmatch(l)
-				if m == nil {
+				m, ok := folded(l)
+				if !ok {
 					continue
 				}
-				a, _ := strconv.Atoi(m[2])
-				b, _ := strconv.Atoi(m[3])
-				k, _ := strconv.Atoi(m[5])
-				folded += b - a + 1
+				a, b, k := m.First, m.Last, m.Chunk
+				leftOut += b - a + 1
 				got, err := shaped.chunk(k)
 				ask(fmt.Sprintf("%s: chunk %d holds lines %d–%d", r.File, k, a, b), err == nil && got == strings.Join(lines[a-1:b], "\n"))
 			}
 			body := strings.Split(strings.TrimSuffix(res.Text, "\n"), "\n")[1:]
 			markers := 0
 			for _, l := range body {
-				if markRe.MatchString(l) {
+				if _, ok := folded(l); ok {
 					markers++
 				}
 			}
-			ask(r.File+": lines left out", left == folded && len(body)-markers == len(lines)-folded)
+			ask(r.File+": lines left out", left == leftOut && len(body)-markers == len(lines)-leftOut)
 		}
 	}
 	t.Logf("%d questions, %d answered right", asked, right)

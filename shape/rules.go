@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/terse-dev/terse/inband"
 )
 
 // gutter is a line-number prefix: the number right-aligned in width
@@ -59,33 +61,8 @@ func unpad(lines []string, g gutter, to string) (string, []string, bool) {
 	return unpadRule(g, to), out, true
 }
 
-// parseUnpad parses an unpadding rule: the gutter's separator, the one
-// written instead, and the width.
-func parseUnpad(r string) (sep, to string, width int, ok bool) {
-	q, rest, ok := strings.Cut(r, unpadWord)
-	if !ok {
-		return "", "", 0, false
-	}
-	w, toQ, hasTo := strings.Cut(rest, unpadTo)
-	sep, err := strconv.Unquote(q)
-	width, err2 := strconv.Atoi(w)
-	if err != nil || err2 != nil || sep == "" || width < 1 || width > 32 || strconv.Itoa(width) != w {
-		return "", "", 0, false
-	}
-	to = sep
-	if hasTo {
-		if to, err = strconv.Unquote(toQ); err != nil || to == "" {
-			return "", "", 0, false
-		}
-	}
-	return sep, to, width, true
-}
-
-func invertUnpad(r string, lines []string) ([]string, error) {
-	sep, to, width, ok := parseUnpad(r)
-	if !ok {
-		return nil, fmt.Errorf("bad rule %q", r)
-	}
+func invertUnpad(u inband.Unpadded, lines []string) ([]string, error) {
+	sep, to, width := u.Sep, u.To, u.Width
 	out := make([]string, len(lines))
 	var ar arena
 	ar.reserve(size(lines)+len(lines)*width, len(lines))
@@ -99,11 +76,11 @@ func invertUnpad(r string, lines []string) ([]string, error) {
 	return out, nil
 }
 
-// verifyUnpad reports whether invertUnpad(r, out) equals in, without
+// verifyUnpad reports whether invertUnpad(u, out) equals in, without
 // building it.
-func verifyUnpad(r string, out, in []string) bool {
-	sep, to, width, ok := parseUnpad(r)
-	if !ok || len(out) != len(in) {
+func verifyUnpad(u inband.Unpadded, out, in []string) bool {
+	sep, to, width := u.Sep, u.To, u.Width
+	if len(out) != len(in) {
 		return false
 	}
 	for i, l := range out {
@@ -121,11 +98,10 @@ func verifyUnpad(r string, out, in []string) bool {
 	return true
 }
 
-// verifyRelative reports whether invertRelative(r, out) equals in,
+// verifyRelative reports whether invertRelative(base, out) equals in,
 // without building it.
-func verifyRelative(r string, out, in []string) bool {
-	base, err := strconv.Unquote(strings.TrimPrefix(r, relPrefix))
-	if err != nil || !strings.HasSuffix(base, "/") || len(out) != len(in) {
+func verifyRelative(base string, out, in []string) bool {
+	if !strings.HasSuffix(base, "/") || len(out) != len(in) {
 		return false
 	}
 	for i, l := range out {
@@ -169,23 +145,29 @@ func verifyFold(out, in []string) bool {
 	return j == len(in)
 }
 
-// verify reports whether undoing rule r on out gives in.
-func verify(r string, out, in []string) bool {
-	switch {
-	case r == ruleFold:
-		return verifyFold(out, in)
-	case strings.HasPrefix(r, treePrefix):
-		return verifyTree(r, out, in)
-	case strings.HasPrefix(r, formPrefix):
-		f, ok, err := parseFormRule(r)
-		return ok && err == nil && verifyForm(f, out, in)
-	case strings.HasPrefix(r, relPrefix):
-		return verifyRelative(r, out, in)
-	case strings.Contains(r, unpadWord) && !strings.HasPrefix(r, treePrefix):
-		return verifyUnpad(r, out, in)
+// verify reports whether undoing rule r on out gives in, and returns the
+// rule as read back from its wording.
+func verify(r string, out, in []string) (inband.Rule, bool) {
+	rule, err := inband.ParseRule(r)
+	if err != nil {
+		return nil, false
+	}
+	switch x := rule.(type) {
+	case inband.Named:
+		if x == inband.RepeatsFolded {
+			return rule, verifyFold(out, in)
+		}
+	case inband.PathTree:
+		return rule, verifyTree(x, out, in)
+	case inband.ReadForm:
+		return rule, verifyForm(x, out, in)
+	case inband.Relative:
+		return rule, verifyRelative(x.Base, out, in)
+	case inband.Unpadded:
+		return rule, verifyUnpad(x, out, in)
 	}
 	back, err := invert(r, out, 0)
-	return err == nil && equalLines(back, in)
+	return rule, err == nil && equalLines(back, in)
 }
 
 // indent returns the length of the spaces and tabs that open l.
@@ -283,9 +265,9 @@ func relApply(lines []string, base string) (string, []string, bool) {
 	return relRule(base), out, true
 }
 
-func invertRelative(r string, lines []string) ([]string, error) {
-	base, err := strconv.Unquote(strings.TrimPrefix(r, relPrefix))
-	if err != nil || !strings.HasSuffix(base, "/") {
+func invertRelative(r inband.Relative, lines []string) ([]string, error) {
+	base := r.Base
+	if !strings.HasSuffix(base, "/") {
 		return nil, fmt.Errorf("bad rule %q", r)
 	}
 	out := make([]string, len(lines))
@@ -412,7 +394,7 @@ func spaces(l string) int {
 	return i
 }
 
-func invertTree(r string, lines []string, first int) ([]string, error) {
+func invertTree(r inband.PathTree, lines []string, first int) ([]string, error) {
 	a, b, err := treeRegion(r, lines, first)
 	if err != nil {
 		return nil, err
@@ -440,7 +422,7 @@ func invertTree(r string, lines []string, first int) ([]string, error) {
 
 // verifyTree reports whether invertTree(r, out) equals in, without
 // building it.
-func verifyTree(r string, out, in []string) bool {
+func verifyTree(r inband.PathTree, out, in []string) bool {
 	a, b, err := treeRegion(r, out, 0)
 	if err != nil || a > len(in) || !equalLines(out[:a], in[:a]) {
 		return false
@@ -456,13 +438,9 @@ func verifyTree(r string, out, in []string) bool {
 	return err == nil && len(in)-j == len(out)-b && equalLines(out[b:], in[j:])
 }
 
-// treeRegion parses a tree rule: the tree is lines [a, b).
-func treeRegion(r string, lines []string, first int) (a, b int, err error) {
-	a, err = strconv.Atoi(strings.TrimPrefix(r, treePrefix))
-	if err != nil || a < 1 {
-		return 0, 0, fmt.Errorf("bad rule %q", r)
-	}
-	a--
+// treeRegion is where the tree of a tree rule is: lines [a, b).
+func treeRegion(r inband.PathTree, lines []string, first int) (a, b int, err error) {
+	a = r.First - 1
 	if a > len(lines) {
 		return 0, 0, &ExpandError{Line: first + len(lines), Col: 1, Msg: "the tree starts after the last line"}
 	}
@@ -622,37 +600,48 @@ func invertGroup(lines []string, first int) ([]string, error) {
 }
 
 // fold writes each run of at least three identical lines once, followed
-// by a marker counting the rest, when that is shorter.
+// by a marker counting the rest, when that is shorter. The markers are
+// built in one allocation.
 func fold(lines []string) (string, []string, bool) {
-	folds := false
-	for i := 2; i < len(lines); i++ {
-		if lines[i] == lines[i-1] && lines[i] == lines[i-2] {
-			folds = true
-			break
-		}
-	}
-	if !folds {
-		return "", nil, false
-	}
-	out := make([]string, 0, len(lines))
-	folded := false
-	for i := 0; i < len(lines); {
-		j := i + 1
+	// foldable is the count of the repeats of the run at i that a marker
+	// stands for (0: the run is written as it is), and the end of the run.
+	foldable := func(i int) (n, j int) {
+		j = i + 1
 		for j < len(lines) && lines[j] == lines[i] {
 			j++
 		}
 		k := j - i
 		if k >= 3 && (k-1)*(len(lines[i])+1) > foldMarkerLen(k-1)+1 {
-			out = append(out, lines[i], foldMarker(k-1))
-			folded = true
+			return k - 1, j
+		}
+		return 0, j
+	}
+	markers, bytes := 0, 0
+	for i := 0; i < len(lines); {
+		n, j := foldable(i)
+		if n > 0 {
+			markers++
+			bytes += foldMarkerLen(n)
+		}
+		i = j
+	}
+	if markers == 0 {
+		return "", nil, false
+	}
+	out := make([]string, 0, len(lines))
+	var ar arena
+	ar.reserve(bytes, markers)
+	for i := 0; i < len(lines); {
+		n, j := foldable(i)
+		if n > 0 {
+			out = append(out, lines[i], "")
+			ar.repeat(len(out)-1, n)
 		} else {
 			out = append(out, lines[i:j]...)
 		}
 		i = j
 	}
-	if !folded {
-		return "", nil, false
-	}
+	ar.fill(out)
 	return ruleFold, out, true
 }
 
@@ -686,25 +675,27 @@ func invertFold(lines []string, first int) ([]string, error) {
 // invert undoes one rule on the body lines; first is the line number (in
 // the whole text) of lines[0], for errors.
 func invert(r string, lines []string, first int) ([]string, error) {
-	switch {
-	case r == ruleDisplay:
-		return lines, nil
-	case r == ruleGroup:
-		return invertGroup(lines, first)
-	case r == ruleFold:
-		return invertFold(lines, first)
-	case strings.HasPrefix(r, treePrefix):
-		return invertTree(r, lines, first)
-	case strings.HasPrefix(r, relPrefix):
-		return invertRelative(r, lines)
-	case strings.Contains(r, unpadWord):
-		return invertUnpad(r, lines)
+	rule, err := inband.ParseRule(r)
+	if err != nil {
+		return nil, err
 	}
-	if f, ok, err := parseFormRule(r); ok {
-		if err != nil {
-			return nil, err
+	switch x := rule.(type) {
+	case inband.Named:
+		switch x {
+		case inband.Grouped:
+			return invertGroup(lines, first)
+		case inband.RepeatsFolded:
+			return invertFold(lines, first)
 		}
-		return invertForm(f, lines, first)
+		return lines, nil // the terminal view
+	case inband.PathTree:
+		return invertTree(x, lines, first)
+	case inband.Relative:
+		return invertRelative(x, lines)
+	case inband.Unpadded:
+		return invertUnpad(x, lines)
+	case inband.ReadForm:
+		return invertForm(x, lines, first)
 	}
 	return nil, fmt.Errorf("unknown rule %q", r)
 }
@@ -793,26 +784,23 @@ func readForm(lines []string, g gutter, form string) (string, []string, bool) {
 		}
 	}
 	ar.fill(out)
-	if form == ReadSparse {
-		return sparseRule(first, last, g), out, true
-	}
-	return rangeRule(first, last, g), out, true
+	return formRule(form, first, last, g), out, true
 }
 
 // invertForm gives the numbers of a read form back.
-func invertForm(f formRule, lines []string, first int) ([]string, error) {
-	n := f.last - f.first + 1
+func invertForm(f inband.ReadForm, lines []string, first int) ([]string, error) {
+	n := f.Last - f.First + 1
 	if n > len(lines) {
 		return nil, &ExpandError{Line: first + len(lines), Col: 1, Msg: fmt.Sprintf("the rule names %d numbered lines, the text has %d", n, len(lines))}
 	}
 	out := make([]string, len(lines))
 	copy(out[n:], lines[n:])
 	var ar arena
-	ar.reserve(size(lines[:n])+n*(f.g.width+len(f.g.sep)), n)
+	ar.reserve(size(lines[:n])+n*(f.Width+len(f.Sep)), n)
 	for i, l := range lines[:n] {
-		k := f.first + i
+		k := f.First + i
 		if content, ok := formContent(f, k, l); ok {
-			ar.numbered(i, k, f.g.width, f.g.sep, content)
+			ar.numbered(i, k, f.Width, f.Sep, content)
 		} else {
 			return nil, &ExpandError{Line: first + i, Col: 1, Msg: fmt.Sprintf("line %d does not show its number %d", first+i, k)}
 		}
@@ -824,34 +812,34 @@ func invertForm(f formRule, lines []string, first int) ([]string, error) {
 // formContent is the content of body line l, number k, of a read form:
 // l less its shown number. ok is false when a number it must show is not
 // there.
-func formContent(f formRule, k int, l string) (string, bool) {
-	if f.form != ReadSparse || !sparseShown(k, f.first, f.last) {
+func formContent(f inband.ReadForm, k int, l string) (string, bool) {
+	if !f.Sparse || !sparseShown(k, f.First, f.Last) {
 		return l, true
 	}
 	var b [20]byte
 	num := strconv.AppendInt(b[:0], int64(k), 10)
-	if len(l) < len(num)+len(f.g.sep) || l[:len(num)] != string(num) || l[len(num):len(num)+len(f.g.sep)] != f.g.sep {
+	if len(l) < len(num)+len(f.Sep) || l[:len(num)] != string(num) || l[len(num):len(num)+len(f.Sep)] != f.Sep {
 		return "", false
 	}
-	return l[len(num)+len(f.g.sep):], true
+	return l[len(num)+len(f.Sep):], true
 }
 
 // verifyForm reports whether invertForm(f, out) equals in, without
 // building it.
-func verifyForm(f formRule, out, in []string) bool {
-	n := f.last - f.first + 1
+func verifyForm(f inband.ReadForm, out, in []string) bool {
+	n := f.Last - f.First + 1
 	if n > len(out) || len(out) != len(in) || !equalLines(out[n:], in[n:]) {
 		return false
 	}
 	var b [20]byte
 	for i, l := range out[:n] {
-		k := f.first + i
+		k := f.First + i
 		content, ok := formContent(f, k, l)
 		num := strconv.AppendInt(b[:0], int64(k), 10)
-		p := max(f.g.width-len(num), 0)
+		p := max(f.Width-len(num), 0)
 		w := in[i]
-		if !ok || len(w) != p+len(num)+len(f.g.sep)+len(content) || spaces(w[:p]) != p || w[p:p+len(num)] != string(num) ||
-			w[p+len(num):p+len(num)+len(f.g.sep)] != f.g.sep || w[p+len(num)+len(f.g.sep):] != content {
+		if !ok || len(w) != p+len(num)+len(f.Sep)+len(content) || spaces(w[:p]) != p || w[p:p+len(num)] != string(num) ||
+			w[p+len(num):p+len(num)+len(f.Sep)] != f.Sep || w[p+len(num)+len(f.Sep):] != content {
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/toolname"
 )
@@ -307,6 +308,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 	body := text
 	class := Lossless
 	var rules []string
+	var names []string // the rules' short names for the Report
 	if needsDisplay(text) {
 		if ceiling < Display {
 			return candidate{}, false
@@ -317,6 +319,7 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 		}
 		body, class = d, Display
 		rules = append(rules, ruleDisplay)
+		names = append(names, ruleName(inband.Terminal))
 	}
 	lines := strings.Split(body, "\n")
 	relSaved := 0
@@ -326,9 +329,13 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 	// works on lines, none writes a newline, and their header wording is
 	// parsed back below).
 	try := func(r string, out []string, ok bool) {
-		if ok && verify(r, out, lines) {
+		if !ok {
+			return
+		}
+		if rule, ok := verify(r, out, lines); ok {
 			lines = out
 			rules = append(rules, r)
+			names = append(names, ruleName(rule))
 		}
 	}
 	switch kind {
@@ -370,10 +377,10 @@ func lossless(text, kind string, call Call, ceiling Class, form string) (candida
 		return candidate{}, false
 	}
 	h := header(class, rules)
-	if got, _ := splitRules(strings.TrimSuffix(h[len("> ["+class.String()+": "):], "]"), 0); !equalLines(got, rules) {
+	if v, err := inband.Parse(h); err != nil || !equalLines(v.(inband.Shaping).Rules, rules) {
 		return candidate{}, false
 	}
-	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: ruleNames(rules), relSaved: relSaved}, true
+	return candidate{text: h + "\n" + strings.Join(lines, "\n"), class: class, rules: names, relSaved: relSaved}, true
 }
 
 func equalLines(a, b []string) bool {
@@ -388,35 +395,32 @@ func equalLines(a, b []string) bool {
 	return true
 }
 
-// ruleNames are the short names of rules for the Report.
-func ruleNames(rules []string) []string {
-	out := make([]string, len(rules))
-	for i, r := range rules {
-		out[i] = ruleName(r)
-	}
-	return out
-}
-
-func ruleName(r string) string {
-	switch {
-	case r == ruleDisplay:
-		return "display"
-	case strings.HasPrefix(r, `./ = `):
+// ruleName is the short name of a rule for the Report.
+func ruleName(rule inband.Rule) string {
+	switch x := rule.(type) {
+	case inband.Named:
+		switch x {
+		case inband.Terminal:
+			return "display"
+		case inband.Grouped:
+			return "group"
+		case inband.RepeatsFolded:
+			return "fold"
+		}
+	case inband.Relative:
 		return "relative"
-	case strings.HasPrefix(r, treePrefix):
+	case inband.PathTree:
 		return "tree"
-	case r == ruleGroup:
-		return "group"
-	case r == ruleFold:
-		return "fold"
-	case strings.Contains(r, unpadWord) && strings.Contains(r, unpadTo):
-		return ReadTab
-	case strings.Contains(r, unpadWord):
+	case inband.Unpadded:
+		if x.To != x.Sep {
+			return ReadTab
+		}
 		return "gutter"
-	case strings.HasPrefix(r, formPrefix+"") && strings.Contains(r, sparseSuffix):
-		return ReadSparse
-	case strings.HasPrefix(r, formPrefix) && strings.Contains(r, rangeMiddle):
+	case inband.ReadForm:
+		if x.Sparse {
+			return ReadSparse
+		}
 		return ReadRange
 	}
-	return r
+	return rule.String()
 }

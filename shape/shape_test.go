@@ -170,12 +170,3 @@ func TestRelativeOnlyWhenSmaller(t *testing.T) {
 		t.Errorf("with the working directory: %d tokens (rules %v), without: %d", rel.ShapedTokens, rel.Rules, abs.ShapedTokens)
 	}
 }
-
-// TestFoldMarkerLen: the length of a fold marker is known without it.
-func TestFoldMarkerLen(t *testing.T) {
-	for _, n := range []int{1, 9, 10, 99, 100, 12345, 1 << 30} {
-		if got, want := foldMarkerLen(n), len(foldMarker(n)); got != want {
-			t.Errorf("foldMarkerLen(%d) = %d, want %d", n, got, want)
-		}
-	}
-}

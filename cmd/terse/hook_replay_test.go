@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/shape"
@@ -321,7 +321,30 @@ func rebuild(tool string, b tree.Value) (tree.Value, bool) {
 	return tree.Object(tree.Member{Key: "text", Value: str(text)}), true
 }
 
-var handleRE = regexp.MustCompile(`chunk (?:--\S+ \S+ )*(c_[0-9a-f]+) N`)
+// chunkHandle returns the handle of the fetch call a note of text names:
+// an elided text's header, an overflow hint or a chunk index's foot.
+func chunkHandle(text string) (string, bool) {
+	for line := range strings.Lines(text) {
+		v, err := inband.Parse(strings.TrimSuffix(line, "\n"))
+		if err != nil {
+			continue
+		}
+		var call string
+		switch x := v.(type) {
+		case inband.ElidedRuns:
+			call = x.Call
+		case inband.Overflow:
+			call = x.Call
+		case inband.IndexFoot:
+			call = x.Call
+		}
+		// "terse chunk [--flag value]… HANDLE N"
+		if f := strings.Fields(call); len(f) >= 2 && strings.HasPrefix(f[len(f)-2], "c_") {
+			return f[len(f)-2], true
+		}
+	}
+	return "", false
+}
 
 // replayCall runs one event through the hook and checks its output.
 func replayCall(t *testing.T, file string, ev *hook.Event, tr *hook.Transcript, cfg *config.Config, storeDir string, c tokens.Counter, visible string) replayRow {
@@ -441,8 +464,8 @@ func declared(ev *hook.Event, tr *hook.Transcript, slots []hook.Slot, newTexts [
 	if i > 0 && nt == "" && strings.HasPrefix(newTexts[0], "> [ref: ") {
 		return true, "ref" // the reference in the first field stands for the whole result
 	}
-	if m := handleRE.FindStringSubmatch(nt); m != nil {
-		whole, err := fetchAll(m[1], ev.SessionID, storeDir)
+	if handle, ok := chunkHandle(nt); ok {
+		whole, err := fetchAll(handle, ev.SessionID, storeDir)
 		if err != nil {
 			return false, "chunks: " + err.Error()
 		}

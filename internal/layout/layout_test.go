@@ -54,8 +54,8 @@ var allowed = map[string][]string{
 	"internal/memtest": {},
 	"internal/lazyre":  {},
 	"internal/lru":     {},
-	"internal/replay":  {"internal/corpus", "tune"}, // tests only: the corpus transcripts replayed
-	"shape":            {"tokens", "toolname", "internal/lazyre"},
+	"internal/replay":  {"internal/corpus", "tune", "inband"}, // tests only: the corpus transcripts replayed
+	"shape":            {"tokens", "toolname", "inband", "internal/lazyre"},
 	"hook":             {"tree", "dedup", "toolname", "inband"},
 }
 

@@ -6,12 +6,11 @@ package replay
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/tune"
 )
@@ -151,8 +150,21 @@ func (t *Table) String() string {
 	return sb.String()
 }
 
-// chunkHead is the line that opens a fetched chunk of an elided text.
-var chunkHead = regexp.MustCompile(`^> \[chunk \d+ of (\d+) of \S+: lines? \d+(–\d+)? of \d+, in full\]\n`)
+// chunkHead reads the line that opens a fetched chunk of an elided
+// text ("> [chunk 2 of 5 of c_…: lines 99–196 of 520, in full]"): the
+// chunk count, or false for any other line.
+func chunkHead(line string, n int) (total int, ok bool) {
+	v, err := inband.Parse(line)
+	h, isHead := v.(inband.ChunkHead)
+	if err != nil || !isHead || h.Parts || h.N != n {
+		return 0, false
+	}
+	unit, _, _, ok := inband.ParseSpan(h.Where)
+	if !ok || unit != "line" || !strings.Contains(h.Where, " of ") {
+		return 0, false
+	}
+	return h.Of, true
+}
 
 // JoinChunks fetches chunk 1, 2, … of an elision with fetch until the
 // last one its heads name, and joins their lines.
@@ -163,12 +175,13 @@ func JoinChunks(fetch func(n int) (string, error)) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("chunk %d: %w", n, err)
 		}
-		m := chunkHead.FindStringSubmatch(text)
-		if m == nil {
+		head, body, hasBody := strings.Cut(text, "\n")
+		total, ok := chunkHead(head, n)
+		if !ok || !hasBody {
 			return "", fmt.Errorf("chunk %d: unexpected text %q", n, text[:min(200, len(text))])
 		}
-		parts = append(parts, text[len(m[0]):])
-		if total, _ := strconv.Atoi(m[1]); n >= total {
+		parts = append(parts, body)
+		if n >= total {
 			return strings.Join(parts, "\n"), nil
 		}
 	}

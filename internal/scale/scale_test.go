@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,16 +12,77 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/terse-dev/terse/inband"
 )
 
-var (
-	idLine   = regexp.MustCompile(`^> \[id: ([0-9a-f]+)\]`)
-	refLine  = regexp.MustCompile(`^> \[ref: ([0-9a-f]+),`)
-	handleRE = regexp.MustCompile(`\bc_[0-9a-f]{16}\b`)
-	chunkRE  = regexp.MustCompile(`(?m)^\s*chunk (\d+):`)
-	// chunksOfRE reads the count of the short chunk note.
-	chunksOfRE = regexp.MustCompile(`get chunk N of (\d+) whole`)
-)
+// firstNote reads the note text opens with, or nil.
+func firstNote(text string) inband.Line {
+	line, _, _ := strings.Cut(text, "\n")
+	v, err := inband.Parse(line)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// resultID is the id a recorded result is shown with ("> [id: …]").
+func resultID(text string) (string, bool) {
+	x, ok := firstNote(text).(inband.ID)
+	return x.ID, ok
+}
+
+// refID is the id a reference names ("> [ref: …, byte-identical]").
+func refID(text string) (string, bool) {
+	x, ok := firstNote(text).(inband.Ref)
+	return x.ID, ok
+}
+
+// chunked reads the notes of a trimmed result: the handle its fetch call
+// names ("" when it names none) and how many chunks its index or its
+// overflow hint counts.
+func chunked(text string) (handle string, n int) {
+	for line := range strings.Lines(text) {
+		v, err := inband.Parse(strings.TrimSuffix(line, "\n"))
+		if err != nil {
+			continue
+		}
+		switch x := v.(type) {
+		case inband.Index:
+			n = x.Chunks
+		case inband.IndexFoot:
+			handle = handleIn(x.Call)
+		case inband.Overflow:
+			handle = handleIn(x.Call)
+			switch x.How {
+			case inband.ByChunk:
+				n = x.Chunks
+			case inband.OneChunk:
+				n = 1
+			}
+		}
+	}
+	return handle, n
+}
+
+func isID(text string) bool  { _, ok := resultID(text); return ok }
+func isRef(text string) bool { _, ok := refID(text); return ok }
+
+// chunkedHandle reports whether text's notes name a fetch call.
+func chunkedHandle(text string) bool { h, _ := chunked(text); return h != "" }
+
+// handleIn is the handle a fetch call names: `this tool with _chunk "c_….N"`.
+func handleIn(call string) string {
+	i := strings.Index(call, "c_")
+	if i < 0 {
+		return ""
+	}
+	h := call[i:]
+	if j := strings.IndexAny(h, `." `); j >= 0 {
+		h = h[:j]
+	}
+	return h
+}
 
 // call calls a tool of the memory server in conversation conv.
 func call(cs *mcp.ClientSession, tool, conv string, args map[string]any) (string, bool, error) {
@@ -92,14 +151,14 @@ func TestCluster(t *testing.T) {
 	// 1. Dedup across replicas: the first read shows an id, every later
 	// one (on whichever replica) refers to it.
 	first := mustCall(t, cs, "read_graph", conv, nil)
-	m := idLine.FindStringSubmatch(first)
-	if m == nil {
+	id, hasID := resultID(first)
+	if !hasID {
 		t.Fatalf("first read_graph has no id line: %.200q", first)
 	}
 	for i := range 6 {
 		got := mustCall(t, cs, "read_graph", conv, nil)
-		if r := refLine.FindStringSubmatch(got); r == nil || r[1] != m[1] {
-			t.Fatalf("read %d: %.200q, want a reference to %s", i+2, got, m[1])
+		if r, ok := refID(got); !ok || r != id {
+			t.Fatalf("read %d: %.200q, want a reference to %s", i+2, got, id)
 		}
 	}
 	per := c.callsPerReplica()
@@ -122,14 +181,14 @@ func TestCluster(t *testing.T) {
 	n0 := c.callsPerReplica()
 	first = mustCall(t, cs, "open_nodes", "conv-near", map[string]any{"names": []string{"job-a"}})
 	n1 := c.callsPerReplica()
-	m = idLine.FindStringSubmatch(first)
-	if m == nil {
+	id, hasID = resultID(first)
+	if !hasID {
 		t.Fatalf("open_nodes job-a has no id line: %.200q", first)
 	}
 	near := mustCall(t, cs, "open_nodes", "conv-near", map[string]any{"names": []string{"job-b"}})
 	n2 := c.callsPerReplica()
-	if want := "> [near-ref: " + m[1] + ", "; !strings.HasPrefix(near, want) || !strings.Contains(near, "job-a→job-b") {
-		t.Fatalf("open_nodes job-b: %.300q, want a near-reference to %s", near, m[1])
+	if x, ok := firstNote(near).(inband.NearRef); !ok || x.ID != id || !slices.ContainsFunc(x.Changes, func(c inband.Change) bool { return c.Old == "job-a" && c.New == "job-b" }) {
+		t.Fatalf("open_nodes job-b: %.300q, want a near-reference to %s", near, id)
 	}
 	if slices.Equal(replicaOf(n0, n1), replicaOf(n1, n2)) {
 		t.Fatalf("both reads on one replica (%v %v %v)", n0, n1, n2)
@@ -141,14 +200,7 @@ func TestCluster(t *testing.T) {
 	// (In a conversation of its own: in conv, the read is a reference.)
 	conv = "conv-chunks"
 	trimmed := mustCall(t, cs, "read_graph", conv, map[string]any{"_budget": 300})
-	h := handleRE.FindString(trimmed)
-	n := len(chunkRE.FindAllString(trimmed, -1))
-	if m := chunksOfRE.FindStringSubmatch(trimmed); m != nil {
-		n, _ = strconv.Atoi(m[1])
-	}
-	if n == 0 && strings.Contains(trimmed, `_chunk "`+h+`.1"`) {
-		n = 1 // the source is one chunk: the hint offers it whole
-	}
+	h, n := chunked(trimmed)
 	if h == "" || n < 1 {
 		t.Fatalf("trimmed read: handle %q, %d chunks: %q", h, n, trimmed)
 	}
@@ -176,7 +228,7 @@ func TestCluster(t *testing.T) {
 	if text, isErr, err := call(other, "read_graph", conv, map[string]any{"_chunk": h + ".1"}); err != nil || !isErr || !strings.Contains(text, "belongs to another session") {
 		t.Fatalf("chunk fetched by another tenant: %v %v %.200q", err, isErr, text)
 	}
-	if got := mustCall(t, other, "read_graph", "conv-main", nil); !idLine.MatchString(got) {
+	if got := mustCall(t, other, "read_graph", "conv-main", nil); !isID(got) {
 		t.Fatalf("another tenant's first read in conv-main: %.100q, want the whole result", got)
 	}
 	resp, err := http.Post(c.lbURL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -197,8 +249,8 @@ func TestCluster(t *testing.T) {
 	// A session opened before the kill outlives it (it is in Redis).
 	sess := c.sessionClient("scale-client", "2025-11-25", tokenA)
 	sargs := map[string]any{"names": []string{"service-010", "service-011", "service-012"}}
-	sm := idLine.FindStringSubmatch(mustCall(t, sess, "open_nodes", "", sargs))
-	if sm == nil {
+	sid, hasID := resultID(mustCall(t, sess, "open_nodes", "", sargs))
+	if !hasID {
 		t.Fatal("the session's first read has no id line")
 	}
 	var ok, failed atomic.Int64
@@ -246,8 +298,8 @@ func TestCluster(t *testing.T) {
 	}
 	mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
 	for i := range 3 {
-		if got := mustCall(t, sess, "open_nodes", "", sargs); !strings.HasPrefix(got, "> [ref: "+sm[1]) {
-			t.Fatalf("the session's read %d after the kill: %.200q, want a reference to %s", i+1, got, sm[1])
+		if got := mustCall(t, sess, "open_nodes", "", sargs); !strings.HasPrefix(got, inband.Ref{ID: sid}.String()) {
+			t.Fatalf("the session's read %d after the kill: %.200q, want a reference to %s", i+1, got, sid)
 		}
 	}
 	t.Logf("step 3: replica 1 killed during %d calls: %d failed in flight (%v); 12 later calls, the old handle and a session opened before (its references too) succeed", ok.Load()+failed.Load(), failed.Load(), errs)
@@ -264,7 +316,7 @@ func TestCluster(t *testing.T) {
 		}
 	}
 	trimmed = mustCall(t, down, "read_graph", "redis-down", map[string]any{"_budget": 300})
-	if handleRE.MatchString(trimmed) || !strings.Contains(trimmed, "not retrievable right now") {
+	if h, _ := chunked(trimmed); h != "" || !strings.Contains(trimmed, "not retrievable right now") {
 		t.Fatalf("trimmed read with Redis down: %.600q", trimmed)
 	}
 	text, isErr, err := call(down, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
@@ -289,14 +341,14 @@ func TestCluster(t *testing.T) {
 	var got string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		got = mustCall(t, down, "read_graph", "redis-back", nil)
-		if idLine.MatchString(got) || time.Now().After(deadline) {
+		if isID(got) || time.Now().After(deadline) {
 			break
 		}
 	}
-	if !idLine.MatchString(got) {
+	if !isID(got) {
 		t.Fatalf("after Redis came back: %.100q, want an id line", got)
 	}
-	if got := mustCall(t, down, "read_graph", "redis-back", nil); !refLine.MatchString(got) {
+	if got := mustCall(t, down, "read_graph", "redis-back", nil); !isRef(got) {
 		t.Fatalf("after Redis came back, a repeat: %.100q, want a reference", got)
 	}
 	mustCall(t, cs, "read_graph", conv, map[string]any{"_chunk": h + ".1"})
@@ -346,13 +398,13 @@ func sessions(t *testing.T, c *cluster) {
 		before := c.callsPerReplica()
 		args := map[string]any{"names": []string{"service-001", "service-002", "service-003"}}
 		first := mustCall(t, s1, "open_nodes", "", args)
-		m := idLine.FindStringSubmatch(first)
-		if m == nil {
+		rid, ok := resultID(first)
+		if !ok {
 			t.Fatalf("%s: first open_nodes has no id line: %.200q", version, first)
 		}
 		for i := range 3 {
-			if got := mustCall(t, s1, "open_nodes", "", args); !strings.HasPrefix(got, "> [ref: "+m[1]) {
-				t.Fatalf("%s: repeat %d: %.200q, want a reference to %s", version, i+1, got, m[1])
+			if got := mustCall(t, s1, "open_nodes", "", args); !strings.HasPrefix(got, inband.Ref{ID: rid}.String()) {
+				t.Fatalf("%s: repeat %d: %.200q, want a reference to %s", version, i+1, got, rid)
 			}
 		}
 		// The client's budget on each replica: read_graph, compacted
@@ -360,7 +412,7 @@ func sessions(t *testing.T, c *cluster) {
 		var h, got string
 		for i := range 3 {
 			got = mustCall(t, s1, "read_graph", "", nil)
-			if h = handleRE.FindString(got); h == "" {
+			if h, _ = chunked(got); h == "" {
 				t.Fatalf("%s: read %d in a session of budgeted-client: %.200q, want it trimmed to 300 tokens", version, i+1, got)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -369,10 +421,7 @@ func sessions(t *testing.T, c *cluster) {
 			}
 			cancel()
 		}
-		n := len(chunkRE.FindAllString(got, -1))
-		if m := chunksOfRE.FindStringSubmatch(got); m != nil {
-			n, _ = strconv.Atoi(m[1])
-		}
+		_, n := chunked(got)
 		for k := 1; k <= max(n, 2); k++ {
 			mustCall(t, s1, "read_graph", "", map[string]any{"_chunk": fmt.Sprintf("%s.%d", h, k)})
 		}
@@ -390,7 +439,7 @@ func sessions(t *testing.T, c *cluster) {
 				t.Fatalf("%s: another session fetched the chunk: %v %v %.200q", version, err, isErr, text)
 			}
 		}
-		if got := mustCall(t, s2, "read_graph", "", nil); handleRE.MatchString(got) {
+		if got := mustCall(t, s2, "read_graph", "", nil); chunkedHandle(got) {
 			t.Fatalf("%s: a client without a budget got a trimmed read", version)
 		}
 		id := s1.ID()

@@ -5,57 +5,8 @@ import (
 	"strings"
 )
 
-// The lines below are written today by the text shaper (package shape)
-// and the API proxy's history edits (package apiproxy), which build them
-// by hand; these types give them one form to move to.
-
-// Shaping declares a lossless or display shaping and its rules:
-// "> [lossless: numbered lines unpadded; paths relative to /repo]".
-type Shaping struct {
-	Class string // "lossless", "display"
-	Rules []string
-}
-
-func (x Shaping) String() string { return "> [" + x.Class + ": " + strings.Join(x.Rules, "; ") + "]" }
-
-// ElidedRuns opens a text whose runs of lines were folded or left out,
-// What saying which: Runs runs, Kept of Total lines kept, the rest by
-// Call.
-//
-//	> [elided: passing tests folded into counts, 3 runs (41 of 58 lines kept); get chunk N whole: terse chunk c_0123456789abcdef N]
-type ElidedRuns struct {
-	What        string
-	Runs        int
-	Kept, Total int
-	Call        string
-}
-
-func (x ElidedRuns) String() string {
-	return "> [elided: " + x.What + ", " + Plural(x.Runs, "run") + " (" + strconv.Itoa(x.Kept) + " of " + strconv.Itoa(x.Total) + " lines kept); get chunk N whole: " + x.Call + "]"
-}
-
-// Folded stands for the lines First–Last (1-based) folded into chunk
-// Chunk; What counts what they held.
-//
-//	[… 24 lines left out: lines 3–26 (12 tests passed); chunk 2 …]
-type Folded struct {
-	First, Last int
-	What        string
-	Chunk       int
-}
-
-func (x Folded) String() string {
-	what := ""
-	if x.What != "" {
-		what = " (" + x.What + ")"
-	}
-	return "[… " + strconv.Itoa(x.Last-x.First+1) + " lines left out: lines " + strconv.Itoa(x.First) + "–" + strconv.Itoa(x.Last) + what + "; chunk " + strconv.Itoa(x.Chunk) + " …]"
-}
-
-// Repeat follows a line repeated N more times: "[… same line 3 more times …]".
-type Repeat struct{ N int }
-
-func (x Repeat) String() string { return "[… same line " + strconv.Itoa(x.N) + " more times …]" }
+// The lines history trimming writes where it leaves out or edits earlier
+// tool results of a conversation.
 
 // Stale stands for the result of the read Read that the later call Write
 // superseded.
