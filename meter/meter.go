@@ -50,7 +50,8 @@ func Baseline(rep *terse.Report, sent func() int) int {
 // Lossless reports whether source leaves every byte of the data in what
 // the model can see: re-encoding, and references to a result still in its
 // context (encoding, dedup, and the envelope). What the others save (fit,
-// filter, history, stale, the catalogue) is left out, declared in-band.
+// filter, history, stale, applied, elided, the catalogue) is left out,
+// declared in-band.
 func Lossless(source string) bool {
 	return source == "encoding" || source == "dedup" || source == Envelope
 }

@@ -81,7 +81,7 @@ func TestBaseline(t *testing.T) {
 // TestLossless: terse stats splits the saving into what is all still
 // there and what was left out, declared; every source is on one side.
 func TestLossless(t *testing.T) {
-	want := map[string]bool{"filter": false, "dedup": true, "encoding": true, "fit": false, "history": false, "stale": false,
+	want := map[string]bool{"filter": false, "dedup": true, "encoding": true, "fit": false, "history": false, "stale": false, "applied": false, "elided": false,
 		Envelope: true, Catalog: false}
 	for _, src := range telemetry.SourceNames {
 		if _, ok := want[src]; !ok {
