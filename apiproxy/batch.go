@@ -21,8 +21,8 @@ import (
 
 // The defaults of the editing options.
 const (
-	DefaultEditAge    = 12   // requests
-	DefaultEditBulky  = 2048 // bytes
+	DefaultEditAge    = 6    // requests
+	DefaultEditBulky  = 1024 // bytes
 	DefaultEditShare  = 0.30
 	DefaultChunkFetch = "terse chunk --session {scope} {handle} {n}"
 )

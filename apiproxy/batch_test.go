@@ -343,3 +343,63 @@ func TestBatchFetchedBack(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchKeepsWording: a result elided by one batch keeps that batch's
+// words at every later batch: its age stays the one it was left out at,
+// and a later write of the file it read does not re-word it as stale
+// (a line already sent never changes, so a batch breaks the cached
+// prefix only where it adds an edit).
+func TestBatchKeepsWording(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	o := Options{Window: 200_000, EditAge: 3, ChunkStore: &store.Mem{}, Now: clk.now}
+	var c convo
+	c.user("Fix b.go.")
+	read := c.call("Read", `{"file_path":"/src/b.go"}`, fileText("b", 80))
+	build := c.call("Bash", `{"command":"go build ./..."}`, fileText("build", 60))
+	rw := NewRewriter(o)
+	sent := map[string]string{} // call id → its elided form, first sent
+	batches, after := 0, 0
+	step := func(d time.Duration) {
+		t.Helper()
+		clk.t = clk.t.Add(d)
+		res := rewrite(t, rw, c.request(), history.Anthropic)
+		if res.Batch != "" {
+			batches++
+			if len(sent) > 0 {
+				after++
+			}
+		}
+		if res.Body == nil {
+			return
+		}
+		now := results(mustParse(t, res.Body))
+		for _, id := range []string{read, build} {
+			text := joinedText(now[id])
+			if was, ok := sent[id]; ok && was != text {
+				t.Errorf("request %d: the result of %s was re-worded:\n%s\n%s", len(c.msgs), id, was, text)
+			} else if !ok && strings.HasPrefix(text, elidedPrefix) {
+				sent[id] = text
+			}
+		}
+	}
+	for i := 0; i < 5; i++ {
+		c.call("Bash", fmt.Sprintf(`{"command":"echo %d"}`, i), "ok")
+		step(time.Minute)
+	}
+	c.call("Bash", `{"command":"echo idle"}`, "ok")
+	step(10 * time.Minute)
+	if len(sent) != 2 {
+		t.Fatalf("elided after the first batches: %v", sent)
+	}
+	c.call("Edit", `{"file_path":"/src/b.go","old_string":"b line 3","new_string":"b line three"}`, "The file /src/b.go has been updated.")
+	c.call("Bash", `{"command":"go test ./..."}`, fileText("test", 60))
+	for i := 0; i < 5; i++ {
+		c.call("Bash", fmt.Sprintf(`{"command":"echo again %d"}`, i), "ok")
+		step(time.Minute)
+	}
+	c.call("Bash", `{"command":"echo idle again"}`, "ok")
+	step(10 * time.Minute)
+	if after == 0 {
+		t.Fatalf("no batch after the elisions (%d batches)", batches)
+	}
+}

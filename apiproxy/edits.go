@@ -248,6 +248,13 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 			}
 		}
 	}
+	// A result's form is the one it got at the first batch that could
+	// edit it, and its marker's words (an elision's age included) are
+	// those of that batch: a line already sent never changes.
+	var first firstBatch
+	if len(old) > 0 || len(staleBy) > 0 {
+		first = newFirstBatch(msgs[:edit], x.batches, edit, rw.opt.EditAge)
+	}
 	var edits []Edit
 	seen := make(map[uint64][]string) // content hash → first call ids showing it
 	texts := make(map[string]string)  // call id → its text
@@ -260,14 +267,20 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		if !ok {
 			return *p, false
 		}
-		if w, ok := staleBy[p.ID]; ok && i < edit && !again[p.ID] {
+		age, isOld := old[p.ID]
+		isOld = isOld && i < edit && len(text) >= rw.opt.EditBulky
+		oldAt := 0 // the first batch that could elide it
+		if isOld {
+			oldAt, age = first.old(i)
+		}
+		if w, ok := staleBy[p.ID]; ok && i < edit && !again[p.ID] && (!isOld || first.stale(calls[w].msg) <= oldAt) {
 			s := staleText(c, p.ID, calls[w], w)
 			if len(s) < len(text) {
 				edits = append(edits, Edit{Source: SourceStale, CallID: p.ID, Tool: c.name, Ref: w, Before: text, After: s, msg: i})
 				return withText(*p, s), true
 			}
 		}
-		if age, ok := old[p.ID]; ok && i < edit && len(text) >= rw.opt.EditBulky {
+		if isOld {
 			orig, ok := origs[p.ID]
 			fetch := ""
 			if ok && !readOnly(c) {
@@ -321,6 +334,57 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		})
 	}
 	return out, edits
+}
+
+// firstBatch finds, for a message before the edit boundary, the first
+// batch boundary (of the batches made so far and the boundary edit)
+// that could edit it.
+type firstBatch struct {
+	bounds []int // the batch boundaries up to edit, in order, edit last
+	asst   []int // assistant messages before each index (asst[i]: in msgs[:i])
+	age    int   // Options.EditAge
+}
+
+func newFirstBatch(msgs []history.Message, batches []int, edit, age int) firstBatch {
+	f := firstBatch{age: age, asst: make([]int, len(msgs)+1)}
+	for i := range msgs {
+		f.asst[i+1] = f.asst[i]
+		if msgs[i].Role == history.RoleAssistant {
+			f.asst[i+1]++
+		}
+	}
+	for _, b := range batches {
+		if b < edit {
+			f.bounds = append(f.bounds, b)
+		}
+	}
+	f.bounds = append(f.bounds, edit)
+	return f
+}
+
+// old returns the first boundary at which the result in message at is
+// old enough to elide, and its age there (in requests).
+func (f firstBatch) old(at int) (bound, age int) {
+	for _, b := range f.bounds {
+		if b <= at || b >= len(f.asst) {
+			continue
+		}
+		if a := f.asst[b] - f.asst[at+1]; a >= f.age {
+			return b, a
+		}
+	}
+	b := f.bounds[len(f.bounds)-1]
+	return b, f.asst[min(b, len(f.asst)-1)] - f.asst[min(at+1, len(f.asst)-1)]
+}
+
+// stale returns the first boundary after the writing call in message w.
+func (f firstBatch) stale(w int) int {
+	for _, b := range f.bounds {
+		if b > w {
+			return b
+		}
+	}
+	return f.bounds[len(f.bounds)-1]
 }
 
 // readTools name the file-reading tools of the usual agents (lower

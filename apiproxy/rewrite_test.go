@@ -141,7 +141,7 @@ func TestInBandTexts(t *testing.T) {
 	files = append(files, txtar.File{Name: "trimmed-first", Data: []byte(trimmed[0] + "\n")})
 	// With the default floor the oldest exchanges are dropped whole; the
 	// first result sent declares them.
-	dropped := NewRewriter(Options{Window: 12_000}).Rewrite(d.request(), history.Anthropic)
+	dropped := NewRewriter(Options{Window: 12_000, EditAge: 12, EditBulky: 2048}).Rewrite(d.request(), history.Anthropic)
 	if dropped.Report.Dropped == 0 {
 		t.Fatal("nothing dropped")
 	}

@@ -60,7 +60,7 @@ func rewrite(t *testing.T, rw *Rewriter, body []byte, f history.Format) (res Res
 func TestN2RewindForkRestart(t *testing.T) {
 	for _, fm := range formats {
 		t.Run(fm.f.String(), func(t *testing.T) {
-			o := Options{Window: 8_000, NoShape: true} // the boundary must move late
+			o := Options{Window: 8_000, NoShape: true, EditAge: 12, EditBulky: 2048} // the boundary must move late
 			so, so2 := o, o
 			so.Store, so2.Store = &store.Mem{}, &store.Mem{}
 			rw, alone := NewRewriter(so), NewRewriter(o)

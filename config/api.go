@@ -39,10 +39,10 @@ type API struct {
 	// old bulky results (stale reads stay).
 	NoEdit bool `toml:"no_edit"`
 	// EditAge is the age in requests after which a write's payload and a
-	// bulky result may be left out; 0 means 12.
+	// bulky result may be left out; 0 means 6.
 	EditAge int `toml:"edit_age"`
 	// EditBulkyBytes is the size from which an old result is bulky; 0
-	// means 2048.
+	// means 1024.
 	EditBulkyBytes int `toml:"edit_bulky_bytes"`
 	// EditShare is the share of the prompt (0 to 1) a batch of edits must
 	// take out to be made while the cache is warm; 0 means 0.30.

@@ -60,8 +60,8 @@ docs/api.md.
 
 Earlier messages are edited in batches (see docs/api.md, "Batched
 edits"): a file read that a later write of the file superseded, the
-payload of a write that succeeded (--edit-age requests ago, 12 by
-default) and an old result of --edit-bulky bytes or more (2048) each
+payload of a write that succeeded (--edit-age requests ago, 6 by
+default) and an old result of --edit-bulky bytes or more (1024) each
 become one line saying what it was and how to get it back (call it again
 when it only reads, else the terse chunk command that prints it from the
 agent's shell). A batch is made only when the provider's cache is cold
@@ -125,8 +125,8 @@ func addAPIFlags(fs *flag.FlagSet) apiFlags {
 	return apiFlags{
 		editShare:   editShare,
 		noEdit:      fs.Bool("no-edit", false, "do not leave out applied write payloads or old bulky results (stale reads are still declared)"),
-		editAge:     fs.Int("edit-age", 0, "leave out write payloads and bulky results older than this many `requests` (default 12)"),
-		editBulky:   fs.Int("edit-bulky", 0, "an old result of at least this many `bytes` is bulky (default 2048)"),
+		editAge:     fs.Int("edit-age", 0, "leave out write payloads and bulky results older than this many `requests` (default 6)"),
+		editBulky:   fs.Int("edit-bulky", 0, "an old result of at least this many `bytes` is bulky (default 1024)"),
 		cacheTTL:    fs.Duration("cache-ttl", 0, "the provider's prompt-cache `lifetime` when a request asks for no other (default 5m)"),
 		holdout:     holdout,
 		holdoutSeed: fs.String("holdout-seed", "", "`seed` choosing the held-out conversations (default a fixed one)"),
