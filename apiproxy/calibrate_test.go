@@ -160,8 +160,9 @@ func TestCalibratedWindow(t *testing.T) {
 		}
 	}
 	body := calibRequest("claude-opus-4-7", "Grow.", n)
-	plain := NewRewriter(Options{Window: 20_000}).Rewrite(body, history.Anthropic)
-	calib := NewRewriter(Options{Window: 20_000, Profile: Calibrated(nil, nil)}).Rewrite(body, history.Anthropic)
+	// Without batched edits, which would take out old results first.
+	plain := NewRewriter(Options{Window: 20_000, NoEdit: true}).Rewrite(body, history.Anthropic)
+	calib := NewRewriter(Options{Window: 20_000, NoEdit: true, Profile: Calibrated(nil, nil)}).Rewrite(body, history.Anthropic)
 	if plain.Report.Trimmed != 0 || calib.Report.Trimmed == 0 {
 		t.Errorf("%d results: trimmed %d without the ratio, %d with it", n, plain.Report.Trimmed, calib.Report.Trimmed)
 	}
