@@ -2,25 +2,10 @@ package terse
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
-)
 
-// hintsJSON is a result of n items, large enough to be recorded and, under
-// a small budget, to be elided.
-func hintsJSON(n int, tag string) []byte {
-	var b strings.Builder
-	b.WriteString(`{"items":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":%d,"title":"item %d of the %s list","state":"open","labels":["a","b"]}`, i, i, tag)
-	}
-	b.WriteString(`]}`)
-	return []byte(b.String())
-}
+	"github.com/terse-dev/terse/internal/fixture"
+)
 
 // capLater allows "more" once and then refuses it, as a session's
 // counter does when another call took the last one meanwhile.
@@ -38,7 +23,7 @@ func (c *capLater) Take(f string) bool {
 // TestHintRefusedAfterFit: a "more" refused once the result was fitted
 // gives the whole result, not an elision without its notice.
 func TestHintRefusedAfterFit(t *testing.T) {
-	big := hintsJSON(200, "big")
+	big := fixture.Items(200, "big")
 	p, err := New(&Options{Format: "json", Budget: 300})
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,14 @@
 package apiproxy
 
 import (
-	"fmt"
 	"hash/maphash"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
@@ -31,8 +30,7 @@ func repeatText(c call, id string) string {
 
 // staleText stands for a read that the write w superseded.
 func staleText(r call, rid string, w call, wid string) string {
-	return "> [stale: result of " + describe(r, rid) + " left out; " + describe(w, wid) +
-		" changed the file since; read it again for its current content]"
+	return inband.Stale{Read: describe(r, rid), Write: describe(w, wid)}.String()
 }
 
 // appliedText stands in a write call's input for a payload field (the
@@ -40,12 +38,8 @@ func staleText(r call, rid string, w call, wid string) string {
 // conversation holds: what was left out, in bytes of the original, and
 // where its effect can be seen now. It names the call it is part of.
 func appliedText(c call, id, field string, n int) string {
-	return "> [applied: " + strconv.Itoa(n) + " bytes of " + field + " left out of " + describe(c, id) +
-		", which succeeded; read the file for its current content]"
+	return inband.Applied{N: n, Field: field, Call: describe(c, id)}.String()
 }
-
-// appliedPrefix starts every appliedText.
-const appliedPrefix = "> [applied: "
 
 // elidedText stands for an old bulky result left out by a batch of
 // edits: which call, how large (bytes of the original), how old it was
@@ -53,16 +47,8 @@ const appliedPrefix = "> [applied: "
 // call that only reads, else the command that prints the stored
 // original from the agent's shell (fetch).
 func elidedText(c call, id string, size, age int, fetch string) string {
-	way := "call it again to see it"
-	if fetch != "" {
-		way = "`" + fetch + "` prints it"
-	}
-	return elidedPrefix + describe(c, id) + ", " + strconv.Itoa(size) + " bytes, left out " + strconv.Itoa(age) +
-		" requests later; " + way + "]"
+	return inband.ElidedResult{Call: describe(c, id), Size: size, Age: age, Fetch: fetch}.String()
 }
-
-// elidedPrefix starts every elidedText.
-const elidedPrefix = "> [elided: result of "
 
 // trimmedText stands for a result whose content history trimming left
 // out, with the way back its call's kind allows: a read-only call can be
@@ -70,19 +56,13 @@ const elidedPrefix = "> [elided: result of "
 // side effects), and its result is declared not recoverable.
 func trimmedText(c call, id string) string {
 	args, _ := tree.ParseString(c.args)
-	if readOnlyArgs(c, args, true) {
-		return trimmedPrefix + describeArgs(c, id, args) + "; call it again to see it]"
-	}
-	return trimmedPrefix + describeArgs(c, id, args) + "; not recoverable: the call may have side effects, do not repeat it]"
+	return inband.Trimmed{Call: describeArgs(c, id, args), ReadOnly: readOnlyArgs(c, args, true)}.String()
 }
-
-// trimmedPrefix starts every trimmedText.
-const trimmedPrefix = "> [trimmed: result of "
 
 // isTrimmedText reports whether text is trimmedText(c, id), cheaply when
 // it is not.
 func isTrimmedText(text string, c call, id string) bool {
-	return strings.HasPrefix(text, trimmedPrefix) && text == trimmedText(c, id)
+	return strings.HasPrefix(text, inband.TrimmedHead) && text == trimmedText(c, id)
 }
 
 // droppedText declares the tool calls trimming removed whole (with their
@@ -111,24 +91,11 @@ func droppedText(dropped []history.Message) string {
 		return ""
 	}
 	sort.SliceStable(names, func(i, j int) bool { return counts[names[i]] > counts[names[j]] })
-	var b strings.Builder
-	fmt.Fprintf(&b, "> [trimmed: %d earlier tool calls and their results left out (", n)
-	for i, name := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if i == 6 {
-			fmt.Fprintf(&b, "…")
-			break
-		}
-		fmt.Fprintf(&b, "%s ×%d", name, counts[name])
+	x := inband.Dropped{N: n, More: len(names) > 6, Writes: writes > 0}
+	for _, name := range names[:min(len(names), 6)] {
+		x.Tools = append(x.Tools, inband.ToolCount{Name: name, N: counts[name]})
 	}
-	if writes == 0 {
-		b.WriteString("); call a tool again to see its result]")
-	} else {
-		b.WriteString("); calls that only read can be made again, the others' results are not recoverable]")
-	}
-	return b.String()
+	return x.String()
 }
 
 // declareDropped puts the declaration of the calls dropped before the
@@ -175,7 +142,7 @@ func declareDropped(out, dropped []history.Message, calls map[string]call) []his
 // followsText names the call whose result, as sent, follows a note placed
 // at its head.
 func followsText(c call, id string) string {
-	return "> [the result of " + describe(c, id) + " follows, as sent]"
+	return inband.Resent{Call: describe(c, id)}.String()
 }
 
 // editCtx is what the edits of one request are made from.

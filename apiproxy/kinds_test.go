@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/tree"
 	"golang.org/x/tools/txtar"
@@ -124,8 +125,9 @@ func TestTrimNoteChangesNoKeptResult(t *testing.T) {
 					}
 					notes++
 					first, _, _ := strings.Cut(rest, "\n")
+					trimmed, isTrimmed := parseLine[inband.Trimmed](first)
 					switch {
-					case strings.HasPrefix(first, "> [trimmed: result of ") && strings.Contains(first, " call "+id):
+					case isTrimmed && trimmed.Call.ID == id:
 						hosted++
 					case first == followsText(callOf(t, r, id), id):
 					default:

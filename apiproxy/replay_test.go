@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/render"
 	"github.com/terse-dev/terse/shape"
@@ -345,11 +344,6 @@ func checkRequest(direct, out []byte, _ bool, st ...store.Store) []string {
 	return bad
 }
 
-// namesOwn reports whether a marker names call id as describe writes it.
-func namesOwn(text, id string) bool {
-	return strings.Contains(text, " call "+id+" ") || strings.Contains(text, " call "+id+",")
-}
-
 // joinedText is a result's content as one text: its text blocks joined
 // by newlines, as the rewriter reads it.
 func joinedText(c tree.Value) string {
@@ -444,8 +438,8 @@ func checkApplied(id string, d, o tree.Value, depth int) string {
 		switch {
 		case payloadFields[dm[i].Key] && a.Kind() == tree.KindString && b.Kind() == tree.KindString:
 			t := b.Str()
-			if !strings.HasPrefix(t, appliedPrefix) || !namesOwn(t, id) || len(t) >= len(a.Str()) ||
-				!strings.Contains(t, " "+strconv.Itoa(len(a.Str()))+" bytes of "+dm[i].Key+" ") {
+			x, ok := parseLine[inband.Applied](t)
+			if !ok || x.Call.ID != id || len(t) >= len(a.Str()) || x.N != len(a.Str()) || x.Field != dm[i].Key {
 				return dm[i].Key + " changed without an applied marker naming the call and its size"
 			}
 		case depth == 0 && dm[i].Key == "edits" && a.Kind() == tree.KindArray && b.Kind() == tree.KindArray && a.Len() == b.Len():
@@ -461,10 +455,12 @@ func checkApplied(id string, d, o tree.Value, depth int) string {
 	return ""
 }
 
-var (
-	staleRE  = regexp.MustCompile(`left out; (\S+) call (\S+) `)
-	handleRE = regexp.MustCompile("`terse chunk --session (\\S+) (c_\\d+) 1` prints it\\]$")
-)
+// parseLine reads text as the one in-band line of type T it should be.
+func parseLine[T inband.Line](text string) (T, bool) {
+	v, err := inband.Parse(text)
+	x, ok := v.(T)
+	return x, err == nil && ok
+}
 
 // checkBatched says how a result changed into a batched edit's marker
 // breaks it ("" when it is not one, or is sound): a stale read must name
@@ -494,32 +490,37 @@ func checkBatched(dv tree.Value, id, text, orig string, st []store.Store) string
 	self := calls[id]
 	switch {
 	case strings.HasPrefix(text, "> [stale: "):
-		m := staleRE.FindStringSubmatch(text)
-		if m == nil || !namesOwn(text, id) {
+		x, ok := parseLine[inband.Stale](text)
+		if !ok || x.Read.ID != id {
 			return "stale result " + id + " names no superseding call"
 		}
-		w, ok := calls[m[2]]
+		w, ok := calls[x.Write.ID]
 		path := func(v tree.Value) string {
 			return get(v, "file_path").Str() + get(v, "notebook_path").Str() + get(v, "path").Str()
 		}
-		if !ok || w.name != m[1] || !toolname.WritesFiles(w.name) || failed[m[2]] || w.at <= self.at || path(w.args) != path(self.args) {
-			return "stale result " + id + " names " + m[2] + ", not a later successful write of its file"
+		if !ok || w.name != x.Write.Tool || !toolname.WritesFiles(w.name) || failed[x.Write.ID] || w.at <= self.at || path(w.args) != path(self.args) {
+			return "stale result " + id + " names " + x.Write.ID + ", not a later successful write of its file"
 		}
-	case strings.HasPrefix(text, elidedPrefix):
-		if !namesOwn(text, id) {
+	case strings.HasPrefix(text, inband.ElidedResultHead):
+		x, ok := parseLine[inband.ElidedResult](text)
+		if !ok || x.Call.ID != id {
 			return "elided result " + id + " does not name its call"
 		}
-		m := handleRE.FindStringSubmatch(text)
-		if m == nil {
+		if x.Fetch == "" {
 			if !readOnly(call{id: id, name: self.name, args: self.args.String()}) {
 				return "elided result " + id + " of a call that may have side effects has no handle"
 			}
 			return ""
 		}
-		if len(st) == 0 || st[0] == nil {
-			return "elided result " + id + ": no store to resolve " + m[2]
+		f := strings.Fields(x.Fetch)
+		if len(f) != 6 || f[1] != "chunk" || f[2] != "--session" || f[5] != "1" {
+			return "elided result " + id + ": " + x.Fetch + " is not the chunk command of the replay"
 		}
-		ch, err := fit.FetchChunk(context.Background(), m[2], 1, &fit.Options{Store: st[0], Scope: m[1], Budget: 1 << 30})
+		scope, handle := f[3], f[4]
+		if len(st) == 0 || st[0] == nil {
+			return "elided result " + id + ": no store to resolve " + handle
+		}
+		ch, err := fit.FetchChunk(context.Background(), handle, 1, &fit.Options{Store: st[0], Scope: scope, Budget: 1 << 30})
 		if err != nil {
 			return "elided result " + id + ": " + err.Error()
 		}
@@ -581,8 +582,10 @@ func namesCall(text string) bool {
 // withoutDropNote removes the declaration of dropped calls that may lead
 // the first result sent.
 func withoutDropNote(text string) string {
-	if first, rest, ok := strings.Cut(text, "\n"); ok && strings.HasPrefix(first, "> [trimmed: ") && strings.Contains(first, " earlier tool calls and their results left out") {
-		return rest
+	if first, rest, ok := strings.Cut(text, "\n"); ok {
+		if _, ok := parseLine[inband.Dropped](first); ok {
+			return rest
+		}
 	}
 	return text
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/toolname"
@@ -640,20 +641,16 @@ func argsSummaryOf(v tree.Value) string {
 }
 
 // describe names a call for a marker: `Read call toolu_1 (file_path=a.go)`.
-func describe(c call, id string) string {
+func describe(c call, id string) inband.ToolCall {
 	v, _ := tree.ParseString(c.args)
 	return describeArgs(c, id, v)
 }
 
 // describeArgs is describe with the call's arguments parsed.
-func describeArgs(c call, id string, args tree.Value) string {
+func describeArgs(c call, id string, args tree.Value) inband.ToolCall {
 	name := c.name
 	if name == "" {
 		name = "tool"
 	}
-	s := name + " call " + id
-	if a := argsSummaryOf(args); a != "" {
-		s += " (" + a + ")"
-	}
-	return s
+	return inband.ToolCall{Tool: name, ID: id, Args: argsSummaryOf(args)}
 }

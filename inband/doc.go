@@ -3,8 +3,9 @@
 // detail levels, the overflow hint, the chunk index and the first lines
 // of a fetched chunk, repeat references, the budget-raise line, the gap
 // markers inside a kept text, the header and markers of a shaped text
-// (its rules read by [ParseRule]), the notes of history trimming and the
-// other single-line notices.
+// (its rules read by [ParseRule]), the notes of history trimming and of
+// the batched edits of earlier messages (each naming its call as a
+// [ToolCall]) and the other single-line notices.
 //
 // Every line is written from a typed value (its String method) and read
 // back by one parser ([Parse]); [Notes] finds where a result's notes

@@ -78,12 +78,17 @@ var lines = []string{
 	"[… 12 lines left out: lines 22–33 (11 tests passed, 1 test skipped); chunk 2 …]",
 	"[… same line 3 more times …]",
 	"[… same line 12 more times …]",
-	`> [stale: result of Read "a.go" (toolu_01) left out; Edit "a.go" (toolu_02) changed the file since; read it again for its current content]`,
-	`> [trimmed: result of Bash "ls" (toolu_01); call it again to see it]`,
-	`> [trimmed: result of Bash "rm x" (toolu_01); not recoverable: the call may have side effects, do not repeat it]`,
+	"> [stale: result of Read call toolu_01 (file_path=/src/a.go) left out; Edit call toolu_03 (file_path=/src/a.go) changed the file since; read it again for its current content]",
+	"> [applied: 1746 bytes of content left out of Write call toolu_02 (file_path=/src/a.rs), which succeeded; read the file for its current content]",
+	"> [applied: 9 bytes of new_string left out of tool call toolu_02, which succeeded; read the file for its current content]",
+	"> [elided: result of Bash call toolu_04 (command=cargo build), 2576 bytes, left out 3 requests later; `terse chunk --session api-2493a9190d9eb102 c_7264571674747575 1` prints it]",
+	"> [elided: result of Grep call toolu_05 (pattern=a, b), 900 bytes, left out 1 requests later; call it again to see it]",
+	"> [trimmed: result of Grep call toolu_01 (pattern=p0); call it again to see it]",
+	"> [trimmed: result of mcp__github__list_issues call toolu_04; call it again to see it]",
+	"> [trimmed: result of Bash call toolu_16 (command=cat $(ls)); not recoverable: the call may have side effects, do not repeat it]",
 	"> [trimmed: 9 earlier tool calls and their results left out (Read ×5, Bash ×4); call a tool again to see its result]",
 	"> [trimmed: 20 earlier tool calls and their results left out (a ×5, b ×4, c ×3, d ×2, e ×2, f ×2, …); calls that only read can be made again, the others' results are not recoverable]",
-	`> [the result of Read "a.go" (toolu_01) follows, as sent]`,
+	"> [the result of Read call toolu_01 (file_path=/src/a.go) follows, as sent]",
 }
 
 func TestParseLines(t *testing.T) {
@@ -131,6 +136,12 @@ func TestWriteParse(t *testing.T) {
 		Shaping{"display", []string{string(Terminal), ReadForm{true, 1, 250, "→", 6}.String()}},
 		ElidedRuns{ElidedTests, 1, 12, 36, "terse chunk c_1 N"}, ElidedRuns{ElidedLog(30, 2), 3, 71, 520, "x"},
 		Folded{3, 26, "12 tests passed", 2}, Folded{3, 3, "", 1}, Repeat{1}, Repeat{1234},
+		Stale{ToolCall{"Read", "t1", "file_path=a.go"}, ToolCall{"Edit", "t2", "file_path=a.go"}},
+		Applied{12, "old_string", ToolCall{"Edit", "t2", "file_path=a (b).go"}}, Applied{3, "content", ToolCall{"Write", "t2", ""}},
+		ElidedResult{ToolCall{"Bash", "t4", "command=ls, -la"}, 2000, 3, "terse chunk c_1 1"}, ElidedResult{ToolCall{"tool", "t4", ""}, 1, 1, ""},
+		Trimmed{ToolCall{"Bash", "t1", "command=rm x; y"}, false}, Trimmed{ToolCall{"Read", "", ""}, true},
+		Dropped{N: 3, Tools: []ToolCount{{"Read", 2}, {"Bash", 1}}, Writes: true}, Dropped{N: 9, Tools: []ToolCount{{"a", 1}}, More: true},
+		Resent{ToolCall{"Read", "t1", "file_path=a.go"}},
 	}
 	for _, v := range vals {
 		got, err := Parse(v.String())
@@ -239,6 +250,11 @@ func FuzzRoundTrip(f *testing.F) {
 			Shaping{"lossless", []string{Relative{word + "; " + span}.String(), PathTree{b}.String(), ReadForm{a%2 == 0, b, b + c, word, 1 + a%32}.String()}},
 			ElidedRuns{What: span, Runs: b, Kept: a, Total: c, Call: word + " N"},
 			Folded{First: b, Last: b + a, What: span, Chunk: c}, Repeat{b},
+			Stale{ToolCall{word, word, span}, ToolCall{word, word, ""}},
+			Applied{a, word, ToolCall{word, word, span}},
+			ElidedResult{ToolCall{word, word, span}, b, c, word + " " + span}, ElidedResult{ToolCall{word, word, ""}, a, b, ""},
+			Trimmed{ToolCall{word, word, span}, a%2 == 0}, Resent{ToolCall{word, word, span}},
+			Dropped{N: a, Tools: []ToolCount{{word, b}, {span, c}}, More: a%2 == 0, Writes: b%2 == 0},
 		}
 		for _, v := range vals {
 			got, err := Parse(v.String())

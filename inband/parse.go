@@ -95,9 +95,36 @@ var (
 	reElidedRuns = regexp.MustCompile(`^> \[elided: (.+), (\d+) runs? \((\d+) of (\d+) lines kept\); get chunk N whole: (.+)\]$`)
 	reStale      = regexp.MustCompile(`^> \[stale: result of (.+?) left out; (.+) changed the file since; read it again for its current content\]$`)
 	reTrimmed    = regexp.MustCompile(`^> \[trimmed: result of (.+); (?:(call it again to see it)|not recoverable: the call may have side effects, do not repeat it)\]$`)
+	reApplied    = regexp.MustCompile(`^> \[applied: (\d+) bytes of (.+?) left out of (.+), which succeeded; read the file for its current content\]$`)
+	reElidedRes  = regexp.MustCompile("^> \\[elided: result of (.+), (\\d+) bytes, left out (\\d+) requests later; (?:call it again to see it|`(.+)` prints it)\\]$")
+	reToolCall   = regexp.MustCompile(`^(.+?) call (\S*)(?: \((.+)\))?$`)
 	reDropped    = regexp.MustCompile(`^> \[trimmed: (\d+) earlier tool calls and their results left out \((.+?)(, …)?\); (?:call a tool again to see its result|(calls that only read can be made again, the others' results are not recoverable))\]$`)
 	reFolded     = regexp.MustCompile(`^\[… (\d+) lines left out: lines (\d+)–(\d+)(?: \((.+)\))?; chunk (\d+) …\]$`)
 )
+
+// parseToolCall reads a call as [ToolCall] writes it.
+func parseToolCall(s string) (ToolCall, bool) {
+	m := reToolCall.FindStringSubmatch(s)
+	if m == nil {
+		return ToolCall{}, false
+	}
+	return ToolCall{Tool: m[1], ID: m[2], Args: m[3]}, true
+}
+
+// parseCalls reads the calls a line's pattern found in m[1:n+1].
+func parseCalls(m []string, n int) ([]ToolCall, bool) {
+	if m == nil {
+		return nil, false
+	}
+	cs := make([]ToolCall, n)
+	for i := range cs {
+		var ok bool
+		if cs[i], ok = parseToolCall(m[i+1]); !ok {
+			return nil, false
+		}
+	}
+	return cs, true
+}
 
 func parseDropped(line string) (Line, bool) {
 	m := reDropped.FindStringSubmatch(line)
@@ -184,6 +211,10 @@ func parseNote(line string) (Line, bool) {
 		return JSONDoc{atoi(m[1]), atoi(m[2])}, true
 	case strings.HasPrefix(line, "> [lossless: ") || strings.HasPrefix(line, "> [display: "):
 		return parseShaping(line)
+	case strings.HasPrefix(line, ElidedResultHead) && reElidedRes.MatchString(line):
+		m := reElidedRes.FindStringSubmatch(line)
+		c, ok := parseToolCall(m[1])
+		return ElidedResult{Call: c, Size: atoi(m[2]), Age: atoi(m[3]), Fetch: m[4]}, ok
 	case strings.HasPrefix(line, ElidedHead):
 		m := reElidedRuns.FindStringSubmatch(line)
 		if m == nil {
@@ -192,20 +223,30 @@ func parseNote(line string) (Line, bool) {
 		return ElidedRuns{What: m[1], Runs: atoi(m[2]), Kept: atoi(m[3]), Total: atoi(m[4]), Call: m[5]}, true
 	case strings.HasPrefix(line, "> [stale: "):
 		m := reStale.FindStringSubmatch(line)
+		cs, ok := parseCalls(m, 2)
+		if !ok {
+			return nil, false
+		}
+		return Stale{cs[0], cs[1]}, true
+	case strings.HasPrefix(line, AppliedHead):
+		m := reApplied.FindStringSubmatch(line)
 		if m == nil {
 			return nil, false
 		}
-		return Stale{m[1], m[2]}, true
-	case strings.HasPrefix(line, "> [trimmed: result of "):
+		c, ok := parseToolCall(m[3])
+		return Applied{N: atoi(m[1]), Field: m[2], Call: c}, ok
+	case strings.HasPrefix(line, TrimmedHead):
 		m := reTrimmed.FindStringSubmatch(line)
-		if m == nil {
+		cs, ok := parseCalls(m, 1)
+		if !ok {
 			return nil, false
 		}
-		return Trimmed{m[1], m[2] != ""}, true
+		return Trimmed{cs[0], m[2] != ""}, true
 	case strings.HasPrefix(line, "> [trimmed: "):
 		return parseDropped(line)
 	case strings.HasPrefix(line, "> [the result of ") && strings.HasSuffix(line, " follows, as sent]"):
-		return Resent{line[len("> [the result of ") : len(line)-len(" follows, as sent]")]}, true
+		c, ok := parseToolCall(line[len("> [the result of ") : len(line)-len(" follows, as sent]")])
+		return Resent{c}, ok
 	case strings.HasPrefix(line, "> ["):
 		return parseOverflow(line[len("> ["):])
 	}

@@ -15,9 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/fit"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/store/redisstore"
 	"github.com/terse-dev/terse/tokens"
@@ -122,10 +121,57 @@ func gatewayHealth(t testing.TB, url string) StoreHealth {
 	return h.Store
 }
 
-var (
-	chunkRefRE = regexp.MustCompile(`_chunk "(c_[0-9a-f]{16})\.N"`)
-	indexRE    = regexp.MustCompile(`(?m)^  chunk (\d+):`)
-)
+// chunkFetch is what a result or a chunk reply says about fetching its
+// chunks, read with inband's parser: the handle its fetch call names (in
+// an overflow hint, or the closing line of a chunk index or of a split
+// chunk's index), whether that call takes any chunk number N (else it
+// fetches chunk 1), and the chunks the index lists.
+type chunkFetch struct {
+	handle string
+	byN    bool
+	chunks []int
+}
+
+// isChunk reports whether v is the first line of chunk n fetched whole.
+func isChunk(v inband.Line, n int) bool {
+	h, ok := v.(inband.ChunkHead)
+	return ok && h.N == n
+}
+
+// readChunkFetch reads the chunk fetch a text declares.
+func readChunkFetch(text string) chunkFetch {
+	var x chunkFetch
+	call := func(c string) {
+		pre, _, _ := strings.Cut(FetchTemplate, "{handle}")
+		if rest, ok := strings.CutPrefix(c, pre); ok {
+			h, n, _ := strings.Cut(rest, ".")
+			x.handle, x.byN = h, n == `N"`
+		}
+	}
+	for _, l := range strings.Split(text, "\n") {
+		v, err := inband.Parse(l)
+		if err != nil {
+			continue
+		}
+		switch v := v.(type) {
+		case inband.Overflow:
+			if v.How == inband.OneChunk || v.How == inband.ByChunk {
+				call(v.Call)
+			}
+		case inband.IndexFoot:
+			if v.How == inband.FetchWhole {
+				call(v.Call)
+			}
+		case inband.SubFoot:
+			call(v.Call)
+		case inband.IndexChunk:
+			x.chunks = append(x.chunks, v.N)
+		case inband.SubChunk:
+			x.chunks = append(x.chunks, v.N)
+		}
+	}
+	return x
+}
 
 // fetcher fetches chunks recursively and checks every reply.
 type fetcher struct {
@@ -179,10 +225,11 @@ func (x *fetcher) fetch(handle string, n int) (units []string, ok bool) {
 		x.checkStructured(res, handle, n)
 	}
 	head, body, _ := strings.Cut(text, "\n")
-	switch {
-	case strings.HasSuffix(head, "in full (join the parts in order)]"):
+	hv, _ := inband.Parse(head)
+	switch h, whole := hv.(inband.ChunkHead); {
+	case whole && h.Parts:
 		return []string{"\x00" + body}, true // a part
-	case strings.HasSuffix(head, ", in full]"):
+	case whole:
 		if !x.json {
 			return strings.Split(body, "\n"), true
 		}
@@ -193,17 +240,16 @@ func (x *fetcher) fetch(handle string, n int) (units []string, ok bool) {
 		return unitsOf(v), true
 	}
 	// Split into smaller chunks: fetch each.
-	m := chunkRefRE.FindStringSubmatch(text)
-	idx := indexRE.FindAllStringSubmatch(text, -1)
-	if m == nil || len(idx) == 0 {
+	split, _ := hv.(inband.SplitHead)
+	sub := readChunkFetch(body)
+	if split.Handle != handle || !sub.byN || len(sub.chunks) == 0 {
 		t.Fatalf("%s: chunk %s.%d is neither whole nor an index:\n%s", x.f.name, handle, n, text)
 	}
 	var parts []string
-	for _, k := range idx {
-		k, _ := strconv.Atoi(k[1])
-		u, ok := x.fetch(m[1], k)
+	for _, k := range sub.chunks {
+		u, ok := x.fetch(sub.handle, k)
 		if !ok {
-			t.Fatalf("%s: declared chunk %s.%d does not exist", x.f.name, m[1], k)
+			t.Fatalf("%s: declared chunk %s.%d does not exist", x.f.name, sub.handle, k)
 		}
 		for _, s := range u {
 			if strings.HasPrefix(s, "\x00") {
@@ -218,7 +264,7 @@ func (x *fetcher) fetch(handle string, n int) (units []string, ok bool) {
 			t.Fatalf("%s: chunk %s.%d mixes parts and units", x.f.name, handle, n)
 		}
 		joined := strings.Join(parts, "")
-		if strings.Contains(head, ": bytes ") {
+		if strings.HasPrefix(split.Intro, "bytes ") {
 			// A byte range split further: still a part.
 			return []string{"\x00" + joined}, true
 		}
@@ -227,7 +273,7 @@ func (x *fetcher) fetch(handle string, n int) (units []string, ok bool) {
 			if err != nil {
 				t.Fatalf("%s: the parts of %s.%d do not join to JSON: %v", x.f.name, handle, n, err)
 			}
-			if v.Kind() == tree.KindObject && strings.Contains(head, "member") {
+			if v.Kind() == tree.KindObject && strings.Contains(split.Intro, "member") {
 				return unitsOf(v), true
 			}
 			joined = string(tree.AppendJSON(nil, v))
@@ -287,11 +333,11 @@ func originalItems(n, big int) []string {
 // handleOf returns the handle a fitted result names.
 func handleOf(t testing.TB, text string) string {
 	t.Helper()
-	m := regexp.MustCompile(`c_[0-9a-f]{16}`).FindString(text)
-	if m == "" {
+	h := readChunkFetch(text).handle
+	if h == "" {
 		t.Fatalf("no chunk handle in:\n%s", text)
 	}
-	return m
+	return h
 }
 
 func sameUnits(t testing.TB, what string, got, want []string) {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/corpus"
 	"github.com/terse-dev/terse/tokens"
 	"github.com/terse-dev/terse/tree"
@@ -296,19 +296,18 @@ func TestE2EFilesystemPipeline(t *testing.T) {
 			if n := tokens.O200kBase().Count(text); n > 1500 {
 				t.Errorf("fitted result is %d tokens, budget 1500", n)
 			}
-			m := regexp.MustCompile(`_chunk "([^"]+)\.N"`).FindStringSubmatch(text)
-			k := regexp.MustCompile(`(?m)^\s*chunk (\d+) `).FindAllStringSubmatch(text, -1)
-			if m == nil || len(k) == 0 {
+			fetch := readChunkFetch(text)
+			if !fetch.byN || len(fetch.chunks) == 0 {
 				t.Skipf("no chunk index at this budget (the fit stage chose another elision):\n%.400s", text)
 			}
-			for _, c := range k {
-				chunk := h.call(t, "read_text_file", map[string]any{ParamChunk: m[1] + "." + c[1]})
+			for _, c := range fetch.chunks {
+				chunk := h.call(t, "read_text_file", map[string]any{ParamChunk: fmt.Sprintf("%s.%d", fetch.handle, c)})
 				head, body, _ := strings.Cut(textOf(t, chunk), "\n")
 				body, _, _ = strings.Cut(body, "\n> [") // the JSON before any trailing hints
-				if chunk.IsError || !strings.HasPrefix(head, "> [chunk "+c[1]+" of ") {
-					t.Errorf("chunk %s: isError %v %.200q", c[1], chunk.IsError, textOf(t, chunk))
+				if v, _ := inband.Parse(head); chunk.IsError || !isChunk(v, c) {
+					t.Errorf("chunk %d: isError %v %.200q", c, chunk.IsError, textOf(t, chunk))
 				} else if _, err := tree.ParseString(body); err != nil {
-					t.Errorf("chunk %s of a JSON file is not JSON: %v", c[1], err)
+					t.Errorf("chunk %d of a JSON file is not JSON: %v", c, err)
 				}
 			}
 		})

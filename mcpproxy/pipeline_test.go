@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 
@@ -46,11 +45,11 @@ func TestPipelineInProxy(t *testing.T) {
 	if n := tokens.Estimate().Count(text); n > 2000 {
 		t.Errorf("fitted result is %d tokens, budget 2000", n)
 	}
-	m := regexp.MustCompile(`_chunk "([^"]+)\.[N1]"`).FindStringSubmatch(text)
-	if m == nil {
+	fetch := readChunkFetch(text)
+	if fetch.handle == "" {
 		t.Fatalf("over-budget result has no chunk fetch instruction:\n%s", text)
 	}
-	chunk := h.call(t, "rows", map[string]any{ParamChunk: m[1] + ".1"})
+	chunk := h.call(t, "rows", map[string]any{ParamChunk: fetch.handle + ".1"})
 	if chunk.IsError || !strings.Contains(textOf(t, chunk), "user") {
 		t.Errorf("chunk 1 = %v %.200q", chunk.IsError, textOf(t, chunk))
 	}

@@ -42,8 +42,8 @@ func TestTelemetryPrivacy(t *testing.T) {
 		for _, file := range files {
 			res := f.call(t, "read", map[string]any{"path": file, "_budget": 2000})
 			text := textOf(t, res)
-			if m := chunkRefRE.FindStringSubmatch(text); m != nil {
-				f.call(t, "read", map[string]any{"_chunk": m[1] + ".1", "_budget": 2000})
+			if c := readChunkFetch(text); c.byN {
+				f.call(t, "read", map[string]any{"_chunk": c.handle + ".1", "_budget": 2000})
 			}
 		}
 	}

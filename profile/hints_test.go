@@ -2,7 +2,6 @@ package profile_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,24 +11,10 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/internal/fixture"
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/store"
 )
-
-// hintsJSON is a result of n items, large enough to be recorded and, under
-// a small budget, to be elided.
-func hintsJSON(n int, tag string) []byte {
-	var b strings.Builder
-	b.WriteString(`{"items":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"id":%d,"title":"item %d of the %s list","state":"open","labels":["a","b"]}`, i, i, tag)
-	}
-	b.WriteString(`]}`)
-	return []byte(b.String())
-}
 
 // countHints counts the hints of each family in texts the model reads.
 func countHints(texts ...string) map[string]int {
@@ -66,8 +51,8 @@ func readCorpus(t testing.TB, name string) []byte {
 // policies and counts the hints in what comes out.
 func TestHintPolicy(t *testing.T) {
 	ctx := context.Background()
-	small := hintsJSON(8, "small")
-	big := hintsJSON(200, "big")
+	small := fixture.Items(8, "small")
+	big := fixture.Items(200, "big")
 	run := func(t *testing.T, src string, payloads ...[]byte) ([]terse.Result, *profile.HintCounter) {
 		t.Helper()
 		c, err := config.Parse([]byte(src), "t.toml")
@@ -139,7 +124,7 @@ func TestHintPolicy(t *testing.T) {
 		}
 	})
 	t.Run("more capped", func(t *testing.T) {
-		rs, hc := run(t, "[hints.more]\nmax_per_session = 1\n", big, hintsJSON(150, "other"), hintsJSON(120, "third"))
+		rs, hc := run(t, "[hints.more]\nmax_per_session = 1\n", big, fixture.Items(150, "other"), fixture.Items(120, "third"))
 		got := countHints(texts(rs)...)
 		if got["more"] != 1 || hc.Count("more") != 1 || !rs[0].Report.Truncated || rs[1].Report.Truncated || rs[2].Report.Truncated {
 			t.Errorf("hints %v, want the first result elided and the others whole", got)

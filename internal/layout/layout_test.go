@@ -47,11 +47,12 @@ var allowed = map[string][]string{
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"", "config", "tokens", "toolname"},
 	"fit/readtest":     {"tree", "inband"},
-	"apiproxy":         {"", "tree", "tokens", "history", "store", "fit", "telemetry", "shape", "hook", "toolname", "meter", "meter/prom"},
+	"apiproxy":         {"", "tree", "tokens", "history", "store", "fit", "telemetry", "shape", "hook", "toolname", "inband", "meter", "meter/prom"},
 	"cmd/terse":        {"*"},
 	"internal/corpus":  {},
 	"internal/layout":  {},
 	"internal/memtest": {},
+	"internal/fixture": {}, // tests only: inputs the tests of several packages share
 	"internal/lazyre":  {},
 	"internal/lru":     {},
 	"internal/replay":  {"internal/corpus", "tune", "inband"}, // tests only: the corpus transcripts replayed
