@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tree"
@@ -377,7 +378,7 @@ func TestBatchKeepsWording(t *testing.T) {
 			text := joinedText(now[id])
 			if was, ok := sent[id]; ok && was != text {
 				t.Errorf("request %d: the result of %s was re-worded:\n%s\n%s", len(c.msgs), id, was, text)
-			} else if !ok && strings.HasPrefix(text, elidedPrefix) {
+			} else if !ok && strings.HasPrefix(text, inband.ElidedResultHead) {
 				sent[id] = text
 			}
 		}
