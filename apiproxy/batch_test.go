@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/history"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/tree"
 )
