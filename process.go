@@ -80,7 +80,7 @@ type processing struct {
 	req    *Request
 	c      tokens.Counter
 	rep    Report
-	m      memo
+	m      *memo
 	v      tree.Value
 	text   string
 	isJSON bool
@@ -143,7 +143,7 @@ func (r *processing) measureRaw() {
 	// fitted one are often the same string. The raw text is counted
 	// first, into the pipeline's count cache, where the fitter finds it
 	// when it measures the whole compact JSON.
-	r.m = memo{c: r.c}
+	r.m = &memo{c: r.c}
 	r.m.count(r.rawText)
 }
 
@@ -195,7 +195,7 @@ func (r *processing) dedupHit() (Result, bool) {
 // Markdown tables as CSV (csv_from_md) when asked for, or under auto
 // when it is cheaper. It sets t2 when the text changes.
 func (r *processing) encodeText(ctx context.Context) {
-	p, req, rep, m, fo0 := r.p, r.req, &r.rep, &r.m, &r.fo0
+	p, req, rep, m, fo0 := r.p, r.req, &r.rep, r.m, &r.fo0
 	r.t2 = -1
 	r.textFormat = "text"
 	if !r.isJSON && p.o.Shape != nil && !req.noShape && p.fmt.Name == "auto" && len(r.text) >= shape.DefaultMinBytes && !p.o.Shape.Off(req.Tool) {
@@ -268,7 +268,7 @@ func (r *processing) reserveRoom() {
 
 // show finishes the fitted text res.Text: marked, after the note.
 func (r *processing) show() {
-	m, c := &r.m, r.c
+	m, c := r.m, r.c
 	r.t3 = m.count(r.res.Text)
 	doc := r.res.Text
 	r.tm = r.t3
@@ -291,7 +291,7 @@ func (r *processing) show() {
 // fitToBudget fits the result, lowering fo's budget until what is
 // returned (note, marker and text together) is within the call's.
 func (r *processing) fitToBudget(ctx context.Context) error {
-	fo, m := &r.fo, &r.m
+	fo, m := &r.fo, r.m
 	for range 4 {
 		if fo.Budget < 1 {
 			fo.Budget = 1
