@@ -776,45 +776,115 @@ func unwrap(root tree.Value, p tree.Pointer) tree.Pointer {
 }
 
 func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, mode jsonMode, ptr tree.Pointer) (Result, error) {
-	st := Stats{Kind: "json", Unit: "items"}
-	var items []tree.Value
-	var keys []string
-	switch mode {
-	case modeArray:
-		v, _ := tree.Lookup(root, ptr)
-		items = v.Items()
-	case modeMembers:
-		obj, _ := tree.Lookup(root, ptr)
-		for _, m := range obj.Members() {
-			items, keys = append(items, m.Value), append(keys, m.Key)
-		}
-		st.Unit = "members"
-	default:
-		items = []tree.Value{root}
-	}
-	toks, _ := ptr.Tokens()
-	st.Pointer, st.Total = string(ptr), len(items)
+	j := &jsonFit{o: o, root: root, body: body, mode: mode, ptr: ptr}
+	j.selectItems()
 	name, src, err := resolveStrategy(o, "json")
 	if err != nil {
 		return Result{}, err
 	}
-	st.Strategy, st.StrategySource = name, src
-	n := len(items)
+	j.st.Strategy, j.st.StrategySource = name, src
+	j.newEngine(name)
+	j.levelValues()
+	j.sizeLevels()
+	j.drafts()
+	j.priceFull()
+	j.chunkIndex()
+	j.assembler()
+	storeErr := j.store(ctx)
+	e, st := j.e, &j.st
+	st.Budget = j.o.Budget
+	st.Chunks = len(j.ck.ranges)
+	text := e.run(st)
+	if j.o.Format.Draft != nil && text != "" && j.assemble(j.o.Format.Append, e.sel, e.tier) != text {
+		// Append's check rejected a draft (its output differs): what was
+		// counted is not what would be shown. Fit with Append alone.
+		j.o.Format.Draft = nil
+		return fitJSONMode(ctx, j.o, root, body, mode, ptr)
+	}
+	return Result{Text: text, Stats: *st, StoreErr: storeErr, sel: e.sel}, nil
+}
+
+// jsonFit is one fitting of a JSON document split into items (mode):
+// its items, the engine that chooses their levels and what the engine
+// calls back to render, chunk and assemble them.
+type jsonFit struct {
+	o    Options
+	root tree.Value
+	body []byte
+	mode jsonMode
+	ptr  tree.Pointer
+	st   Stats
+	// items are the document's items; keys their keys (members mode).
+	items []tree.Value
+	keys  []string
+	toks  []string
+	name  string
+	n     int
+	// r cuts levels at the budget's cut, ref at the smallest (see
+	// levelValues).
+	r, ref *rules
+	e      *engine
+	// value is an item at a level as shown; refValue as costed.
+	value, refValue func(i int, l Level) tree.Value
+	draft           func(dst []byte, v tree.Value) []byte
+	label           string
+	ck              *chunkIndex
+	assemble        func(app func([]byte, tree.Value) []byte, sel []Level, tier int) string
+}
+
+// selectItems sets the items the document is split into, and the
+// Stats' unit, pointer and total.
+func (j *jsonFit) selectItems() {
+	j.st = Stats{Kind: "json", Unit: "items"}
+	switch j.mode {
+	case modeArray:
+		v, _ := tree.Lookup(j.root, j.ptr)
+		j.items = v.Items()
+	case modeMembers:
+		obj, _ := tree.Lookup(j.root, j.ptr)
+		for _, m := range obj.Members() {
+			j.items, j.keys = append(j.items, m.Value), append(j.keys, m.Key)
+		}
+		j.st.Unit = "members"
+	default:
+		j.items = []tree.Value{j.root}
+	}
+	j.toks, _ = j.ptr.Tokens()
+	j.st.Pointer, j.st.Total = string(j.ptr), len(j.items)
+}
+
+// newEngine makes the engine and the level rules of the strategy name,
+// with the items' values.
+func (j *jsonFit) newEngine(name string) {
+	o := &j.o
+	j.name = name
+	n := len(j.items)
+	j.n = n
 	stdCap := max(minStdCap, o.Budget*2/max(1, n))
-	r := newRules(&o, name, stdCap)
-	e := &engine{o: o, kind: "json", unit: st.Unit, n: n, vals: jsonValues(name, items)}
-	if mode == modeMembers {
+	j.r = newRules(o, name, stdCap)
+	j.e = &engine{o: *o, kind: "json", unit: j.st.Unit, n: n, vals: jsonValues(name, j.items)}
+	if j.mode == modeMembers {
 		// Members that the standard level would drop (urls, node ids, …)
 		// are worth little on their own.
-		obj, _ := tree.Lookup(root, ptr)
+		obj, _ := tree.Lookup(j.root, j.ptr)
 		_, primary := primaryTimestamp(obj)
 		for i, m := range obj.Members() {
-			e.vals[i] = 1
-			if r.lowValue(m, primary) {
-				e.vals[i] = 0.1
+			j.e.vals[i] = 1
+			if j.r.lowValue(m, primary) {
+				j.e.vals[i] = 0.1
 			}
 		}
 	}
+	j.ref = j.r
+	if stdCap != minStdCap {
+		j.ref = newRules(o, name, minStdCap)
+	}
+}
+
+// levelValues sets how an item at a level is shown (value), costed
+// (refValue) and declared (the engine's promote).
+func (j *jsonFit) levelValues() {
+	items, r, ref, n, e := j.items, j.r, j.ref, j.n, j.e
 	// An item's shortened levels are derived again whenever they are
 	// needed (levels are pure functions of the item): only their sizes
 	// are kept, so that a large array is not held a second and third
@@ -822,7 +892,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	// The probes of the prefix search show the same items again: the
 	// levels of an item shown are kept (as many as the budget shows).
 	shown := map[int]tree.Value{} // key: item<<2 | level
-	value := func(i int, l Level) tree.Value {
+	j.value = func(i int, l Level) tree.Value {
 		if l == Full {
 			return items[i]
 		}
@@ -844,11 +914,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 	// smallest cut a budget gives. The text cuts them at the budget's
 	// (never shorter), and an item that the budget's cut leaves whole
 	// is shown, and declared, at full detail.
-	ref := r
-	if stdCap != minStdCap {
-		ref = newRules(&o, name, minStdCap)
-	}
-	refValue := func(i int, l Level) tree.Value {
+	j.refValue = func(i int, l Level) tree.Value {
 		switch l {
 		case Standard:
 			s, _ := ref.standard(items[i])
@@ -874,6 +940,11 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return l
 	}
+}
+
+// sizeLevels sets each item's list of levels and their JSON sizes.
+func (j *jsonFit) sizeLevels() {
+	items, ref, n, e, mode := j.items, j.ref, j.n, j.e, j.mode
 	// Every item's list of levels is one of a few shared lists, and its
 	// sizes are in one slab: a large input allocates nothing per item.
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
@@ -906,8 +977,14 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		e.bytes[i] = sizes[at : at+k : at+k]
 		at += k
 	}
-	// Candidates are drafted; the returned text is rendered with Append.
-	draft := o.Format.draft()
+}
+
+// drafts sets how the engine renders candidates: drafted; the returned
+// text is rendered with Append.
+func (j *jsonFit) drafts() {
+	keys, refValue, e, mode := j.keys, j.refValue, j.e, j.mode
+	draft := j.o.Format.draft()
+	j.draft = draft
 	e.render = func(i int, l Level) []byte {
 		v := refValue(i, l)
 		if mode == modeMembers {
@@ -929,14 +1006,20 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 		return draft(nil, tree.Array(vs...))
 	}
+}
+
+// priceFull measures the items' costs, the full level priced from the
+// whole document's count when it is known.
+func (j *jsonFit) priceFull() {
+	o, e, n := &j.o, j.e, j.n
 	var envelope tree.Value
-	switch mode {
+	switch j.mode {
 	case modeArray:
-		envelope = setAt(root, toks, tree.Array())
+		envelope = setAt(j.root, j.toks, tree.Array())
 	case modeMembers:
-		envelope = setAt(root, toks, tree.Object())
+		envelope = setAt(j.root, j.toks, tree.Object())
 	}
-	envCost := e.count(string(draft(nil, envelope)))
+	envCost := e.count(string(j.draft(nil, envelope)))
 	if o.wholeTokens > envCost {
 		// The whole document is its items at full detail, in context:
 		// its count prices that level without a sample.
@@ -949,6 +1032,13 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		}
 	}
 	e.measure()
+}
+
+// chunkIndex partitions the items into chunks, each fetched as its items
+// alone, in the format.
+func (j *jsonFit) chunkIndex() {
+	o, e, n, mode, ptr, root, items, keys, draft := &j.o, j.e, j.n, j.mode, j.ptr, j.root, j.items, j.keys, j.draft
+	unit := j.st.Unit
 	fullCosts := make([]int, n)
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
@@ -966,6 +1056,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			label = string(ptr)
 		}
 	}
+	j.label = label
 	// A chunk is fetched as its items alone, in the format.
 	var mems []tree.Member
 	if mode == modeMembers {
@@ -978,7 +1069,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			if mode == modeSingle {
 				return "the document"
 			}
-			return fmt.Sprintf("%s of %d at %s", inband.Range(st.Unit, a, b), n, label)
+			return fmt.Sprintf("%s of %d at %s", inband.Range(unit, a, b), n, label)
 		},
 		body: func(a, b int) string {
 			switch mode {
@@ -990,8 +1081,8 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			return string(draft(nil, root))
 		},
 	})
-	ck.unit, ck.levels, ck.label = st.Unit, true, label
-	ck.span = func(a, b int) string { return inband.Range(st.Unit, a, b) }
+	ck.unit, ck.levels, ck.label = unit, true, label
+	ck.span = func(a, b int) string { return inband.Range(unit, a, b) }
 	switch mode {
 	case modeArray:
 		ck.summary = func(a, b int) string { return summarizeItems(items[a:b]) }
@@ -1002,7 +1093,15 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 		ck.summary = func(a, b int) string { return "" }
 	}
 	e.chunks = ck
-	detail := detailNote(name)
+	j.ck = ck
+}
+
+// assembler sets how a selection becomes the returned text: the
+// document of the items kept, its notes, hint and chunk index.
+func (j *jsonFit) assembler() {
+	o, r, n, mode, root, toks, items, keys, value, ck := &j.o, j.r, j.n, j.mode, j.root, j.toks, j.items, j.keys, j.value, j.ck
+	unit := j.st.Unit
+	detail := detailNote(j.name)
 	name0 := func(idx []int) string {
 		if mode == modeMembers {
 			ks := make([]string, len(idx))
@@ -1011,7 +1110,7 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 			}
 			return keyList(ks, 8)
 		}
-		return inband.List(st.Unit, idx)
+		return inband.List(unit, idx)
 	}
 	// Whether an item's minimal level cuts a string, once known: its
 	// level is then declared with the cut marker.
@@ -1070,30 +1169,29 @@ func fitJSONMode(ctx context.Context, o Options, root tree.Value, body []byte, m
 				break
 			}
 		}
-		writeJSONNotes(&sb, sel, ck.label, st.Unit, detail, minNote, name0, tier == tierIndex)
-		writeHintAndIndex(&sb, o, sel, ck, tier)
+		writeJSONNotes(&sb, sel, ck.label, unit, detail, minNote, name0, tier == tierIndex)
+		writeHintAndIndex(&sb, *o, sel, ck, tier)
 		return strings.TrimSuffix(sb.String(), "\n")
 	}
-	e.assemble = func(sel []Level, tier int) string { return assemble(draft, sel, tier) }
+	j.assemble = assemble
+	draft := j.draft
+	j.e.assemble = func(sel []Level, tier int) string { return assemble(draft, sel, tier) }
+}
+
+// store puts the document in the store, when there is one, and returns
+// the store's error: the chunk index then says it failed.
+func (j *jsonFit) store(ctx context.Context) error {
+	o, ck, st := j.o, j.ck, &j.st
 	var storeErr error
 	if o.Store != nil {
-		h, err := put(ctx, o, header{Kind: "json", Pointer: string(ptr), Mode: int(mode), Format: o.Format.Name,
-			Chunks: spans(ck.ranges), Label: ck.label, Unit: st.Unit, Total: n}, stored(o, root, body))
+		h, err := put(ctx, o, header{Kind: "json", Pointer: string(j.ptr), Mode: int(j.mode), Format: o.Format.Name,
+			Chunks: spans(ck.ranges), Label: ck.label, Unit: st.Unit, Total: j.n}, stored(o, j.root, j.body))
 		if err != nil {
 			storeErr, ck.failed, st.StoreFailed = err, true, true
 		}
 		ck.handle, st.Handle = h, h
 	}
-	st.Budget = o.Budget
-	st.Chunks = len(ck.ranges)
-	text := e.run(&st)
-	if o.Format.Draft != nil && text != "" && assemble(o.Format.Append, e.sel, e.tier) != text {
-		// Append's check rejected a draft (its output differs): what was
-		// counted is not what would be shown. Fit with Append alone.
-		o.Format.Draft = nil
-		return fitJSONMode(ctx, o, root, body, mode, ptr)
-	}
-	return Result{Text: text, Stats: st, StoreErr: storeErr, sel: e.sel}, nil
+	return storeErr
 }
 
 // spans turns chunk ranges into stored spans.
