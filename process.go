@@ -23,14 +23,14 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	if req == nil {
 		req = &Request{}
 	}
-	r := &processing{p: p, req: req, c: p.o.Tokenizer, v: v, text: text, isJSON: isJSON}
-	r.callOptions()
-	r.measureRaw()
+	r := &processing{p: p, c: p.o.Tokenizer, v: v, text: text, isJSON: isJSON}
+	r.callOptions(req)
+	r.measureRaw(req)
 	r.filter()
-	if res, ok := r.dedupHit(); ok {
+	if res, ok := r.dedupHit(req); ok {
 		return res, nil
 	}
-	r.encodeText(ctx)
+	r.encodeText(ctx, req)
 	r.reserveRoom()
 	if err := r.fitToBudget(ctx); err != nil {
 		return Result{}, err
@@ -59,7 +59,7 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 	}
 	r.measureEncoding()
 	t1 := r.reportFit()
-	out, tout := r.recordShown()
+	out, tout := r.recordShown(req)
 	rep, tm, tn, t3, t2 := &r.rep, r.tm, r.tn, r.t3, r.t2
 	rep.Saved = Savings{
 		Filter:    rep.RawTokens - t1 + tm - tn, // what the filter dropped, less its note
@@ -77,7 +77,6 @@ func (p *Pipeline) process(ctx context.Context, req *Request, v tree.Value, text
 // each step leaves it, and the counts the Report's savings are made of.
 type processing struct {
 	p      *Pipeline
-	req    *Request
 	c      tokens.Counter
 	rep    Report
 	m      *memo
@@ -106,8 +105,8 @@ type processing struct {
 
 // callOptions sets the call's fit options: the pipeline's, with the
 // call's tool and budget; and the Report's tokenizer and budget.
-func (r *processing) callOptions() {
-	p, req, c := r.p, r.req, r.c
+func (r *processing) callOptions(req *Request) {
+	p, c := r.p, r.c
 	fo0 := p.fo
 	fo0.Tool = req.Tool
 	fo0.Scope = req.Scope
@@ -129,14 +128,14 @@ func (r *processing) callOptions() {
 
 // measureRaw sets the raw text (compact JSON or the text), the
 // provider's pagination and sort, and counts the raw text.
-func (r *processing) measureRaw() {
+func (r *processing) measureRaw(req *Request) {
 	rep := &r.rep
 	if r.isJSON {
 		r.rawText = compactJSON(r.v, r.text)
-		rep.Pagination, rep.Sort = providerMeta(r.v, r.req.Headers)
+		rep.Pagination, rep.Sort = providerMeta(r.v, req.Headers)
 	} else {
 		r.rawText = r.text
-		rep.Pagination, rep.Sort = providerMeta(tree.Value{}, r.req.Headers)
+		rep.Pagination, rep.Sort = providerMeta(tree.Value{}, req.Headers)
 	}
 	rep.RawChars = len(r.rawText)
 	// Texts are counted once: the raw text, the filtered one and the
@@ -173,8 +172,8 @@ func (r *processing) filter() {
 
 // dedupHit checks the dedup stage: a result the partition has already
 // seen in full becomes a reference to it (ok).
-func (r *processing) dedupHit() (Result, bool) {
-	p, req, rep := r.p, r.req, &r.rep
+func (r *processing) dedupHit(req *Request) (Result, bool) {
+	p, rep := r.p, &r.rep
 	if p.o.Dedup != nil {
 		// The content is neither kept nor changed by the cache: no copy;
 		// its fingerprint is computed once, for the check and the record.
@@ -194,8 +193,8 @@ func (r *processing) dedupHit() (Result, bool) {
 // encodeText encodes a text: JSON documents in it, a shaping, or
 // Markdown tables as CSV (csv_from_md) when asked for, or under auto
 // when it is cheaper. It sets t2 when the text changes.
-func (r *processing) encodeText(ctx context.Context) {
-	p, req, rep, m, fo0 := r.p, r.req, &r.rep, r.m, &r.fo0
+func (r *processing) encodeText(ctx context.Context, req *Request) {
+	p, rep, m, fo0 := r.p, &r.rep, r.m, &r.fo0
 	r.t2 = -1
 	r.textFormat = "text"
 	if !r.isJSON && p.o.Shape != nil && !req.noShape && p.fmt.Name == "auto" && len(r.text) >= shape.DefaultMinBytes && !p.o.Shape.Off(req.Tool) {
@@ -430,8 +429,8 @@ func (r *processing) reportFit() int {
 // recordShown records a result shown in full, and its id line leads it
 // when the budget has room for it; otherwise it is forgotten again. It
 // returns the text and its tokens.
-func (r *processing) recordShown() (string, int) {
-	p, req, c := r.p, r.req, r.c
+func (r *processing) recordShown(req *Request) (string, int) {
+	p, c := r.p, r.c
 	out, tout := r.body, r.tn
 	if p.o.Dedup != nil && !r.res.Stats.Truncated && (req.Hints == nil || req.Hints.Allow("ref") || req.Hints.Allow("near_ref")) {
 		if oc := p.o.Dedup.Record(req.Session, r.call); oc.IDLine != "" {
