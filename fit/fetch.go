@@ -307,88 +307,129 @@ func (s *source) fetchSize(n, of int, sp span) int {
 // every smaller chunk's size as its fetch returns it. need is the
 // chunk's size in full.
 func (s *source) split(ctx context.Context, h header, handle string, n int, sp span, need int) (string, error) {
-	o := s.o
-	parts := sp.cut() || sp.B == sp.A+1
-	var intro string
+	v := &splitView{s: s, h: h, handle: handle, n: n, sp: sp, need: need}
+	v.parts = sp.cut() || sp.B == sp.A+1
 	if sp.cut() {
-		intro = fmt.Sprintf("bytes %s–%s of %s", inband.Thousands(sp.Off+1), inband.Thousands(sp.End), s.textOf(sp.A))
+		v.intro = fmt.Sprintf("bytes %s–%s of %s", inband.Thousands(sp.Off+1), inband.Thousands(sp.End), s.textOf(sp.A))
 	} else {
-		intro = s.where(sp.A, sp.B)
+		v.intro = s.where(sp.A, sp.B)
 	}
-	short := false // the short header, when the budget is very tight
-	head := func(k int) string {
-		x := inband.SplitHead{N: n, Of: len(h.Chunks), Handle: handle, Need: need, Budget: o.Budget, K: k}
-		switch {
-		case !parts:
-			x.How = inband.Chunks
-		case sp.cut():
-			x.How = inband.Parts
-		case s.h.Kind == "json":
-			x.How = inband.JSONParts
-		default:
-			x.How = inband.TextParts
-		}
-		if !short {
-			x.Intro = intro
-			if need > o.FetchBudget {
-				x.MaxFetch = o.FetchBudget
-			}
-		}
-		return x.String() + "\n"
+	subs := v.subSpans()
+	costs := v.sizes(subs)
+	// The index must fit the budget: merge neighbours until it does (the
+	// merged chunks are over the budget, and come back split in turn).
+	for len(subs) > 2 && s.o.Counter.Count(v.render(subs, costs, sampleHandle)) > s.o.Budget {
+		subs = mergePairs(subs)
+		costs = v.sizes(subs)
 	}
-	// Every smaller chunk is fetched within the budget, its own first
-	// line included; its number is counted as the largest it can be.
-	room := o.Budget - 2
+	return v.store(ctx, subs, costs)
+}
+
+// splitView is the split of one chunk over the budget (see split): the
+// chunk (n, its span sp, its size need), the handle it was fetched
+// with, and how its index is written.
+type splitView struct {
+	s      *source
+	h      header
+	handle string
+	n      int
+	sp     span
+	need   int
+	// parts: the chunk is one unit, cut into byte ranges (or one
+	// already cut).
+	parts bool
+	intro string
+	short bool // the short header, when the budget is very tight
+}
+
+// head is the index's first line, for k smaller chunks.
+func (v *splitView) head(k int) string {
+	o, s, sp := v.s.o, v.s, v.sp
+	x := inband.SplitHead{N: v.n, Of: len(v.h.Chunks), Handle: v.handle, Need: v.need, Budget: o.Budget, K: k}
+	switch {
+	case !v.parts:
+		x.How = inband.Chunks
+	case sp.cut():
+		x.How = inband.Parts
+	case s.h.Kind == "json":
+		x.How = inband.JSONParts
+	default:
+		x.How = inband.TextParts
+	}
+	if !v.short {
+		x.Intro = v.intro
+		if v.need > o.FetchBudget {
+			x.MaxFetch = o.FetchBudget
+		}
+	}
+	return x.String() + "\n"
+}
+
+// subSpans cuts the chunk into smaller spans: every smaller chunk is
+// fetched within the budget, its own first line included; its number is
+// counted as the largest it can be.
+func (v *splitView) subSpans() []span {
+	s, sp := v.s, v.sp
+	room := s.o.Budget - 2
 	var subs []span
-	if parts {
+	if v.parts {
 		a, b := 0, len(s.unitText(sp.A))
 		if sp.cut() {
 			a, b = sp.Off, sp.End
 		}
-		subs = s.pieces(sp.A, a, b, room, need)
+		subs = s.pieces(sp.A, a, b, room, v.need)
 	} else {
 		of := sp.B - sp.A
 		fits := func(a, b int) bool { return s.fetchSize(of, of, span{A: a, B: b}) <= room }
 		subs = pack(sp.A, sp.B, fits)
 	}
-	sizes := func(subs []span) []int {
-		cs := make([]int, len(subs))
-		for k, x := range subs {
-			cs[k] = s.fetchSize(k+1, len(subs), x)
-		}
-		return cs
+	return subs
+}
+
+// sizes returns each smaller chunk's size as its fetch returns it.
+func (v *splitView) sizes(subs []span) []int {
+	cs := make([]int, len(subs))
+	for k, x := range subs {
+		cs[k] = v.s.fetchSize(k+1, len(subs), x)
 	}
-	costs := sizes(subs)
-	line := func(k int, x span, c int) string {
-		l := inband.SubChunk{N: k + 1, Tokens: c, Over: c > o.Budget}
-		if x.cut() {
-			l.Span = "bytes " + inband.Thousands(x.Off+1) + "–" + inband.Thousands(x.End)
-		} else {
-			l.Span = s.name(x.A, x.B)
-		}
-		return l.String() + "\n"
+	return cs
+}
+
+// line is the index line of smaller chunk k, x, of size c.
+func (v *splitView) line(k int, x span, c int) string {
+	l := inband.SubChunk{N: k + 1, Tokens: c, Over: c > v.s.o.Budget}
+	if x.cut() {
+		l.Span = "bytes " + inband.Thousands(x.Off+1) + "–" + inband.Thousands(x.End)
+	} else {
+		l.Span = v.s.name(x.A, x.B)
 	}
-	foot := func(hd string) string {
-		return inband.SubFoot{Call: fetch(o, hd, "N")}.String() + "\n"
+	return l.String() + "\n"
+}
+
+// foot is the index's last line: how to fetch a smaller chunk of hd.
+func (v *splitView) foot(hd string) string {
+	return inband.SubFoot{Call: fetch(v.s.o, hd, "N")}.String() + "\n"
+}
+
+// render writes the index of subs (sizes costs) stored under hd.
+func (v *splitView) render(subs []span, costs []int, hd string) string {
+	var sb strings.Builder
+	sb.WriteString(v.head(len(subs)))
+	sb.WriteString(inband.SubIndex{K: len(subs), Parts: v.parts}.String() + "\n")
+	for k, x := range subs {
+		sb.WriteString(v.line(k, x, costs[k]))
 	}
-	render := func(subs []span, costs []int, hd string) string {
-		var sb strings.Builder
-		sb.WriteString(head(len(subs)))
-		sb.WriteString(inband.SubIndex{K: len(subs), Parts: parts}.String() + "\n")
-		for k, x := range subs {
-			sb.WriteString(line(k, x, costs[k]))
-		}
-		sb.WriteString(foot(hd))
-		return sb.String()
-	}
-	// The index must fit the budget: merge neighbours until it does (the
-	// merged chunks are over the budget, and come back split in turn).
-	for len(subs) > 2 && o.Counter.Count(render(subs, costs, sampleHandle)) > o.Budget {
-		subs = mergePairs(subs)
-		costs = sizes(subs)
-	}
+	sb.WriteString(v.foot(hd))
+	return sb.String()
+}
+
+// store stores subs as a view of their own and returns its index,
+// merging neighbours (then shortening the header) until it fits the
+// budget.
+func (v *splitView) store(ctx context.Context, subs []span, costs []int) (string, error) {
+	o, h := v.s.o, v.h
 	nh := h
-	nh.Payload = handle
+	nh.Payload = v.handle
 	if h.Payload != "" {
 		nh.Payload = h.Payload
 	}
@@ -398,15 +439,15 @@ func (s *source) split(ctx context.Context, h header, handle string, n int, sp s
 		if err != nil {
 			return "", err
 		}
-		text := render(subs, costs, hd)
-		if o.Counter.Count(text) <= o.Budget || len(subs) <= 2 && short {
+		text := v.render(subs, costs, hd)
+		if o.Counter.Count(text) <= o.Budget || len(subs) <= 2 && v.short {
 			return text, nil
 		}
 		if len(subs) > 2 {
 			subs = mergePairs(subs)
-			costs = sizes(subs)
+			costs = v.sizes(subs)
 		} else {
-			short = true
+			v.short = true
 		}
 	}
 }

@@ -70,72 +70,118 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	base := 0
-	st := Stats{Kind: kind, Strategy: name, StrategySource: src}
-	var units []textUnit
-	var promote func(i int, l Level) Level
+	t := &textFit{o: o, s: s, lines: lines, kind: kind, name: name}
+	t.st = Stats{Kind: kind, Strategy: name, StrategySource: src}
 	if kind == "diff" {
-		units = diffUnits(lines, base)
-		st.Unit = "files"
+		t.units = diffUnits(lines, t.base)
+		t.st.Unit = "files"
 	} else {
-		units = make([]textUnit, len(lines))
-		full := []Level{Full} // shared, read-only
-		// A line too long for a good part of the budget can be shown cut,
-		// its start kept and the rest declared ("…[+N chars]"): the
-		// chunk that holds it has it whole.
-		// Two cuts: about half the budget, and an eighth of it.
-		// Every line longer than twice the short cut has both, whatever
-		// the budget (the order lines gain detail in must not depend on
-		// it, see upgrades): the short cut is the same at every budget,
-		// the long one grows with it; a cut as long as the line shows it
-		// whole, and declares it so.
-		hi, lo := max(2*minLineCut, o.Budget*2), minLineCut
-		// A long line's three renderings, allocated together for all
-		// long lines (a log can have tens of thousands), and one list of
-		// levels shared by them.
-		long := 0
-		for _, l := range lines {
-			if len(l) > 2*minLineCut {
-				long++
-			}
-		}
-		three := []Level{Full, Standard, Minimal}
-		strs, outs := make([]string, 3*long), make([][]string, 3*long)
-		for i, l := range lines {
-			units[i] = textUnit{a: i, b: i + 1, levels: full}
-			if len(l) <= 2*minLineCut {
-				continue
-			}
-			u := &units[i]
-			s, out := strs[:3:3], outs[:3:3]
-			strs, outs = strs[3:], outs[3:]
-			s[0], s[1], s[2] = l, l, l
-			if len(l) > 2*hi {
-				if cut, ok := cutString(l, hi); ok {
-					s[1] = cut
-				}
-			}
-			if cut, ok := cutString(l, lo); ok && len(l) > 2*lo {
-				s[2] = cut
-			}
-			for k := range out {
-				out[k] = s[k : k+1 : k+1]
-			}
-			u.levels, u.out = three[:3:3], out
-		}
-		e0 := &units
-		promote = func(i int, l Level) Level {
-			u := &(*e0)[i]
-			if u.out != nil && l != Full && u.out[levelIndex(u.levels, l)][0] == u.out[0][0] {
-				return Full
-			}
-			return l
-		}
-		st.Unit = "lines"
+		t.lineUnits()
+		t.st.Unit = "lines"
 	}
+	t.newEngine()
+	t.values()
+	t.chunkIndex()
+	t.assembler()
+	storeErr := t.store(ctx)
+	st := &t.st
+	st.Budget = t.o.Budget
+	st.Chunks = len(t.ck.ranges)
+	text := t.e.run(st)
+	return Result{Text: text, Stats: *st, StoreErr: storeErr, sel: t.e.sel}, nil
+}
+
+// textFit is one fitting of a text: its units (lines, or a diff's
+// files), the engine that chooses their levels and what the engine
+// calls back to render, chunk and assemble them.
+type textFit struct {
+	o     Options
+	s     string
+	lines []string
+	kind  string
+	name  string
+	base  int
+	st    Stats
+	units []textUnit
+	// promote is the engine's (see lineUnits).
+	promote func(i int, l Level) Level
+	n       int
+	e       *engine
+	// out returns unit i's lines at level l; a line unit is its line.
+	out  func(i int, l Level) []string
+	errs []bool
+	ck   *chunkIndex
+}
+
+// lineUnits makes a text's units, one per line, a long line with
+// shorter levels that cut it.
+func (t *textFit) lineUnits() {
+	o, lines := &t.o, t.lines
+	units := make([]textUnit, len(lines))
+	full := []Level{Full} // shared, read-only
+	// A line too long for a good part of the budget can be shown cut,
+	// its start kept and the rest declared ("…[+N chars]"): the
+	// chunk that holds it has it whole.
+	// Two cuts: about half the budget, and an eighth of it.
+	// Every line longer than twice the short cut has both, whatever
+	// the budget (the order lines gain detail in must not depend on
+	// it, see upgrades): the short cut is the same at every budget,
+	// the long one grows with it; a cut as long as the line shows it
+	// whole, and declares it so.
+	hi, lo := max(2*minLineCut, o.Budget*2), minLineCut
+	// A long line's three renderings, allocated together for all
+	// long lines (a log can have tens of thousands), and one list of
+	// levels shared by them.
+	long := 0
+	for _, l := range lines {
+		if len(l) > 2*minLineCut {
+			long++
+		}
+	}
+	three := []Level{Full, Standard, Minimal}
+	strs, outs := make([]string, 3*long), make([][]string, 3*long)
+	for i, l := range lines {
+		units[i] = textUnit{a: i, b: i + 1, levels: full}
+		if len(l) <= 2*minLineCut {
+			continue
+		}
+		u := &units[i]
+		s, out := strs[:3:3], outs[:3:3]
+		strs, outs = strs[3:], outs[3:]
+		s[0], s[1], s[2] = l, l, l
+		if len(l) > 2*hi {
+			if cut, ok := cutString(l, hi); ok {
+				s[1] = cut
+			}
+		}
+		if cut, ok := cutString(l, lo); ok && len(l) > 2*lo {
+			s[2] = cut
+		}
+		for k := range out {
+			out[k] = s[k : k+1 : k+1]
+		}
+		u.levels, u.out = three[:3:3], out
+	}
+	t.units = units
+	e0 := &t.units
+	t.promote = func(i int, l Level) Level {
+		u := &(*e0)[i]
+		if u.out != nil && l != Full && u.out[levelIndex(u.levels, l)][0] == u.out[0][0] {
+			return Full
+		}
+		return l
+	}
+}
+
+// newEngine makes the engine over the units, with their levels, sizes
+// and renderings.
+func (t *textFit) newEngine() {
+	units, lines := t.units, t.lines
 	n := len(units)
-	st.Total = n
-	e := &engine{o: o, kind: kind, unit: st.Unit, n: n, vals: make([]float64, n), linear: kind == "text", promote: promote}
+	t.n = n
+	t.st.Total = n
+	e := &engine{o: t.o, kind: t.kind, unit: t.st.Unit, n: n, vals: make([]float64, n), linear: t.kind == "text", promote: t.promote}
+	t.e = e
 	e.levels, e.bytes = make([][]Level, n), make([][]int, n)
 	// out returns unit i's lines at level l; a line unit is its line.
 	out := func(i int, l Level) []string {
@@ -145,6 +191,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		}
 		return u.out[levelIndex(u.levels, l)]
 	}
+	t.out = out
 	sizes := make([]int, 0, n)
 	for i, u := range units {
 		e.levels[i] = u.levels
@@ -163,12 +210,19 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 	e.render = func(i int, l Level) []byte {
 		return []byte(strings.Join(out(i, l), "\n") + "\n")
 	}
-	var errs []bool
-	if kind == "text" {
-		errs = errorLines(s, lines)
+}
+
+// values sets the units' values by the strategy: a diff's files by
+// path or position, a text's lines alike but for those around an error
+// line (head_tail), and the head share of a text.
+func (t *textFit) values() {
+	e, units, n, name := t.e, t.units, t.n, t.name
+	if t.kind == "text" {
+		t.errs = errorLines(t.s, t.lines)
 	}
+	errs := t.errs
 	switch {
-	case kind == "diff":
+	case t.kind == "diff":
 		for i, u := range units {
 			switch {
 			case u.path == "":
@@ -203,6 +257,12 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		}
 	}
 	e.measure()
+}
+
+// chunkIndex partitions the units into chunks, each fetched as its
+// source lines.
+func (t *textFit) chunkIndex() {
+	o, e, n, kind, units, lines, errs := &t.o, t.e, t.n, t.kind, t.units, t.lines, t.errs
 	fullCosts := make([]int, n)
 	for i := range n {
 		fullCosts[i] = e.costs[i][0]
@@ -225,7 +285,7 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		},
 		body: func(a, b int) string { return strings.Join(lines[units[a].a:units[b-1].b], "\n") },
 	})
-	ck.unit, ck.label = st.Unit, label
+	ck.unit, ck.label = t.st.Unit, label
 	if kind == "diff" {
 		ck.levels = true
 		ck.span = func(a, b int) string {
@@ -261,8 +321,16 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		}
 	}
 	e.chunks = ck
-	trailing := strings.HasSuffix(s, "\n")
-	e.assemble = func(sel []Level, tier int) string {
+	t.ck = ck
+}
+
+// assembler sets how a selection becomes the returned text: the units
+// kept, a gap marker for each run left out, the diff's levels, hint and
+// chunk index.
+func (t *textFit) assembler() {
+	o, n, kind, units, base, out, ck := &t.o, t.n, t.kind, t.units, t.base, t.out, t.ck
+	trailing := strings.HasSuffix(t.s, "\n")
+	t.e.assemble = func(sel []Level, tier int) string {
 		var sb strings.Builder
 		for i := 0; i < n; {
 			if sel[i] == Skip {
@@ -296,33 +364,36 @@ func FitText(ctx context.Context, s string, opts *Options) (Result, error) {
 		if kind == "diff" {
 			writeDiffLevels(&sb, sel)
 		}
-		writeHintAndIndex(&sb, o, sel, ck, tier)
+		writeHintAndIndex(&sb, *o, sel, ck, tier)
 		out := sb.String()
 		if !trailing {
 			out = strings.TrimSuffix(out, "\n")
 		}
 		return out
 	}
+}
+
+// store puts the text in the store, when there is one, and returns the
+// store's error: the chunk index then says it failed.
+func (t *textFit) store(ctx context.Context) error {
+	o, ck, st, n, units := t.o, t.ck, &t.st, t.n, t.units
 	var storeErr error
 	if o.Store != nil {
 		var files [][2]int
-		if kind == "diff" {
+		if t.kind == "diff" {
 			files = make([][2]int, n)
 			for i, u := range units {
 				files[i] = [2]int{u.a, u.b}
 			}
 		}
-		h, err := put(ctx, o, header{Kind: kind, Label: ck.label, Unit: st.Unit, Total: n, Files: files,
-			Chunks: spans(ck.ranges)}, []byte(s))
+		h, err := put(ctx, o, header{Kind: t.kind, Label: ck.label, Unit: st.Unit, Total: n, Files: files,
+			Chunks: spans(ck.ranges)}, []byte(t.s))
 		if err != nil {
 			storeErr, ck.failed, st.StoreFailed = err, true, true
 		}
 		ck.handle, st.Handle = h, h
 	}
-	st.Budget = o.Budget
-	st.Chunks = len(ck.ranges)
-	text := e.run(&st)
-	return Result{Text: text, Stats: st, StoreErr: storeErr, sel: e.sel}, nil
+	return storeErr
 }
 
 // minLineCut is the runes a long line is cut to at minimal detail (at

@@ -78,6 +78,39 @@ var (
 // panics, stack traces, logs, summaries) and the last two lines whole. A
 // marker is never longer than a quarter of the lines it replaces.
 func elideTest(text string, extra []PassLine) (candidate, bool) {
+	passLine := passMatcher(text, extra)
+	units := passUnits(extra)
+	body := strings.TrimSuffix(text, "\n")
+	lines := strings.Split(body, "\n")
+	n := len(lines)
+	runs := passRuns(lines, passLine)
+	if len(runs) == 0 {
+		return candidate{}, false
+	}
+	runs = foldable(runs, lines, units)
+	if len(runs) == 0 {
+		return candidate{}, false
+	}
+	ranges, out, folded := foldRuns(lines, runs, units)
+	used := len(runs)
+	head := elideTestHead(used, n-folded, n)
+	shaped := head + "\n" + strings.Join(out, "\n")
+	if strings.HasSuffix(text, "\n") {
+		shaped += "\n"
+	}
+	// A failed run never reads as passing: every line that says
+	// something failed is still there, as often as in the original.
+	if countFail(text) != countFail(shaped) {
+		return candidate{}, false
+	}
+	lost := foldedAnchors(lines, runs, passLine)
+	return candidate{text: shaped, class: Elide, rules: []string{"tests folded"}, ranges: ranges, lost: lost}, true
+}
+
+// passMatcher returns what says whether a line of text is a pass line,
+// and its unit and count: the built-in patterns, mix test --trace's
+// lines of tests that did not fail, and the extra patterns.
+func passMatcher(text string, extra []PassLine) func(l string) (string, int, bool) {
 	var failedMix map[string]bool
 	if strings.Contains(text, "ms) [L#") {
 		failedMix = map[string]bool{}
@@ -85,7 +118,7 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 			failedMix[m[1]] = true
 		}
 	}
-	passLine := func(l string) (string, int, bool) {
+	return func(l string) (string, int, bool) {
 		if u, n, ok := passLine(l); ok {
 			return u, n, ok
 		}
@@ -103,21 +136,31 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 		}
 		return "", 0, false
 	}
+}
+
+// passUnits is the built-in units and the extra patterns' units.
+func passUnits(extra []PassLine) []string {
 	units := builtinUnits
 	for _, p := range extra {
 		if !slices.Contains(units, p.Unit) {
 			units = append(slices.Clip(units), p.Unit)
 		}
 	}
-	body := strings.TrimSuffix(text, "\n")
-	lines := strings.Split(body, "\n")
+	return units
+}
+
+// passRun is a run of pass lines, with its counts per unit.
+type passRun struct {
+	a, b   int // 0-based, [a, b)
+	counts map[string]int
+}
+
+// passRuns finds the runs of at least three pass lines, the last two
+// lines never among them.
+func passRuns(lines []string, passLine func(string) (string, int, bool)) []passRun {
 	n := len(lines)
 	last := n - 2 // the last two lines are never folded
-	type run struct {
-		a, b   int // 0-based, [a, b)
-		counts map[string]int
-	}
-	var runs []run
+	var runs []passRun
 	for i := 0; i < n; {
 		if i >= last {
 			break
@@ -148,14 +191,16 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 			end--
 		}
 		if end-i >= 3 {
-			runs = append(runs, run{i, end, counts})
+			runs = append(runs, passRun{i, end, counts})
 		}
 		i = j
 	}
-	if len(runs) == 0 {
-		return candidate{}, false
-	}
-	// Runs too short for their marker are kept as they are.
+	return runs
+}
+
+// foldable keeps the runs whose marker is at most a quarter of their
+// lines: runs too short for their marker are kept as they are.
+func foldable(runs []passRun, lines []string, units []string) []passRun {
 	kept := runs[:0]
 	for _, r := range runs {
 		size := 0
@@ -166,11 +211,14 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 			kept = append(kept, r)
 		}
 	}
-	runs = kept
-	if len(runs) == 0 {
-		return candidate{}, false
-	}
-	// Chunks: the kept stretches and the folded runs, in order.
+	return kept
+}
+
+// foldRuns replaces each run by its marker. It returns the chunks (the
+// kept stretches and the folded runs, in order), the lines and the
+// number of lines folded.
+func foldRuns(lines []string, runs []passRun, units []string) ([][2]int, []string, int) {
+	n := len(lines)
 	var ranges [][2]int
 	var out []string
 	prev, folded := 0, 0
@@ -186,17 +234,13 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 	}
 	ranges = append(ranges, [2]int{prev + 1, n})
 	out = append(out, lines[prev:]...)
-	used := len(runs)
-	head := elideTestHead(used, n-folded, n)
-	shaped := head + "\n" + strings.Join(out, "\n")
-	if strings.HasSuffix(text, "\n") {
-		shaped += "\n"
-	}
-	// A failed run never reads as passing: every line that says
-	// something failed is still there, as often as in the original.
-	if countFail(text) != countFail(shaped) {
-		return candidate{}, false
-	}
+	return ranges, out, folded
+}
+
+// foldedAnchors returns the candidate's lost: how many anchors are in a
+// folded run without being pass lines.
+func foldedAnchors(lines []string, runs []passRun, passLine func(string) (string, int, bool)) func(anchors []anchor) int {
+	n := len(lines)
 	keptLines := make([]bool, n)
 	for i := range keptLines {
 		keptLines[i] = true
@@ -206,7 +250,7 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 			keptLines[i] = false
 		}
 	}
-	lost := func(anchors []anchor) int {
+	return func(anchors []anchor) int {
 		k := 0
 		for _, a := range anchors {
 			if a.line >= n || keptLines[a.line] {
@@ -219,7 +263,6 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 		}
 		return k
 	}
-	return candidate{text: shaped, class: Elide, rules: []string{"tests folded"}, ranges: ranges, lost: lost}, true
 }
 
 // singular writes a unit for one: its first plural word loses its "s"

@@ -198,6 +198,17 @@ func Shape(text string, call Call, o *Options) Result {
 		c = tokens.O200kBase()
 	}
 	res := Result{Text: text, Shape: kind}
+	cand := candidates(text, kind, call, ceiling, o)
+	if len(cand) == 0 {
+		res.Why = "no rule applies"
+		return res
+	}
+	return choose(res, cand, text, c, margin, o)
+}
+
+// candidates returns the shapings of text (of kind, the result of call)
+// up to ceiling: the elisions first, then the lossless ones.
+func candidates(text, kind string, call Call, ceiling Class, o *Options) []candidate {
 	var cand []candidate
 	if kind == "test" && ceiling >= Elide && o.Keep != nil {
 		if e, ok := elideTest(text, o.PassLines); ok {
@@ -221,10 +232,13 @@ func Shape(text string, call Call, o *Options) Result {
 			}
 		}
 	}
-	if len(cand) == 0 {
-		res.Why = "no rule applies"
-		return res
-	}
+	return cand
+}
+
+// choose returns res with the first candidate that saves the margin: an
+// elision that loses no anchor and whose elided lines are kept, or else
+// the smallest lossless shaping; res says "no gain" when none does.
+func choose(res Result, cand []candidate, text string, c tokens.Counter, margin float64, o *Options) Result {
 	res.Tokens = c.Count(text)
 	var anchors []anchor
 	for _, s := range cand {

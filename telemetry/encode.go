@@ -7,6 +7,23 @@ import (
 
 // encode appends e as one JSON line. Keys with zero values are left out.
 func (d *DirSink) encode(b []byte, e *Event) []byte {
+	b = d.appendWho(b, e)
+	b = appendShape(b, e)
+	b = appendStr(b, "tok", vocab(e.Tokenizer, tokenizers))
+	b = appendStr(b, "fmt", vocab(e.Format, formats))
+	b = appendInt(b, "b_in", e.BytesIn)
+	b = appendInt(b, "b_out", e.BytesOut)
+	b = appendInt(b, "t_in", e.TokensIn)
+	b = appendInt(b, "t_out", e.TokensOut)
+	b = appendSaved(b, e)
+	b = appendHints(b, e)
+	b = d.appendOutcome(b, e)
+	return append(b, "}\n"...)
+}
+
+// appendWho opens the line: version, time, session, partition, entry,
+// class and tool (named or hashed).
+func (d *DirSink) appendWho(b []byte, e *Event) []byte {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, Version, 10)
 	b = append(b, `,"ms":`...)
@@ -31,6 +48,12 @@ func (d *DirSink) encode(b []byte, e *Event) []byte {
 			b = appendStr(b, "tool", d.Hash("t", e.Tool))
 		}
 	}
+	return b
+}
+
+// appendShape appends the input's shape, inner formats, depth and
+// columns, and the text shaping and its class.
+func appendShape(b []byte, e *Event) []byte {
 	if e.Shape != ShapeUnknown {
 		b = appendStr(b, "shape", e.Shape.String())
 	}
@@ -48,12 +71,11 @@ func (d *DirSink) encode(b []byte, e *Event) []byte {
 	b = appendInt(b, "cols", int(e.Cols))
 	b = appendStr(b, "tshape", vocab(e.TextShape, TextShapes))
 	b = appendStr(b, "tclass", vocab(e.ShapeClass, ShapeClasses))
-	b = appendStr(b, "tok", vocab(e.Tokenizer, tokenizers))
-	b = appendStr(b, "fmt", vocab(e.Format, formats))
-	b = appendInt(b, "b_in", e.BytesIn)
-	b = appendInt(b, "b_out", e.BytesOut)
-	b = appendInt(b, "t_in", e.TokensIn)
-	b = appendInt(b, "t_out", e.TokensOut)
+	return b
+}
+
+// appendSaved appends the savings by source, the zero ones left out.
+func appendSaved(b []byte, e *Event) []byte {
 	if e.Saved != [NumSources]int{} {
 		b = append(b, `,"saved":{`...)
 		first := true
@@ -71,6 +93,12 @@ func (d *DirSink) encode(b []byte, e *Event) []byte {
 		}
 		b = append(b, '}')
 	}
+	return b
+}
+
+// appendHints appends the hints emitted by family, the zero ones left
+// out.
+func appendHints(b []byte, e *Event) []byte {
 	if e.Hints != [NumHints]uint16{} {
 		b = append(b, `,"hints":{`...)
 		first := true
@@ -88,6 +116,13 @@ func (d *DirSink) encode(b []byte, e *Event) []byte {
 		}
 		b = append(b, '}')
 	}
+	return b
+}
+
+// appendOutcome appends dedup, fingerprint, chunk fetch, brake,
+// compactions, latency, error, why it was left untouched, and the
+// sample rate.
+func (d *DirSink) appendOutcome(b []byte, e *Event) []byte {
 	if e.Dedup != DedupOff && int(e.Dedup) < len(dedupNames) {
 		b = appendStr(b, "dedup", dedupNames[e.Dedup])
 	}
@@ -110,7 +145,7 @@ func (d *DirSink) encode(b []byte, e *Event) []byte {
 		b = append(b, `,"rate":`...)
 		b = strconv.AppendFloat(b, r, 'g', 4, 64)
 	}
-	return append(b, "}\n"...)
+	return b
 }
 
 func appendStr(b []byte, k, v string) []byte {

@@ -76,122 +76,152 @@ type Summary struct {
 // Summarize aggregates records. Rows are sorted by saving, then key, so
 // that the output is deterministic.
 func Summarize(l *Log) *Summary {
-	s := &Summary{Files: l.Files, Skipped: l.Skipped, Baseline: Baseline, BySource: map[string]float64{},
-		Hints: map[string]float64{}, Errors: map[string]float64{}, Total: Row{Key: "total"}}
-	tools, classes, formats, sessions := map[string]*Row{}, map[string]*Row{}, map[string]*Row{}, map[string]*Row{}
-	textShapes, shapeClasses := map[string]*Row{}, map[string]*Row{}
-	untouched := map[string]*Untouched{}
-	toks := map[string]bool{}
-	maxPart, compacts := map[string]int{}, map[string]float64{}
-	add := func(m map[string]*Row, k string, w float64, r *Record, saved float64) {
-		row := m[k]
-		if row == nil {
-			row = &Row{Key: k}
-			m[k] = row
-		}
-		row.Calls += w
-		row.TokensIn += w * float64(r.TokensIn)
-		row.TokensOut += w * float64(r.TokensOut)
-		row.Saved += w * saved
-	}
+	m := &summing{s: &Summary{Files: l.Files, Skipped: l.Skipped, Baseline: Baseline, BySource: map[string]float64{},
+		Hints: map[string]float64{}, Errors: map[string]float64{}, Total: Row{Key: "total"}},
+		tools: map[string]*Row{}, classes: map[string]*Row{}, formats: map[string]*Row{}, sessions: map[string]*Row{},
+		textShapes: map[string]*Row{}, shapeClasses: map[string]*Row{}, untouched: map[string]*Untouched{},
+		toks: map[string]bool{}, maxPart: map[string]int{}, compacts: map[string]float64{}}
 	for i := range l.Records {
 		r := &l.Records[i]
 		w := r.Weight()
-		s.Events++
-		if r.Tokenizer != "" {
-			toks[r.Tokenizer] = true
-		}
-		s.ChunkFetches += b2f(r.Chunk) * w
-		s.Brakes += b2f(r.Brake) * w
-		compacts[r.Session] += float64(r.Compact) * w
-		maxPart[r.Session] = max(maxPart[r.Session], r.Partition)
-		switch r.Dedup {
-		case "hit", "near":
-			s.DedupHits += w
-		case "miss":
-			s.DedupMisses += w
-		}
-		if r.Err != "" {
-			s.Errors[r.Err] += w
-		}
-		for k, v := range r.Hints {
-			s.Hints[k] += w * float64(v)
-		}
-		for k, v := range r.Saved {
-			s.BySource[k] += w * float64(v)
-			if v < 0 {
-				s.HintCost -= w * float64(v)
-			}
-		}
+		m.count(r, w)
 		if r.Chunk {
 			continue // a chunk fetch is not a result
 		}
-		saved := float64(r.TokensIn - r.TokensOut)
-		tool := r.Tool
-		if tool == "" {
-			tool = "(" + cmp.Or(r.Class, "unknown") + ")"
-		}
-		add(tools, tool, w, r, saved)
-		add(classes, cmp.Or(r.Class, "other"), w, r, saved)
-		add(formats, cmp.Or(r.Format, "none"), w, r, saved)
-		add(sessions, r.Session, w, r, saved)
-		if r.TextShape != "" {
-			class := cmp.Or(r.TClass, "unshaped")
-			add(textShapes, r.TextShape+" "+class, w, r, saved)
-			add(shapeClasses, class, w, r, saved)
-		}
-		s.Total.Calls += w
-		s.Total.TokensIn += w * float64(r.TokensIn)
-		s.Total.TokensOut += w * float64(r.TokensOut)
-		s.Total.Saved += w * saved
-		reason := r.Skip
-		if reason == "" && r.Err != "" {
-			reason = UntouchedError
-		}
-		if reason == "" && r.TokensIn > 0 && r.TokensOut >= r.TokensIn {
-			reason = UntouchedNoSaving
-		}
-		u := untouched[tool]
-		if u == nil {
-			u = &Untouched{Tool: tool, Class: r.Class, Reasons: map[string]float64{}}
-			untouched[tool] = u
-		}
-		u.Calls += w
-		if reason != "" {
-			u.Reasons[reason] += w
+		m.addResult(r, w)
+	}
+	m.finish()
+	return m.s
+}
+
+// summing is a Summary being made, with its rows by key.
+type summing struct {
+	s                                 *Summary
+	tools, classes, formats, sessions map[string]*Row
+	textShapes, shapeClasses          map[string]*Row
+	untouched                         map[string]*Untouched
+	toks                              map[string]bool
+	maxPart                           map[string]int
+	compacts                          map[string]float64
+}
+
+// addRow adds record r, of weight w and saving saved, to the row k of m.
+func addRow(m map[string]*Row, k string, w float64, r *Record, saved float64) {
+	row := m[k]
+	if row == nil {
+		row = &Row{Key: k}
+		m[k] = row
+	}
+	row.Calls += w
+	row.TokensIn += w * float64(r.TokensIn)
+	row.TokensOut += w * float64(r.TokensOut)
+	row.Saved += w * saved
+}
+
+// count adds what every record counts (a chunk fetch too): events,
+// tokenizers, dedup, errors, hints and the savings by source.
+func (m *summing) count(r *Record, w float64) {
+	m.s.Events++
+	if r.Tokenizer != "" {
+		m.toks[r.Tokenizer] = true
+	}
+	m.s.ChunkFetches += b2f(r.Chunk) * w
+	m.s.Brakes += b2f(r.Brake) * w
+	m.compacts[r.Session] += float64(r.Compact) * w
+	m.maxPart[r.Session] = max(m.maxPart[r.Session], r.Partition)
+	switch r.Dedup {
+	case "hit", "near":
+		m.s.DedupHits += w
+	case "miss":
+		m.s.DedupMisses += w
+	}
+	if r.Err != "" {
+		m.s.Errors[r.Err] += w
+	}
+	for k, v := range r.Hints {
+		m.s.Hints[k] += w * float64(v)
+	}
+	for k, v := range r.Saved {
+		m.s.BySource[k] += w * float64(v)
+		if v < 0 {
+			m.s.HintCost -= w * float64(v)
 		}
 	}
-	s.Sessions = len(sessions)
+}
+
+// addResult adds a result to its rows (by tool, class, format, session,
+// text shape) and the total, and to its tool's reasons for being left
+// untouched.
+func (m *summing) addResult(r *Record, w float64) {
+	saved := float64(r.TokensIn - r.TokensOut)
+	tool := r.Tool
+	if tool == "" {
+		tool = "(" + cmp.Or(r.Class, "unknown") + ")"
+	}
+	addRow(m.tools, tool, w, r, saved)
+	addRow(m.classes, cmp.Or(r.Class, "other"), w, r, saved)
+	addRow(m.formats, cmp.Or(r.Format, "none"), w, r, saved)
+	addRow(m.sessions, r.Session, w, r, saved)
+	if r.TextShape != "" {
+		class := cmp.Or(r.TClass, "unshaped")
+		addRow(m.textShapes, r.TextShape+" "+class, w, r, saved)
+		addRow(m.shapeClasses, class, w, r, saved)
+	}
+	m.s.Total.Calls += w
+	m.s.Total.TokensIn += w * float64(r.TokensIn)
+	m.s.Total.TokensOut += w * float64(r.TokensOut)
+	m.s.Total.Saved += w * saved
+	reason := r.Skip
+	if reason == "" && r.Err != "" {
+		reason = UntouchedError
+	}
+	if reason == "" && r.TokensIn > 0 && r.TokensOut >= r.TokensIn {
+		reason = UntouchedNoSaving
+	}
+	u := m.untouched[tool]
+	if u == nil {
+		u = &Untouched{Tool: tool, Class: r.Class, Reasons: map[string]float64{}}
+		m.untouched[tool] = u
+	}
+	u.Calls += w
+	if reason != "" {
+		u.Reasons[reason] += w
+	}
+}
+
+// finish sets the sessions, compactions and tokenizers, sorts the rows
+// and lists the tools left untouched.
+func (m *summing) finish() {
+	m.s.Sessions = len(m.sessions)
 	// A session's compactions: those recorded with events, or its last
 	// partition number, whichever is larger (sampling may drop the event
 	// that carried one).
-	for k, m := range maxPart {
-		s.Compactions += max(float64(m), compacts[k])
+	for k, part := range m.maxPart {
+		m.s.Compactions += max(float64(part), m.compacts[k])
 	}
-	for t := range toks {
-		s.Tokenizers = append(s.Tokenizers, t)
+	for t := range m.toks {
+		m.s.Tokenizers = append(m.s.Tokenizers, t)
 	}
-	slices.Sort(s.Tokenizers)
-	s.ByTool, s.ByClass, s.ByFormat, s.BySession = rows(tools), rows(classes), rows(formats), rows(sessions)
-	s.ByTextShape, s.ByShapeClass = rows(textShapes), rows(shapeClasses)
-	s.Sinks = slices.Clone(s.ByTool)
-	slices.SortStableFunc(s.Sinks, func(a, b Row) int {
+	slices.Sort(m.s.Tokenizers)
+	m.s.ByTool, m.s.ByClass, m.s.ByFormat, m.s.BySession = rows(m.tools), rows(m.classes), rows(m.formats), rows(m.sessions)
+	m.s.ByTextShape, m.s.ByShapeClass = rows(m.textShapes), rows(m.shapeClasses)
+	m.s.Sinks = slices.Clone(m.s.ByTool)
+	slices.SortStableFunc(m.s.Sinks, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(b.TokensOut, a.TokensOut), cmp.Compare(a.Key, b.Key))
 	})
 	// A tool is "left untouched" when none of its results saved anything.
-	for _, u := range untouched {
+	for _, u := range m.untouched {
 		n := 0.0
 		for _, v := range u.Reasons {
 			n += v
 		}
 		if n >= u.Calls && n > 0 {
-			s.Untouched = append(s.Untouched, *u)
+			m.s.Untouched = append(m.s.Untouched, *u)
 		}
 	}
-	slices.SortFunc(s.Untouched, func(a, b Untouched) int {
+	slices.SortFunc(m.s.Untouched, func(a, b Untouched) int {
 		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Tool, b.Tool))
 	})
-	return s
 }
 
 func rows(m map[string]*Row) []Row {

@@ -188,7 +188,18 @@ func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 	}
 	keys := slices.Sorted(maps.Keys(eps))
 
-	// R1.
+	need := p.repeats(eps, keys)
+	p.templates(eps, keys)
+	p.cacheSize(sp, need)
+	p.minSize(sp)
+	p.brakes(l, names)
+	return p
+}
+
+// repeats is rule R1: references kept for a tool whose results repeat
+// (and the cache size its repeats need, returned), none for one whose
+// results do not.
+func (p *Plan) repeats(eps map[string]*Endpoint, keys []string) int {
 	need := 0
 	for _, k := range keys {
 		e := eps[k]
@@ -219,8 +230,12 @@ func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 			p.note("R1", k, ev+"; between 0.05 and 0.30: unchanged")
 		}
 	}
+	return need
+}
 
-	// R2.
+// templates is rule R2: a template for a tool whose results have a shape
+// one fits (Markdown tables, CI pipelines, merge request diffs).
+func (p *Plan) templates(eps map[string]*Endpoint, keys []string) {
 	for _, k := range keys {
 		e := eps[k]
 		if e.Calls < MinEndpointCalls {
@@ -246,8 +261,11 @@ func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 		why := p.fire("R2", k, ev, "template "+tmpl)
 		p.Tools = append(p.Tools, variant[config.Tool]{config.Tool{Match: globQuote(k), Template: tmpl}, why})
 	}
+}
 
-	// R3.
+// cacheSize is rule R3: the dedup cache sized by the sessions' profile,
+// or by the repeats R1 measured (need).
+func (p *Plan) cacheSize(sp *SessionProfile, need int) {
 	if sp.Events < MinProfileEvents {
 		p.note("R3", "session profile", fmt.Sprintf("%.0f events (need %d)", sp.Events, MinProfileEvents))
 	} else {
@@ -275,8 +293,10 @@ func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 		p.MaxEntries = need
 		p.maxEntriesWhy = fmt.Sprintf("R1: repeats need a cache of %d results (default %d)", need, dedup.DefaultMaxEntries)
 	}
+}
 
-	// R5.
+// minSize is rule R5: min_size_bytes from the sessions' input sizes.
+func (p *Plan) minSize(sp *SessionProfile) {
 	if len(sp.BytesIn) < MinProfileEvents {
 		p.note("R5", "session profile", fmt.Sprintf("%d sized results (need %d)", len(sp.BytesIn), MinProfileEvents))
 	} else {
@@ -285,9 +305,6 @@ func Analyze(l *telemetry.Log, names map[string]string) *Plan {
 		p.MinSizeBytes = n
 		p.minSizeWhy = p.fire("R5", "session profile", fmt.Sprintf("p25 input size %d bytes over %d results", p25, len(sp.BytesIn)), fmt.Sprintf("min_size_bytes %d", n))
 	}
-
-	p.brakes(l, names)
-	return p
 }
 
 // brakes is rule R6: a tool whose results the sessions kept fetching

@@ -76,13 +76,10 @@ type ReplayOptions struct {
 // per session partition, the default budget) to measure what it saves.
 func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan, error) {
 	counter := tokens.O200kBase()
-	rep := &LogReport{Tokenizer: counter.Name(), Files: l.Files, Lines: l.Lines, Skipped: l.Skipped,
+	t := &logTally{counter: counter, o: o, tools: map[string]*ToolCost{}, mcp: map[string]bool{}, clock: int64(1_800_000_000_000)}
+	t.rep = &LogReport{Tokenizer: counter.Name(), Files: l.Files, Lines: l.Lines, Skipped: l.Skipped,
 		Unknown: l.Unknown, Unmatched: l.Unmatched, Models: map[string]int{}, ReplaySaved: map[string]int{}}
-	tools := map[string]*ToolCost{}
-	mcp := map[string]bool{}
-	var sinks []Sink
-	reads, events, compactions := 0, 0, 0
-	clock := int64(1_800_000_000_000)
+	rep := t.rep
 	for si, s := range l.Sessions {
 		rep.Sessions++
 		if s.Sidechain {
@@ -91,7 +88,7 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 		for m, n := range s.Models {
 			rep.Models[m] += n
 		}
-		compactions += s.Compactions
+		t.compactions += s.Compactions
 		cache := dedup.New(dedup.Options{})
 		p, err := terse.New(&terse.Options{Format: "auto", Tokenizer: counter, Dedup: cache})
 		if err != nil {
@@ -100,128 +97,160 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 		seen := map[string]bool{}    // partition/tool/content hash
 		lastRead := map[string]int{} // path → tokens of its last read in the partition
 		for _, r := range s.Results {
-			events++
-			class := telemetry.ClassOf(r.Tool)
-			if class == "file_read" || class == "file_search" {
-				reads++
-			}
-			if strings.HasPrefix(r.Tool, "mcp__") {
-				mcp[r.Tool] = true
-			}
-			n := counter.Count(r.Text)
-			rep.Results++
-			rep.Tokens += n
-			tc := tools[r.Tool]
-			if tc == nil {
-				tc = &ToolCost{Tool: r.Tool}
-				tools[r.Tool] = tc
-			}
-			tc.Calls++
-			tc.Tokens += n
-			sinks = append(sinks, Sink{Tool: r.Tool, Session: si, Tokens: n})
-
-			sum := sha256.Sum256([]byte(r.Text))
-			key := strconv.Itoa(r.Partition) + "/" + r.Tool + "/" + string(sum[:16])
-			if seen[key] && n > 0 {
-				rep.ReReads++
-				rep.ReReadTokens += n
-			}
-			seen[key] = true
-			pkey := strconv.Itoa(r.Partition) + "/" + r.Path
-			switch {
-			case r.Path == "":
-			case class == "file_read":
-				lastRead[pkey] = n
-			case class == "file_mutate":
-				if t, ok := lastRead[pkey]; ok {
-					rep.StaleReads++
-					rep.StaleReadTokens += t
-					delete(lastRead, pkey)
-				}
-			}
-
-			// Replay.
-			if r.IsError || strings.TrimSpace(r.Text) == "" {
-				if o.Recorder != nil {
-					clock++
-					ev := telemetry.Event{Time: time.UnixMilli(clock), Entry: telemetry.EntryReplay, Session: s.File + "#" + s.ID,
-						Partition: r.Partition, Sidechain: r.Sidechain, Tool: r.Tool, Untouched: telemetry.UntouchedTooSmall,
-						BytesIn: len(r.Text), BytesOut: len(r.Text), TokensIn: n, TokensOut: n, Tokenizer: counter.Name()}
-					if r.IsError {
-						ev.Untouched = telemetry.UntouchedError
-					}
-					o.Recorder.Record(&ev)
-				}
-				continue
-			}
-			var paths []string
-			if r.Path != "" {
-				paths = []string{r.Path}
-			}
-			start := time.Now()
-			res, err := p.ProcessString(ctx, r.Text, &terse.Request{Tool: r.Tool,
-				Session: dedup.Key{Session: s.ID, Partition: strconv.Itoa(r.Partition)}, Paths: paths,
-				Mutating: class == "file_mutate"})
-			lat := time.Since(start)
-			ev := telemetry.Event{Entry: telemetry.EntryReplay, Session: s.File + "#" + s.ID, Partition: r.Partition,
-				Sidechain: r.Sidechain, Tool: r.Tool}
-			ev.SetInput(o.Recorder, []byte(r.Text))
-			ev.SetResult(&res, err, "parse")
-			if err != nil {
-				rep.ReplayErrors++
-				ev.BytesIn, ev.BytesOut, ev.TokensIn, ev.TokensOut, ev.Tokenizer = len(r.Text), len(r.Text), n, n, counter.Name()
-				rep.ReplayIn += n
-				rep.ReplayOut += n
-				tc.Replayed += n
-			} else {
-				out := res.Report.OutputTokens
-				// The baseline is what the model read; the pipeline's
-				// RawTokens re-encodes JSON compactly, which is counted
-				// as an encoding saving.
-				rep.ReplayIn += n
-				rep.ReplayOut += out
-				tc.Replayed += out
-				tc.ReplayCalls++
-				telemetry.AddSaved(rep.ReplaySaved, res.Report.SavedAgainst(n))
-			}
-			if o.Recorder != nil {
-				clock++
-				ev.Time = time.UnixMilli(clock)
-				if o.Now != nil {
-					ev.Time = o.Now()
-				}
-				ev.Latency = lat
-				o.Recorder.Record(&ev)
-			}
+			class, n, tc := t.count(si, r, seen, lastRead)
+			t.replay(ctx, p, s, r, class, n, tc)
 		}
 	}
-	if rep.Sessions > 0 {
-		rep.EventsPerSession = float64(events) / float64(rep.Sessions)
-		rep.CompactionsPerSession = float64(compactions) / float64(rep.Sessions)
+	t.finish()
+	return rep, planFromLogs(rep), nil
+}
+
+// logTally is what FromLogs adds up over the sessions' results.
+type logTally struct {
+	counter                    tokens.Counter
+	o                          ReplayOptions
+	rep                        *LogReport
+	tools                      map[string]*ToolCost
+	mcp                        map[string]bool
+	sinks                      []Sink
+	reads, events, compactions int
+	clock                      int64 // the events' fixed clock
+}
+
+// count adds result r of session si to the report: its tokens, its
+// tool's, and whether it re-reads what the partition has seen or reads
+// a file a later change makes stale. It returns r's class, tokens and
+// tool.
+func (t *logTally) count(si int, r Result, seen map[string]bool, lastRead map[string]int) (string, int, *ToolCost) {
+	t.events++
+	class := telemetry.ClassOf(r.Tool)
+	if class == "file_read" || class == "file_search" {
+		t.reads++
 	}
-	if events > 0 {
-		rep.ReadShare = float64(reads) / float64(events)
+	if strings.HasPrefix(r.Tool, "mcp__") {
+		t.mcp[r.Tool] = true
+	}
+	n := t.counter.Count(r.Text)
+	t.rep.Results++
+	t.rep.Tokens += n
+	tc := t.tools[r.Tool]
+	if tc == nil {
+		tc = &ToolCost{Tool: r.Tool}
+		t.tools[r.Tool] = tc
+	}
+	tc.Calls++
+	tc.Tokens += n
+	t.sinks = append(t.sinks, Sink{Tool: r.Tool, Session: si, Tokens: n})
+
+	sum := sha256.Sum256([]byte(r.Text))
+	key := strconv.Itoa(r.Partition) + "/" + r.Tool + "/" + string(sum[:16])
+	if seen[key] && n > 0 {
+		t.rep.ReReads++
+		t.rep.ReReadTokens += n
+	}
+	seen[key] = true
+	pkey := strconv.Itoa(r.Partition) + "/" + r.Path
+	switch {
+	case r.Path == "":
+	case class == "file_read":
+		lastRead[pkey] = n
+	case class == "file_mutate":
+		if last, ok := lastRead[pkey]; ok {
+			t.rep.StaleReads++
+			t.rep.StaleReadTokens += last
+			delete(lastRead, pkey)
+		}
+	}
+	return class, n, tc
+}
+
+// replay runs result r (of class, n tokens) through p, adding what it
+// saves to the report and recording its event; an error result or an
+// empty one is recorded untouched.
+func (t *logTally) replay(ctx context.Context, p *terse.Pipeline, s *Session, r Result, class string, n int, tc *ToolCost) {
+	if r.IsError || strings.TrimSpace(r.Text) == "" {
+		if t.o.Recorder != nil {
+			t.clock++
+			ev := telemetry.Event{Time: time.UnixMilli(t.clock), Entry: telemetry.EntryReplay, Session: s.File + "#" + s.ID,
+				Partition: r.Partition, Sidechain: r.Sidechain, Tool: r.Tool, Untouched: telemetry.UntouchedTooSmall,
+				BytesIn: len(r.Text), BytesOut: len(r.Text), TokensIn: n, TokensOut: n, Tokenizer: t.counter.Name()}
+			if r.IsError {
+				ev.Untouched = telemetry.UntouchedError
+			}
+			t.o.Recorder.Record(&ev)
+		}
+		return
+	}
+	var paths []string
+	if r.Path != "" {
+		paths = []string{r.Path}
+	}
+	start := time.Now()
+	res, err := p.ProcessString(ctx, r.Text, &terse.Request{Tool: r.Tool,
+		Session: dedup.Key{Session: s.ID, Partition: strconv.Itoa(r.Partition)}, Paths: paths,
+		Mutating: class == "file_mutate"})
+	lat := time.Since(start)
+	ev := telemetry.Event{Entry: telemetry.EntryReplay, Session: s.File + "#" + s.ID, Partition: r.Partition,
+		Sidechain: r.Sidechain, Tool: r.Tool}
+	ev.SetInput(t.o.Recorder, []byte(r.Text))
+	ev.SetResult(&res, err, "parse")
+	if err != nil {
+		t.rep.ReplayErrors++
+		ev.BytesIn, ev.BytesOut, ev.TokensIn, ev.TokensOut, ev.Tokenizer = len(r.Text), len(r.Text), n, n, t.counter.Name()
+		t.rep.ReplayIn += n
+		t.rep.ReplayOut += n
+		tc.Replayed += n
+	} else {
+		out := res.Report.OutputTokens
+		// The baseline is what the model read; the pipeline's
+		// RawTokens re-encodes JSON compactly, which is counted
+		// as an encoding saving.
+		t.rep.ReplayIn += n
+		t.rep.ReplayOut += out
+		tc.Replayed += out
+		tc.ReplayCalls++
+		telemetry.AddSaved(t.rep.ReplaySaved, res.Report.SavedAgainst(n))
+	}
+	if t.o.Recorder != nil {
+		t.clock++
+		ev.Time = time.UnixMilli(t.clock)
+		if t.o.Now != nil {
+			ev.Time = t.o.Now()
+		}
+		ev.Latency = lat
+		t.o.Recorder.Record(&ev)
+	}
+}
+
+// finish sets the report's shares, its dominant model and its tools and
+// sinks in order.
+func (t *logTally) finish() {
+	if t.rep.Sessions > 0 {
+		t.rep.EventsPerSession = float64(t.events) / float64(t.rep.Sessions)
+		t.rep.CompactionsPerSession = float64(t.compactions) / float64(t.rep.Sessions)
+	}
+	if t.events > 0 {
+		t.rep.ReadShare = float64(t.reads) / float64(t.events)
 	}
 	total := 0
-	for _, n := range rep.Models {
+	for _, n := range t.rep.Models {
 		total += n
 	}
-	for _, m := range slices.Sorted(maps.Keys(rep.Models)) {
-		if rep.Dominant == "" || rep.Models[m] > rep.Models[rep.Dominant] {
-			rep.Dominant = m
+	for _, m := range slices.Sorted(maps.Keys(t.rep.Models)) {
+		if t.rep.Dominant == "" || t.rep.Models[m] > t.rep.Models[t.rep.Dominant] {
+			t.rep.Dominant = m
 		}
 	}
 	if total > 0 {
-		rep.Share = float64(rep.Models[rep.Dominant]) / float64(total)
+		t.rep.Share = float64(t.rep.Models[t.rep.Dominant]) / float64(total)
 	}
-	for _, t := range tools {
-		rep.ByTool = append(rep.ByTool, *t)
+	for _, tc := range t.tools {
+		t.rep.ByTool = append(t.rep.ByTool, *tc)
 	}
-	slices.SortFunc(rep.ByTool, func(a, b ToolCost) int { return cmp.Or(cmp.Compare(b.Tokens, a.Tokens), cmp.Compare(a.Tool, b.Tool)) })
-	slices.SortStableFunc(sinks, func(a, b Sink) int { return cmp.Compare(b.Tokens, a.Tokens) })
-	rep.Sinks = sinks[:min(len(sinks), 10)]
-	rep.MCPTools = slices.Sorted(maps.Keys(mcp))
-	return rep, planFromLogs(rep), nil
+	slices.SortFunc(t.rep.ByTool, func(a, b ToolCost) int { return cmp.Or(cmp.Compare(b.Tokens, a.Tokens), cmp.Compare(a.Tool, b.Tool)) })
+	slices.SortStableFunc(t.sinks, func(a, b Sink) int { return cmp.Compare(b.Tokens, a.Tokens) })
+	t.rep.Sinks = t.sinks[:min(len(t.sinks), 10)]
+	t.rep.MCPTools = slices.Sorted(maps.Keys(t.mcp))
 }
 
 func planFromLogs(rep *LogReport) *Plan {

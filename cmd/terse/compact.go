@@ -103,7 +103,6 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	dir, ttl := *storeDir, store.DefaultTTL
 	redisURL := ""
 	var rec *telemetry.Recorder // nil: telemetry off
-	var hints terse.Hints       // nil: every hint
 	if *cfgPath != "" {
 		var err error
 		if cfg, err = config.Load(*cfgPath); err != nil {
@@ -121,52 +120,16 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			ttl = cfg.Store.TTL.Duration
 		}
 	}
-	override := func(flag string) bool { return set[flag] || *cfgPath == "" }
-	eff := profile.Resolve(cfg, profile.Context{Tool: *tool})
-	if *cfgPath != "" {
-		// The hint policy: one invocation is one session.
-		hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
-	}
-	if override("tokenizer") {
-		eff.Tokenizer = *tokenizer
-	}
-	c, err := tokens.Get(eff.Tokenizer)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-	opts, err := eff.Options(terse.Options{Shape: cfg.Shape.Options()})
+	opts, c, hints, err := compactOptions(cfg, *cfgPath, set, *tool, *tokenizer, *to, *budget, *items, *strategy)
 	if err != nil {
 		return err
 	}
-	if override("to") {
-		opts.Format = *to
+	r, err := compactStore(&opts, dir, redisURL, ttl, *cfgPath)
+	if err != nil {
+		return err
 	}
-	if override("budget") || opts.Budget <= 0 {
-		opts.Budget = *budget // the flag, or its default when nothing sets one
-	}
-	if *items != "" {
-		opts.Pointer = *items
-	}
-	opts.Strategy = *strategy // a forced strategy (strategy_source "option")
-	if opts.Budget <= 0 {
-		return &usageError{"compact: --budget must be positive"}
-	}
-	if redisURL != "" {
-		// The fetch command names the config, not the URL: it may hold a
-		// password and the output goes to a model.
-		r, err := redisstore.New(redisURL, ttl)
-		if err != nil {
-			return err
-		}
+	if r != nil {
 		defer r.Close()
-		opts.Store = r
-		opts.Fetch = "terse chunk --config " + shellQuote(*cfgPath) + " {handle} {n}"
-	} else {
-		if dir == "" {
-			dir = store.DefaultDir()
-		}
-		opts.Store = &store.Dir{Path: dir, TTL: ttl}
-		opts.Fetch = chunkCommand(dir, ttl)
 	}
 	p, err := terse.New(&opts)
 	if err != nil {
@@ -177,24 +140,13 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	limitMemory(len(data), true)
-	var res terse.Result
 	if tokens.Binary(data) {
-		// Binary input is not text a model can read, nor something terse
-		// may rewrite: it passes through unchanged, with a note.
-		binaryNote(stderr, name, len(data))
-		n := tokens.CountBytes(c, data)
-		res.Report = terse.Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: opts.Budget, Tool: *tool,
-			RawTokens: n, OutputTokens: n, RawChars: len(data), OutputChars: len(data), Ratio: 1,
-			Kind: "binary", Format: "binary"}
-		if _, err := stdout.Write(data); err != nil {
-			return err
-		}
-		return writeReport(*reportPath, stdout, res.Report)
+		return passBinary(stdout, stderr, name, data, c, opts.Budget, *tool, *reportPath)
 	}
 	start := time.Now()
 	// The input is processed without a copy (data is not changed
 	// afterwards).
-	res, err = p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool, Hints: hints,
+	res, err := p.ProcessString(ctx, unsafe.String(unsafe.SliceData(data), len(data)), &terse.Request{Tool: *tool, Hints: hints,
 		ToolInput: *toolInput, WorkDir: *workDir})
 	if rec != nil {
 		ev := telemetry.Event{Entry: telemetry.EntryCompact, Session: "compact", Tool: *tool, Latency: time.Since(start)}
@@ -205,6 +157,89 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return inputError(stderr, name, err)
 	}
+	return writeCompacted(stdout, res, c, *reportPath)
+}
+
+// compactOptions resolves the options as every surface resolves them
+// (profile.Resolve, Effective.Options) from the config, the flags given
+// overriding them (all of them without a config file), and returns them
+// with the tokenizer and the hint policy (nil: every hint).
+func compactOptions(cfg *config.Config, cfgPath string, set map[string]bool, tool, tokenizer, to string, budget int, items, strategy string) (terse.Options, tokens.Counter, terse.Hints, error) {
+	var hints terse.Hints // nil: every hint
+	override := func(flag string) bool { return set[flag] || cfgPath == "" }
+	eff := profile.Resolve(cfg, profile.Context{Tool: tool})
+	if cfgPath != "" {
+		// The hint policy: one invocation is one session.
+		hints = profile.Gate{E: &eff, C: new(profile.HintCounter)}
+	}
+	if override("tokenizer") {
+		eff.Tokenizer = tokenizer
+	}
+	c, err := tokens.Get(eff.Tokenizer)
+	if err != nil {
+		return terse.Options{}, nil, nil, &usageError{err.Error()}
+	}
+	opts, err := eff.Options(terse.Options{Shape: cfg.Shape.Options()})
+	if err != nil {
+		return terse.Options{}, nil, nil, err
+	}
+	if override("to") {
+		opts.Format = to
+	}
+	if override("budget") || opts.Budget <= 0 {
+		opts.Budget = budget // the flag, or its default when nothing sets one
+	}
+	if items != "" {
+		opts.Pointer = items
+	}
+	opts.Strategy = strategy // a forced strategy (strategy_source "option")
+	if opts.Budget <= 0 {
+		return terse.Options{}, nil, nil, &usageError{"compact: --budget must be positive"}
+	}
+	return opts, c, hints, nil
+}
+
+// compactStore sets the chunk store and its fetch command: Redis when
+// the config names it (the store returned, to close), else a directory.
+func compactStore(opts *terse.Options, dir, redisURL string, ttl time.Duration, cfgPath string) (*redisstore.Redis, error) {
+	if redisURL != "" {
+		// The fetch command names the config, not the URL: it may hold a
+		// password and the output goes to a model.
+		r, err := redisstore.New(redisURL, ttl)
+		if err != nil {
+			return nil, err
+		}
+		opts.Store = r
+		opts.Fetch = "terse chunk --config " + shellQuote(cfgPath) + " {handle} {n}"
+		return r, nil
+	}
+	if dir == "" {
+		dir = store.DefaultDir()
+	}
+	opts.Store = &store.Dir{Path: dir, TTL: ttl}
+	opts.Fetch = chunkCommand(dir, ttl)
+	return nil, nil
+}
+
+// passBinary writes binary input unchanged, with a note: it is not text a
+// model can read, nor something terse may rewrite.
+func passBinary(stdout, stderr io.Writer, name string, data []byte, c tokens.Counter, budget int, tool, reportPath string) error {
+	var res terse.Result
+	// Binary input is not text a model can read, nor something terse
+	// may rewrite: it passes through unchanged, with a note.
+	binaryNote(stderr, name, len(data))
+	n := tokens.CountBytes(c, data)
+	res.Report = terse.Report{Tokenizer: c.Name(), Exact: c.Exact(), Budget: budget, Tool: tool,
+		RawTokens: n, OutputTokens: n, RawChars: len(data), OutputChars: len(data), Ratio: 1,
+		Kind: "binary", Format: "binary"}
+	if _, err := stdout.Write(data); err != nil {
+		return err
+	}
+	return writeReport(reportPath, stdout, res.Report)
+}
+
+// writeCompacted writes the result's text and its Report.
+func writeCompacted(stdout io.Writer, res terse.Result, c tokens.Counter, reportPath string) error {
 	// End with a newline, unless that one more token would break the
 	// budget (the budget holds for what is printed), or the text is a
 	// lossless shaping (terse expand gives back its original exactly).
@@ -216,7 +251,7 @@ func runCompact(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if _, err := io.WriteString(stdout, text); err != nil {
 		return err
 	}
-	return writeReport(*reportPath, stdout, res.Report)
+	return writeReport(reportPath, stdout, res.Report)
 }
 
 // writeReport writes the Report as indented JSON to path ("-" is standard

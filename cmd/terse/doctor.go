@@ -35,32 +35,8 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return &usageError{"doctor takes no arguments"}
 	}
 	fmt.Fprintln(stdout, versionLine())
-	self, _ := os.Executable()
-	onPath, found := lookTerse("terse")
-	switch {
-	case !found:
-		fmt.Fprintln(stdout, "PATH: no terse found; MCP clients that run \"terse\" will fail to start it")
-	case sameFile(onPath, self):
-		fmt.Fprintf(stdout, "PATH: %s (this binary)\n", onPath)
-	default:
-		fmt.Fprintf(stdout, "PATH: %s (not this binary, %s)\n", onPath, self)
-	}
-
-	type target struct{ client, path string }
-	var targets []target
-	if *cfgPath != "" {
-		targets = append(targets, target{clientOfPath(*cfgPath), *cfgPath})
-	} else {
-		for _, c := range mcpClients {
-			paths, err := clientConfigPaths(c)
-			if err != nil {
-				continue
-			}
-			for _, p := range paths {
-				targets = append(targets, target{c, p})
-			}
-		}
-	}
+	onPath, found := printTersePath(stdout)
+	targets := doctorTargets(*cfgPath)
 	problems := 0
 	for _, t := range targets {
 		data, err := os.ReadFile(t.path)
@@ -93,37 +69,7 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			}
 		}
 		fmt.Fprintf(stdout, "\n%s: %s: %s, %d through terse\n", t.client, t.path, plural(len(servers), "server"), wrapped)
-		for _, s := range servers {
-			switch {
-			case s.url != "":
-				fmt.Fprintf(stdout, "  %s: HTTP (%s), not through terse\n", s.label(), s.url)
-			case s.wrappedRemote():
-				fmt.Fprintf(stdout, "  %s: through terse: HTTP %s\n", s.label(), s.args[indexOf(s.args, "--upstream")+1])
-				if msg, ok := checkTerse(s.command, onPath, found); !ok {
-					problems++
-					fmt.Fprintf(stdout, "    problem: %s\n", msg)
-				}
-			case s.wrapped():
-				cmd, args := s.unwrapped()
-				fmt.Fprintf(stdout, "  %s: through terse: %s\n", s.label(), shellJoin(append([]string{cmd}, args...)))
-				if msg, ok := checkTerse(s.command, onPath, found); !ok {
-					problems++
-					fmt.Fprintf(stdout, "    problem: %s\n", msg)
-				} else if msg != "" {
-					fmt.Fprintf(stdout, "    %s\n", msg)
-				}
-				if msg := checkServerCommand(cmd, args); msg != "" {
-					problems++
-					fmt.Fprintf(stdout, "    problem: %s\n", msg)
-				}
-			default:
-				fmt.Fprintf(stdout, "  %s: not wrapped: %s (terse setup %s wraps it)\n", s.label(), shellJoin(append([]string{s.command}, s.args...)), t.client)
-				if msg := checkServerCommand(s.command, s.args); msg != "" {
-					problems++
-					fmt.Fprintf(stdout, "    problem: %s\n", msg)
-				}
-			}
-		}
+		problems += checkServers(stdout, t.client, servers, onPath, found)
 	}
 	if *cfgPath == "" {
 		problems += doctorHook(ctx, stdout)
@@ -133,6 +79,83 @@ func runDoctor(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return errReported
 	}
 	return nil
+}
+
+// printTersePath says which terse PATH finds, and whether it is this
+// binary; it returns its path and whether one was found.
+func printTersePath(stdout io.Writer) (string, bool) {
+	self, _ := os.Executable()
+	onPath, found := lookTerse("terse")
+	switch {
+	case !found:
+		fmt.Fprintln(stdout, "PATH: no terse found; MCP clients that run \"terse\" will fail to start it")
+	case sameFile(onPath, self):
+		fmt.Fprintf(stdout, "PATH: %s (this binary)\n", onPath)
+	default:
+		fmt.Fprintf(stdout, "PATH: %s (not this binary, %s)\n", onPath, self)
+	}
+	return onPath, found
+}
+
+// doctorTarget is a client configuration file to check.
+type doctorTarget struct{ client, path string }
+
+// doctorTargets are the configuration files to check: cfgPath, else
+// every MCP client's.
+func doctorTargets(cfgPath string) []doctorTarget {
+	var targets []doctorTarget
+	if cfgPath != "" {
+		targets = append(targets, doctorTarget{clientOfPath(cfgPath), cfgPath})
+	} else {
+		for _, c := range mcpClients {
+			paths, err := clientConfigPaths(c)
+			if err != nil {
+				continue
+			}
+			for _, p := range paths {
+				targets = append(targets, doctorTarget{c, p})
+			}
+		}
+	}
+	return targets
+}
+
+// checkServers says how each server of a client's configuration is run,
+// and returns the problems found.
+func checkServers(stdout io.Writer, client string, servers []*serverEntry, onPath string, found bool) int {
+	problems := 0
+	for _, s := range servers {
+		switch {
+		case s.url != "":
+			fmt.Fprintf(stdout, "  %s: HTTP (%s), not through terse\n", s.label(), s.url)
+		case s.wrappedRemote():
+			fmt.Fprintf(stdout, "  %s: through terse: HTTP %s\n", s.label(), s.args[indexOf(s.args, "--upstream")+1])
+			if msg, ok := checkTerse(s.command, onPath, found); !ok {
+				problems++
+				fmt.Fprintf(stdout, "    problem: %s\n", msg)
+			}
+		case s.wrapped():
+			cmd, args := s.unwrapped()
+			fmt.Fprintf(stdout, "  %s: through terse: %s\n", s.label(), shellJoin(append([]string{cmd}, args...)))
+			if msg, ok := checkTerse(s.command, onPath, found); !ok {
+				problems++
+				fmt.Fprintf(stdout, "    problem: %s\n", msg)
+			} else if msg != "" {
+				fmt.Fprintf(stdout, "    %s\n", msg)
+			}
+			if msg := checkServerCommand(cmd, args); msg != "" {
+				problems++
+				fmt.Fprintf(stdout, "    problem: %s\n", msg)
+			}
+		default:
+			fmt.Fprintf(stdout, "  %s: not wrapped: %s (terse setup %s wraps it)\n", s.label(), shellJoin(append([]string{s.command}, s.args...)), client)
+			if msg := checkServerCommand(s.command, s.args); msg != "" {
+				problems++
+				fmt.Fprintf(stdout, "    problem: %s\n", msg)
+			}
+		}
+	}
+	return problems
 }
 
 // checkTerse says whether the terse a configuration calls (command) can be

@@ -138,17 +138,52 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	// Encodings.
+	encs, err := evalEncodings(*encList, extra, counter)
+	if err != nil {
+		return err
+	}
+
+	reader, err := evalReader(*readerName, &eval.HTTPReader{API: *readerName, Model: *model, BaseURL: *baseURL, Key: *apiKey, MaxTokens: *maxTokens, CacheDir: *cacheDir, PromptCache: *promptCache}, params)
+	if err != nil {
+		return err
+	}
+
+	all, questions, err := evalQuestions(docs, reads, *qfile, reader, counter, *maxDoc, *perDoc, *seed, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "eval: %d questions about %d documents, %d encodings, reader %s\n", len(questions), len(all), len(encs), reader.Name())
+
+	plan, err := eval.Prepare(ctx, eval.Config{
+		Docs: all, Questions: questions, Encodings: encs, Baseline: *baseline,
+		Reader: reader, Counter: counter, Concurrency: *conc, Progress: stderr, Seed: *seed,
+	})
+	if err != nil {
+		return err
+	}
+	if err := confirmSend(plan, reader, *priceIn, *priceOut, *yes, stderr); err != nil {
+		return err
+	}
+	rep, err := plan.Run(ctx)
+	if err != nil {
+		return err
+	}
+	return writeEval(rep, questions, *out, stdout)
+}
+
+// evalEncodings parses the encodings of --encodings and --encoding
+// (each external encoding not named in the list is appended).
+func evalEncodings(encList string, extra multiFlag, counter tokens.Counter) ([]eval.Encoding, error) {
 	external := map[string]string{}
 	for _, e := range extra {
 		name, cmd, ok := strings.Cut(e, "=")
 		if !ok || name == "" || cmd == "" {
-			return &usageError{fmt.Sprintf("--encoding %q: want NAME=COMMAND", e)}
+			return nil, &usageError{fmt.Sprintf("--encoding %q: want NAME=COMMAND", e)}
 		}
 		external[name] = e
 	}
 	var specs []string
-	for _, s := range strings.Split(*encList, ",") {
+	for _, s := range strings.Split(encList, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			specs = append(specs, s)
 		}
@@ -166,26 +201,28 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		enc, err := eval.ParseEncoding(s, counter)
 		if err != nil {
-			return &usageError{err.Error()}
+			return nil, &usageError{err.Error()}
 		}
 		encs = append(encs, enc)
 	}
 	if len(encs) == 0 {
-		return &usageError{"no encodings"}
+		return nil, &usageError{"no encodings"}
 	}
+	return encs, nil
+}
 
-	// Reader.
-	var reader eval.Reader
-	switch *readerName {
+// evalReader returns the reader named (decode, anthropic or openai); a
+// model reader is h, completed from --param and the environment.
+func evalReader(readerName string, h *eval.HTTPReader, params multiFlag) (eval.Reader, error) {
+	switch readerName {
 	case "decode":
-		reader = eval.DecodeReader{}
+		return eval.DecodeReader{}, nil
 	case "anthropic", "openai":
-		h := &eval.HTTPReader{API: *readerName, Model: *model, BaseURL: *baseURL, Key: *apiKey, MaxTokens: *maxTokens, CacheDir: *cacheDir, PromptCache: *promptCache}
 		for _, p := range params {
 			k, v, ok := strings.Cut(p, "=")
 			var val any
 			if !ok || k == "" || json.Unmarshal([]byte(v), &val) != nil {
-				return &usageError{fmt.Sprintf("--param %q: want KEY=JSON (strings in quotes)", p)}
+				return nil, &usageError{fmt.Sprintf("--param %q: want KEY=JSON (strings in quotes)", p)}
 			}
 			if h.Params == nil {
 				h.Params = map[string]any{}
@@ -193,36 +230,41 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			h.Params[k] = val
 		}
 		prefix, def := "ANTHROPIC", eval.DefaultAnthropicURL
-		if *readerName == "openai" {
+		if readerName == "openai" {
 			prefix, def = "OPENAI", eval.DefaultOpenAIURL
 		}
 		h.Model = firstNonEmpty(h.Model, os.Getenv(prefix+"_MODEL"))
 		h.BaseURL = firstNonEmpty(h.BaseURL, os.Getenv(prefix+"_BASE_URL"), def)
 		h.Key = firstNonEmpty(h.Key, os.Getenv(prefix+"_API_KEY"))
 		if h.Model == "" {
-			return &usageError{fmt.Sprintf("--reader %s needs --model (or %s_MODEL)", *readerName, prefix)}
+			return nil, &usageError{fmt.Sprintf("--reader %s needs --model (or %s_MODEL)", readerName, prefix)}
 		}
 		if h.CacheDir == "" {
 			if d, err := os.UserCacheDir(); err == nil {
 				h.CacheDir = filepath.Join(d, "terse", "eval")
 			}
 		}
-		reader = h
+		return h, nil
 	default:
-		return &usageError{fmt.Sprintf("unknown reader %q (want decode, anthropic or openai)", *readerName)}
+		return nil, &usageError{fmt.Sprintf("unknown reader %q (want decode, anthropic or openai)", readerName)}
 	}
+}
 
-	// Documents and questions.
+// evalQuestions reads the documents (JSON documents and source files
+// read) and generates their questions, with those of the questions file.
+// A document that is not one, or too large for a model reader, is
+// skipped, said on stderr.
+func evalQuestions(docs, reads multiFlag, qfile string, reader eval.Reader, counter tokens.Counter, maxDoc, perDoc int, seed uint64, stderr io.Writer) ([]eval.Document, []eval.Question, error) {
 	paths, err := docPaths(docs)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	readPaths, err := sourcePaths(reads)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if len(paths) == 0 && len(readPaths) == 0 && *qfile == "" {
-		return &usageError{"no documents: give --docs DIR|FILE, --reads DIR|FILE or --questions-file"}
+	if len(paths) == 0 && len(readPaths) == 0 && qfile == "" {
+		return nil, nil, &usageError{"no documents: give --docs DIR|FILE, --reads DIR|FILE or --questions-file"}
 	}
 	var (
 		all       []eval.Document
@@ -232,7 +274,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		v, err := tree.Parse(data)
 		if err != nil {
@@ -240,38 +282,38 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			skipped++
 			continue
 		}
-		if _, isModel := reader.(*eval.HTTPReader); isModel && *maxDoc > 0 && counter.Count(string(tree.AppendJSON(nil, v))) > *maxDoc {
-			fmt.Fprintf(stderr, "eval: skipping %s: more than --max-doc-tokens %d\n", p, *maxDoc)
+		if _, isModel := reader.(*eval.HTTPReader); isModel && maxDoc > 0 && counter.Count(string(tree.AppendJSON(nil, v))) > maxDoc {
+			fmt.Fprintf(stderr, "eval: skipping %s: more than --max-doc-tokens %d\n", p, maxDoc)
 			skipped++
 			continue
 		}
 		d := eval.Document{Name: p, Value: v}
 		all = append(all, d)
-		questions = append(questions, eval.Generate(d, *perDoc, *seed)...)
+		questions = append(questions, eval.Generate(d, perDoc, seed)...)
 	}
 	for _, p := range readPaths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 			fmt.Fprintf(stderr, "eval: skipping %s: not text\n", p)
 			skipped++
 			continue
 		}
-		if _, isModel := reader.(*eval.HTTPReader); isModel && *maxDoc > 0 && counter.Count(eval.ReadGutter(string(data))) > *maxDoc {
-			fmt.Fprintf(stderr, "eval: skipping %s: more than --max-doc-tokens %d\n", p, *maxDoc)
+		if _, isModel := reader.(*eval.HTTPReader); isModel && maxDoc > 0 && counter.Count(eval.ReadGutter(string(data))) > maxDoc {
+			fmt.Fprintf(stderr, "eval: skipping %s: more than --max-doc-tokens %d\n", p, maxDoc)
 			skipped++
 			continue
 		}
 		d := eval.ReadDocument(p, string(data))
 		all = append(all, d)
-		questions = append(questions, eval.GenerateReads(d, *perDoc, *seed)...)
+		questions = append(questions, eval.GenerateReads(d, perDoc, seed)...)
 	}
-	if *qfile != "" {
-		qs, inline, err := loadQuestionFile(*qfile, &all)
+	if qfile != "" {
+		qs, inline, err := loadQuestionFile(qfile, &all)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		all = append(all, inline...)
 		if _, ok := reader.(eval.DecodeReader); ok {
@@ -290,38 +332,31 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		questions = append(questions, qs...)
 	}
 	if len(questions) == 0 {
-		return errors.New("no questions: the documents have no list, key or scalar field to ask about")
+		return nil, nil, errors.New("no questions: the documents have no list, key or scalar field to ask about")
 	}
-	fmt.Fprintf(stderr, "eval: %d questions about %d documents, %d encodings, reader %s\n", len(questions), len(all), len(encs), reader.Name())
+	return all, questions, nil
+}
 
-	plan, err := eval.Prepare(ctx, eval.Config{
-		Docs: all, Questions: questions, Encodings: encs, Baseline: *baseline,
-		Reader: reader, Counter: counter, Concurrency: *conc, Progress: stderr, Seed: *seed,
-	})
-	if err != nil {
-		return err
-	}
+// confirmSend prints, for a model reader, what the run will send and
+// cost; without yes it sends nothing (errNeedsYes).
+func confirmSend(plan *eval.Plan, reader eval.Reader, priceIn, priceOut float64, yes bool, stderr io.Writer) error {
 	if _, ok := reader.(*eval.HTTPReader); ok {
 		est := plan.Estimate()
 		cost := "cost unknown (give --price-in and --price-out, dollars per million tokens)"
-		if *priceIn > 0 || *priceOut > 0 {
-			cost = fmt.Sprintf("about $%.2f", est.Cost(*priceIn, *priceOut))
+		if priceIn > 0 || priceOut > 0 {
+			cost = fmt.Sprintf("about $%.2f", est.Cost(priceIn, priceOut))
 		}
-		if u, err := url.Parse(reader.(*eval.HTTPReader).BaseURL); err == nil && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1") && *priceIn == 0 {
+		if u, err := url.Parse(reader.(*eval.HTTPReader).BaseURL); err == nil && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1") && priceIn == 0 {
 			cost = "local model"
 		}
 		fmt.Fprintf(stderr, "eval: will send %d requests to %s (%d cached): about %d input tokens (%s) and at most %d output tokens; %s\n",
 			est.Requests, reader.Name(), est.Cached, est.InputTokens, est.Tokenizer, est.OutputTokens, cost)
-		if est.Requests > 0 && !*yes {
+		if est.Requests > 0 && !yes {
 			fmt.Fprintln(stderr, "eval: nothing sent; run again with --yes to send")
 			return errNeedsYes
 		}
 	}
-	rep, err := plan.Run(ctx)
-	if err != nil {
-		return err
-	}
-	return writeEval(rep, questions, *out, stdout)
+	return nil
 }
 
 // firstNonEmpty returns the first non-empty string.

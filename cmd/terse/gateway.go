@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -137,19 +138,9 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	addr := *listen
-	if addr == "" {
-		addr = cfg.Gateway.Listen
-	}
-	if addr == "" {
-		addr = defaultListen
-	}
-	// Before any upstream starts: an open gateway is refused at once.
-	if len(tokens) == 0 && !loopbackAddr(addr) {
-		if !*insecure {
-			return &usageError{fmt.Sprintf("gateway: --listen %s is reachable from other machines and no [gateway] tokens (or TERSE_GATEWAY_TOKENS) are set, so anyone there could call every upstream tool; listen on 127.0.0.1, set tokens, or pass --insecure", addr)}
-		}
-		logger.Warn("serving off loopback without tokens (--insecure): anyone who reaches the port can call every upstream tool", "addr", addr)
+	addr, err := gatewayAddr(*listen, cfg, tokens, *insecure, logger)
+	if err != nil {
+		return err
 	}
 	opts.Logger = logger
 	rec, err := openTelemetry(cfg) // nil when off
@@ -160,13 +151,9 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	opts.Telemetry = rec
 	ctx, stop := withTerm(ctx)
 	defer stop()
-	var specs []mcpproxy.ServerSpec
-	for _, s := range cfg.Servers {
-		client, err := upstreamClient(s.Headers)
-		if err != nil {
-			return fmt.Errorf("gateway: server %s: %w", s.Name, err)
-		}
-		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Client: client})
+	specs, err := gatewaySpecs(cfg)
+	if err != nil {
+		return err
 	}
 	g, err := mcpproxy.NewGateway(specs, opts)
 	if err != nil {
@@ -174,12 +161,75 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	defer g.Close()
 	g.SetTokens(tokens)
+	st, err := sharedState(ctx, cfg, opts, g, logger)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		defer st.Close()
+	}
+	logUpstreams(logger, specs)
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	logger.Info("terse gateway serving", "addr", "http://"+ln.Addr().String()+"/mcp", "servers", len(specs),
+		"tenants", len(tokens), "shared_state", cfg.Store.Redis != "")
+	err = serveGateway(ctx, g, ln)
+	if *statsFile != "" {
+		if werr := g.Stats().WriteFile(*statsFile, tokenizer); werr != nil && err == nil {
+			err = fmt.Errorf("writing stats: %w", werr)
+		}
+	}
+	return err
+}
+
+// gatewayAddr is the address to serve on: --listen, else [gateway]
+// listen, else the default. An address reachable from other machines
+// without tokens is refused, unless insecure (then a warning).
+func gatewayAddr(listen string, cfg *config.Config, tokens map[string]string, insecure bool, logger *slog.Logger) (string, error) {
+	addr := listen
+	if addr == "" {
+		addr = cfg.Gateway.Listen
+	}
+	if addr == "" {
+		addr = defaultListen
+	}
+	// Before any upstream starts: an open gateway is refused at once.
+	if len(tokens) == 0 && !loopbackAddr(addr) {
+		if !insecure {
+			return "", &usageError{fmt.Sprintf("gateway: --listen %s is reachable from other machines and no [gateway] tokens (or TERSE_GATEWAY_TOKENS) are set, so anyone there could call every upstream tool; listen on 127.0.0.1, set tokens, or pass --insecure", addr)}
+		}
+		logger.Warn("serving off loopback without tokens (--insecure): anyone who reaches the port can call every upstream tool", "addr", addr)
+	}
+	return addr, nil
+}
+
+// gatewaySpecs are the config's upstream servers.
+func gatewaySpecs(cfg *config.Config) ([]mcpproxy.ServerSpec, error) {
+	var specs []mcpproxy.ServerSpec
+	for _, s := range cfg.Servers {
+		client, err := upstreamClient(s.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: server %s: %w", s.Name, err)
+		}
+		specs = append(specs, mcpproxy.ServerSpec{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Client: client})
+	}
+	return specs, nil
+}
+
+// sharedState opens the shared state a Redis store gives (the gateway's
+// and dedup's, across replicas), when the config names one: returned, to
+// close.
+func sharedState(ctx context.Context, cfg *config.Config, opts *mcpproxy.Options, g *mcpproxy.Gateway, logger *slog.Logger) (*redisstore.State, error) {
 	if cfg.Store.Redis != "" {
 		st, err := redisstore.NewState(cfg.Store.Redis, cfg.Store.TTL.Duration)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer st.Close()
 		if opts.Dedup != nil {
 			opts.Dedup.SetShared(mcpproxy.SharedDedup(st), g.SharedError)
 		}
@@ -187,7 +237,13 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if err := st.Ping(ctx); err != nil {
 			logger.Warn("shared state unreachable; serving without dedup until it answers", "err", err)
 		}
+		return st, nil
 	}
+	return nil, nil
+}
+
+// logUpstreams says which upstream is starting.
+func logUpstreams(logger *slog.Logger, specs []mcpproxy.ServerSpec) {
 	// Upstreams start one after another (an npx server may take many
 	// seconds to install): say what is starting, so a quiet wait reads as
 	// what it is.
@@ -198,15 +254,12 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		logger.Info("starting upstream", "server", sp.Name, "upstream", what)
 	}
-	if err := g.Start(ctx); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	logger.Info("terse gateway serving", "addr", "http://"+ln.Addr().String()+"/mcp", "servers", len(specs),
-		"tenants", len(tokens), "shared_state", cfg.Store.Redis != "")
+}
+
+// serveGateway serves g on ln until it fails or ctx is done (then it
+// shuts down, within 5 seconds).
+func serveGateway(ctx context.Context, g *mcpproxy.Gateway, ln net.Listener) error {
+	var err error
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -219,11 +272,6 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
-	}
-	if *statsFile != "" {
-		if werr := g.Stats().WriteFile(*statsFile, tokenizer); werr != nil && err == nil {
-			err = fmt.Errorf("writing stats: %w", werr)
-		}
 	}
 	return err
 }

@@ -93,69 +93,24 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if fs.NArg() > 1 {
 		return &usageError{"history trim: one FILE at most"}
 	}
-	switch {
-	case *window <= 0:
-		return &usageError{"history trim: --window must be positive"}
-	case *threshold <= 0 || *threshold > 1:
-		return &usageError{"history trim: --threshold must be in (0, 1]"}
-	case *target <= 0 || *target > *threshold:
-		return &usageError{"history trim: --target must be in (0, threshold]"}
-	case *keep < 0:
-		return &usageError{"history trim: --keep-assistant must not be negative"}
-	}
-	if err := choice("format", *format, "anthropic", "openai", "responses", "auto"); err != nil {
+	f, opts, err := trimOptions(*format, *window, *threshold, *target, *keep, *maxArgs, *tokenizer)
+	if err != nil {
 		return err
-	}
-	var f history.Format
-	if *format != "auto" {
-		var err error
-		if f, err = history.ParseFormat(*format); err != nil {
-			return &usageError{err.Error()}
-		}
-	}
-	opts := &history.Options{Threshold: *threshold, Target: *target, KeepAssistant: *keep, MaxArgs: *maxArgs}
-	if *keep == 0 {
-		opts.KeepAssistant = -1
-	}
-	if *maxArgs == 0 {
-		opts.MaxArgs = 1 // every argument object larger than its placeholder
-	}
-	if err := choice("tokenizer", *tokenizer, "estimate", "o200k_base", "cl100k_base"); err != nil {
-		return err
-	}
-	if *tokenizer != "estimate" {
-		c, err := tokens.Get(*tokenizer)
-		if err != nil {
-			return &usageError{err.Error()}
-		}
-		opts.Counter = c
 	}
 
 	data, name, err := readInput(fs.Arg(0), stdin)
 	if err != nil {
 		return err
 	}
-	req, err := history.Decode(data, f)
+	req, err := decodeRequest(data, f, name, stderr)
 	if err != nil {
-		if se, ok := errors.AsType[*tree.SyntaxError](err); ok {
-			fmt.Fprintf(stderr, "%s:%d:%d: %s\n", name, se.Line, se.Column, se.Msg)
-			return errReported
-		}
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return errReported
+		return err
 	}
 	opts.Tools = req.Tools
 
-	var state history.State
-	if *statePath != "" {
-		sdata, err := os.ReadFile(*statePath)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return err
-		default:
-			state, _ = history.ParseState(sdata) // a bad state is reported below
-		}
+	state, err := readState(*statePath)
+	if err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -166,8 +121,91 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if err != nil {
 		return err
 	}
+	if err := writeRequest(stdout, v, *pretty); err != nil {
+		return err
+	}
+	return finishTrim(stdout, stderr, rep, next, *statePath, *reportPath)
+}
+
+// trimOptions checks the flags and returns the request format (zero:
+// auto) and the trimming options.
+func trimOptions(format string, window int, threshold, target float64, keep, maxArgs int, tokenizer string) (history.Format, *history.Options, error) {
+	var f history.Format
+	switch {
+	case window <= 0:
+		return f, nil, &usageError{"history trim: --window must be positive"}
+	case threshold <= 0 || threshold > 1:
+		return f, nil, &usageError{"history trim: --threshold must be in (0, 1]"}
+	case target <= 0 || target > threshold:
+		return f, nil, &usageError{"history trim: --target must be in (0, threshold]"}
+	case keep < 0:
+		return f, nil, &usageError{"history trim: --keep-assistant must not be negative"}
+	}
+	if err := choice("format", format, "anthropic", "openai", "responses", "auto"); err != nil {
+		return f, nil, err
+	}
+	if format != "auto" {
+		var err error
+		if f, err = history.ParseFormat(format); err != nil {
+			return f, nil, &usageError{err.Error()}
+		}
+	}
+	opts := &history.Options{Threshold: threshold, Target: target, KeepAssistant: keep, MaxArgs: maxArgs}
+	if keep == 0 {
+		opts.KeepAssistant = -1
+	}
+	if maxArgs == 0 {
+		opts.MaxArgs = 1 // every argument object larger than its placeholder
+	}
+	if err := choice("tokenizer", tokenizer, "estimate", "o200k_base", "cl100k_base"); err != nil {
+		return f, nil, err
+	}
+	if tokenizer != "estimate" {
+		c, err := tokens.Get(tokenizer)
+		if err != nil {
+			return f, nil, &usageError{err.Error()}
+		}
+		opts.Counter = c
+	}
+	return f, opts, nil
+}
+
+// decodeRequest decodes the request; an error is reported on stderr
+// (with its line and column when the JSON is bad).
+func decodeRequest(data []byte, f history.Format, name string, stderr io.Writer) (*history.Request, error) {
+	req, err := history.Decode(data, f)
+	if err != nil {
+		if se, ok := errors.AsType[*tree.SyntaxError](err); ok {
+			fmt.Fprintf(stderr, "%s:%d:%d: %s\n", name, se.Line, se.Column, se.Msg)
+			return nil, errReported
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return nil, errReported
+	}
+	return req, nil
+}
+
+// readState reads the state file, when one is given: absent, a fresh
+// start; a bad one is reported by Reduce.
+func readState(statePath string) (history.State, error) {
+	var state history.State
+	if statePath != "" {
+		sdata, err := os.ReadFile(statePath)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return state, err
+		default:
+			state, _ = history.ParseState(sdata) // a bad state is reported below
+		}
+	}
+	return state, nil
+}
+
+// writeRequest writes the request's JSON, compact or indented.
+func writeRequest(stdout io.Writer, v tree.Value, pretty bool) error {
 	var buf []byte
-	if *pretty {
+	if pretty {
 		buf = tree.AppendIndent(nil, v, "  ")
 	} else {
 		buf = tree.AppendJSON(nil, v)
@@ -175,20 +213,26 @@ func runHistoryTrim(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if _, err := stdout.Write(append(buf, '\n')); err != nil {
 		return err
 	}
+	return nil
+}
+
+// finishTrim says on stderr what the trimming could not do, and writes
+// the next state and the report when asked for.
+func finishTrim(stdout, stderr io.Writer, rep history.Report, next history.State, statePath, reportPath string) error {
 	if rep.StateMismatch != "" {
-		fmt.Fprintf(stderr, "terse: history trim: state %s does not match this conversation (%s); recomputed\n", *statePath, rep.StateMismatch)
+		fmt.Fprintf(stderr, "terse: history trim: state %s does not match this conversation (%s); recomputed\n", statePath, rep.StateMismatch)
 	}
 	if rep.OverBudget {
 		fmt.Fprintf(stderr, "terse: history trim: %d tokens after trimming, over the threshold of %d (user and system content and the newest tool exchange are never trimmed)\n", rep.TokensAfter, rep.Threshold)
 	}
-	if *statePath != "" {
-		if err := writeFileAtomic(*statePath, append(next.AppendJSON(nil), '\n')); err != nil {
+	if statePath != "" {
+		if err := writeFileAtomic(statePath, append(next.AppendJSON(nil), '\n')); err != nil {
 			return err
 		}
 	}
-	if *reportPath != "" {
+	if reportPath != "" {
 		rj, _ := json.MarshalIndent(rep, "", "  ")
-		if err := writeOutput(*reportPath, stdout, append(rj, '\n')); err != nil {
+		if err := writeOutput(reportPath, stdout, append(rj, '\n')); err != nil {
 			return err
 		}
 	}

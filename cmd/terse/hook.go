@@ -287,51 +287,73 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	} else {
 		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID, WorkDir: ev.Cwd,
 			Hints: profile.Gate{E: &eff, C: new(profile.HintCounter)}}
-		for i, s := range slots {
-			res, err := p.ProcessString(ctx, s.Text, req)
-			if err != nil {
-				// JSON-looking text that is not JSON: text.
-				if res, err = p.ProcessText(ctx, s.Text, req); err != nil {
-					return nil, tev, err
-				}
-			}
-			counts, err := origCounts()
-			if err != nil {
-				return nil, tev, err
-			}
-			n0, n1 := counts[i], res.Report.OutputTokens
-			if tev.TextShape == "" {
-				tev.TextShape = res.Report.Shape
-			}
-			if res.Text == s.Text || n1 >= n0 {
-				continue // this field is kept as it is
-			}
-			texts[i] = res.Text
-			r := &res.Report
-			if r.ShapeClass != "" && tev.ShapeClass == "" {
-				tev.TextShape, tev.ShapeClass = r.Shape, r.ShapeClass
-			}
-			if r.ShapeClass == "elide" {
-				tev.Hints[telemetry.HintMore]++
-			}
-			// Against compact JSON of the field, as on every surface
-			// (the text as sent only for a result larger than that).
-			direct := meter.Baseline(r, func() int { return n0 })
-			tokExtra += direct - n0
-			if r.OutputTokens <= r.RawTokens {
-				bytesIn += r.RawChars - len(s.Text)
-			}
-			telemetry.AddSaved(saved, r.SavedAgainst(direct))
-			if r.Truncated {
-				tev.Hints[telemetry.HintMore]++
-			}
-			tev.Format = r.Format
+		if tokExtra, bytesIn, err = shapeSlots(ctx, p, req, slots, origCounts, texts, &tev, saved, bytesIn); err != nil {
+			return nil, tev, err
 		}
 	}
 	counts, err := origCounts()
 	if err != nil {
 		return nil, tev, err
 	}
+	if !settleHook(&tev, saved, c, counts, orig, texts, tokExtra, bytesIn) {
+		return nil, tev, nil
+	}
+	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
+}
+
+// shapeSlots runs each field through the pipeline and keeps, in texts,
+// the shaped text of each that it makes smaller, adding to tev and
+// saved. It returns the baseline's excess over the fields as sent and
+// the bytes in (the raw size of each field shaped).
+func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slots []hook.Slot, origCounts func() ([]int, error), texts []string, tev *telemetry.Event, saved meter.Saved, bytesIn int) (int, int, error) {
+	tokExtra := 0
+	for i, s := range slots {
+		res, err := p.ProcessString(ctx, s.Text, req)
+		if err != nil {
+			// JSON-looking text that is not JSON: text.
+			if res, err = p.ProcessText(ctx, s.Text, req); err != nil {
+				return 0, 0, err
+			}
+		}
+		counts, err := origCounts()
+		if err != nil {
+			return 0, 0, err
+		}
+		n0, n1 := counts[i], res.Report.OutputTokens
+		if tev.TextShape == "" {
+			tev.TextShape = res.Report.Shape
+		}
+		if res.Text == s.Text || n1 >= n0 {
+			continue // this field is kept as it is
+		}
+		texts[i] = res.Text
+		r := &res.Report
+		if r.ShapeClass != "" && tev.ShapeClass == "" {
+			tev.TextShape, tev.ShapeClass = r.Shape, r.ShapeClass
+		}
+		if r.ShapeClass == "elide" {
+			tev.Hints[telemetry.HintMore]++
+		}
+		// Against compact JSON of the field, as on every surface
+		// (the text as sent only for a result larger than that).
+		direct := meter.Baseline(r, func() int { return n0 })
+		tokExtra += direct - n0
+		if r.OutputTokens <= r.RawTokens {
+			bytesIn += r.RawChars - len(s.Text)
+		}
+		telemetry.AddSaved(saved, r.SavedAgainst(direct))
+		if r.Truncated {
+			tev.Hints[telemetry.HintMore]++
+		}
+		tev.Format = r.Format
+	}
+	return tokExtra, bytesIn, nil
+}
+
+// settleHook sets tev's token and byte figures and its savings from the
+// fields' counts before and after; it reports false (tev then says why)
+// when the shaped fields save nothing.
+func settleHook(tev *telemetry.Event, saved meter.Saved, c tokens.Counter, counts []int, orig, texts []string, tokExtra, bytesIn int) bool {
 	before, after, bytesOut := 0, 0, 0
 	for i, t := range texts {
 		before += counts[i]
@@ -347,7 +369,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	if after >= before {
 		tev.Untouched, tev.Hints, tev.Dedup = telemetry.UntouchedNoSaving, [telemetry.NumHints]uint16{}, telemetry.DedupOff
 		tev.ShapeClass = ""
-		return nil, tev, nil
+		return false
 	}
 	tev.TokensIn, tev.BytesIn, tev.TokensOut, tev.BytesOut = tokIn, bytesIn, after, bytesOut
 	rest := telemetry.SrcEncoding
@@ -360,7 +382,7 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	// the reference's for a result in context).
 	saved.Settle(tokIn-after, rest.String())
 	tev.Saved = saved.BySource()
-	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
+	return true
 }
 
 // countAside counts texts in a goroutine of its own and returns the

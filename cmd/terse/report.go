@@ -99,8 +99,32 @@ func runReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if fset.NArg() == 0 {
 		return &usageError{"report: want at least one PATH (see terse report --help)"}
 	}
+	files, err := reportFiles(fset.Args())
+	if err != nil {
+		return err
+	}
+	rows, err := measureFiles(ctx, files, counter, stderr)
+	if err != nil {
+		return err
+	}
+	total, shapes := reportTotals(rows)
+	if *asJSON {
+		if err := writeReportJSON(stdout, counter, rows, shapes, total); err != nil {
+			return err
+		}
+	} else {
+		writeReportTables(stdout, counter, rows, shapes, total)
+	}
+	if total.Failed > 0 {
+		return fmt.Errorf("report: %d lossless check(s) failed", total.Failed)
+	}
+	return nil
+}
+
+// reportFiles lists the files under roots, leaving out hidden ones.
+func reportFiles(roots []string) ([]string, error) {
 	var files []string
-	for _, root := range fset.Args() {
+	for _, root := range roots {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -117,20 +141,25 @@ func runReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return files, nil
+}
+
+// measureFiles measures each file, with a progress bar on stderr.
+func measureFiles(ctx context.Context, files []string, counter tokens.Counter, stderr io.Writer) ([]reportRow, error) {
 	bar := newProgress(stderr, len(files))
 	var rows []reportRow
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			bar.done()
-			return err
+			return nil, err
 		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			bar.done()
-			return err
+			return nil, err
 		}
 		if r, ok := reportFile(f, data, counter); ok {
 			rows = append(rows, r)
@@ -138,7 +167,11 @@ func runReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		bar.step()
 	}
 	bar.done()
+	return rows, nil
+}
 
+// reportTotals sums the rows, in all and by shape (in shape order).
+func reportTotals(rows []reportRow) (reportTotal, []reportTotal) {
 	var total reportTotal
 	byShape := map[string]*reportTotal{}
 	for _, r := range rows {
@@ -153,55 +186,55 @@ func runReport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		shapes = append(shapes, *s)
 	}
 	slices.SortFunc(shapes, func(a, b reportTotal) int { return strings.Compare(a.Shape, b.Shape) })
+	return total, shapes
+}
 
-	if *asJSON {
-		out := struct {
-			Tokenizer string        `json:"tokenizer"`
-			Exact     bool          `json:"exact"`
-			Baseline  string        `json:"baseline"`
-			Files     []reportRow   `json:"files"`
-			Shapes    []reportTotal `json:"shapes"`
-			Total     reportTotal   `json:"total"`
-		}{counter.Name(), counter.Exact(), "compact JSON", rows, shapes, total}
-		if out.Files == nil {
-			out.Files = []reportRow{}
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return err
-		}
-	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "%8s %8s %8s %7s\tok\tshape\tformats\tfile\n", "json", "toon", "auto", "saving")
-		for _, r := range rows {
-			toonCol := "-"
-			if r.TOON > 0 {
-				toonCol = fmt.Sprint(r.TOON)
-			}
-			ok := "ok"
-			if !r.OK {
-				ok = "FAIL"
-			}
-			fmt.Fprintf(tw, "%8d %8s %8d %7s\t%s\t%s\t%s\t%s\n", r.JSON, toonCol, r.Auto, pct(r.Saving), ok, r.Shape, strings.Join(r.Formats, ","), r.File)
-		}
-		tw.Flush()
-		fmt.Fprintf(stdout, "\nTotals (%s tokens, baseline compact JSON):\n", counter.Name())
-		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "%5s %8s %8s %8s %7s %6s\tshape\n", "files", "json", "toon", "auto", "saving", "failed")
-		for _, s := range append(shapes, total) {
-			label := s.Shape
-			if label == "" {
-				label = "total"
-			}
-			fmt.Fprintf(tw, "%5d %8d %8d %8d %7s %6d\t%s\n", s.Files, s.JSON, s.TOON, s.Auto, pct(s.Saving), s.Failed, label)
-		}
-		tw.Flush()
+// writeReportJSON writes the report as one JSON object.
+func writeReportJSON(stdout io.Writer, counter tokens.Counter, rows []reportRow, shapes []reportTotal, total reportTotal) error {
+	out := struct {
+		Tokenizer string        `json:"tokenizer"`
+		Exact     bool          `json:"exact"`
+		Baseline  string        `json:"baseline"`
+		Files     []reportRow   `json:"files"`
+		Shapes    []reportTotal `json:"shapes"`
+		Total     reportTotal   `json:"total"`
+	}{counter.Name(), counter.Exact(), "compact JSON", rows, shapes, total}
+	if out.Files == nil {
+		out.Files = []reportRow{}
 	}
-	if total.Failed > 0 {
-		return fmt.Errorf("report: %d lossless check(s) failed", total.Failed)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// writeReportTables writes the report as tables: one row per file, then
+// the totals by shape.
+func writeReportTables(stdout io.Writer, counter tokens.Counter, rows []reportRow, shapes []reportTotal, total reportTotal) {
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%8s %8s %8s %7s\tok\tshape\tformats\tfile\n", "json", "toon", "auto", "saving")
+	for _, r := range rows {
+		toonCol := "-"
+		if r.TOON > 0 {
+			toonCol = fmt.Sprint(r.TOON)
+		}
+		ok := "ok"
+		if !r.OK {
+			ok = "FAIL"
+		}
+		fmt.Fprintf(tw, "%8d %8s %8d %7s\t%s\t%s\t%s\t%s\n", r.JSON, toonCol, r.Auto, pct(r.Saving), ok, r.Shape, strings.Join(r.Formats, ","), r.File)
 	}
-	return nil
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nTotals (%s tokens, baseline compact JSON):\n", counter.Name())
+	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%5s %8s %8s %8s %7s %6s\tshape\n", "files", "json", "toon", "auto", "saving", "failed")
+	for _, s := range append(shapes, total) {
+		label := s.Shape
+		if label == "" {
+			label = "total"
+		}
+		fmt.Fprintf(tw, "%5d %8d %8d %8d %7s %6d\t%s\n", s.Files, s.JSON, s.TOON, s.Auto, pct(s.Saving), s.Failed, label)
+	}
+	tw.Flush()
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }

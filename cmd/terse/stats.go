@@ -151,6 +151,22 @@ func parseSince(s string) (time.Duration, error) {
 }
 
 func printStats(w io.Writer, s *telemetry.Summary, top int) {
+	printStatsHead(w, s)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	printBySource(w, tw, s)
+	statsTable(w, tw, top, "by tool", s.ByTool)
+	statsTable(w, tw, top, "by endpoint class", s.ByClass)
+	statsTable(w, tw, top, "by format", s.ByFormat)
+	printTextShaping(w, tw, s, top)
+	statsTable(w, tw, top, "by session", s.BySession)
+	statsTable(w, tw, top, "biggest token sinks (tokens the model read)", s.Sinks)
+	printUntouched(w, s, top)
+	printErrors(w, s)
+}
+
+// printStatsHead writes what the summary covers and what the model read
+// of it, saved losslessly and left out apart.
+func printStatsHead(w io.Writer, s *telemetry.Summary) {
 	toks := strings.Join(s.Tokenizers, ", ")
 	if toks == "" {
 		toks = "none recorded"
@@ -182,8 +198,11 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 		fmt.Fprintf(w, "  not attributed to a source: %.0f (%s)\n", other, pctOrZero(other, t.TokensIn))
 	}
 	fmt.Fprintf(w, "dedup: %.0f hits, %.0f misses; %.0f chunk fetches; %.0f compactions\n", s.DedupHits, s.DedupMisses, s.ChunkFetches, s.Compactions)
+}
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+// printBySource writes the savings by source, and the hints emitted.
+func printBySource(w io.Writer, tw *tabwriter.Writer, s *telemetry.Summary) {
+	t := s.Total
 	fmt.Fprintln(w, "\nby source")
 	for _, k := range telemetry.SourceNames {
 		if v, ok := s.BySource[k]; ok {
@@ -198,26 +217,31 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 		}
 		fmt.Fprintln(w, " (their tokens are in what the model read)")
 	}
-	table := func(title string, rows []telemetry.Row) {
-		if len(rows) == 0 {
-			return
-		}
-		fmt.Fprintf(w, "\n%s\n", title)
-		fmt.Fprintf(tw, "\tcalls\ttokens in\ttokens out\tsaved\t%%\t\n")
-		for i, r := range rows {
-			if i == top {
-				fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\n", len(rows)-top)
-				break
-			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t\n", r.Key, r.Calls, r.TokensIn, r.TokensOut, r.Saved, r.Pct())
-		}
-		tw.Flush()
+}
+
+// statsTable writes a table of rows (the first top of them) under title;
+// nothing when there are none.
+func statsTable(w io.Writer, tw *tabwriter.Writer, top int, title string, rows []telemetry.Row) {
+	if len(rows) == 0 {
+		return
 	}
-	table("by tool", s.ByTool)
-	table("by endpoint class", s.ByClass)
-	table("by format", s.ByFormat)
+	fmt.Fprintf(w, "\n%s\n", title)
+	fmt.Fprintf(tw, "\tcalls\ttokens in\ttokens out\tsaved\t%%\t\n")
+	for i, r := range rows {
+		if i == top {
+			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\n", len(rows)-top)
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t\n", r.Key, r.Calls, r.TokensIn, r.TokensOut, r.Saved, r.Pct())
+	}
+	tw.Flush()
+}
+
+// printTextShaping writes the text results by shape and class, and what
+// each class of shaping saved.
+func printTextShaping(w io.Writer, tw *tabwriter.Writer, s *telemetry.Summary, top int) {
 	if len(s.ByShapeClass) > 0 {
-		table("text results by shape and class (elide: what a declared elision left out, recoverable with terse chunk)", s.ByTextShape)
+		statsTable(w, tw, top, "text results by shape and class (elide: what a declared elision left out, recoverable with terse chunk)", s.ByTextShape)
 		fmt.Fprint(w, "text shaping:")
 		for _, k := range append([]string{"lossless", "display", "elide"}, "unshaped") {
 			for _, r := range s.ByShapeClass {
@@ -236,8 +260,10 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 		}
 		fmt.Fprintln(w)
 	}
-	table("by session", s.BySession)
-	table("biggest token sinks (tokens the model read)", s.Sinks)
+}
+
+// printUntouched writes the tools left untouched and why (the first top).
+func printUntouched(w io.Writer, s *telemetry.Summary, top int) {
 	if len(s.Untouched) > 0 {
 		fmt.Fprintln(w, "\ntools left untouched")
 		for i, u := range s.Untouched {
@@ -252,6 +278,10 @@ func printStats(w io.Writer, s *telemetry.Summary, top int) {
 			fmt.Fprintf(w, "  %s (%s): %.0f calls: %s\n", u.Tool, u.Class, u.Calls, strings.Join(why, ", "))
 		}
 	}
+}
+
+// printErrors writes the errors by kind.
+func printErrors(w io.Writer, s *telemetry.Summary) {
 	if len(s.Errors) > 0 {
 		fmt.Fprint(w, "\nerrors:")
 		for _, k := range slices.Sorted(maps.Keys(s.Errors)) {
