@@ -179,7 +179,9 @@ func (h *hookRunner) run(ctx context.Context, stdin io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	h.tool = ev.ToolName
+	start := time.Now()
 	out, tev, err := h.handle(ctx, cfg, ev)
+	tev.Latency = time.Since(start)
 	tev.Entry, tev.Session, tev.Tool, tev.Sidechain = telemetry.EntryHook, ev.SessionID, ev.ToolName, ev.AgentID != ""
 	if err != nil {
 		tev.Err, tev.Untouched = "pipeline", telemetry.UntouchedError
@@ -220,9 +222,7 @@ func hookSelected(cfg *config.Config, tool string) bool {
 // are against compact JSON of each field shaped (meter.Baseline), as on
 // every surface; fields left alone count as sent.
 func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Event) ([]byte, telemetry.Event, error) {
-	start := time.Now()
 	var tev telemetry.Event
-	defer func() { tev.Latency = time.Since(start) }()
 	if !hookSelected(cfg, ev.ToolName) {
 		tev.Untouched = telemetry.UntouchedExcluded
 		return nil, tev, nil
