@@ -19,6 +19,8 @@
 // "[… N lines left out: lines A–B …]", stands inside a kept text for the
 // lines it names.
 //
-// The package imports only the standard library, so every package that
-// writes or reads these lines can use it.
+// The package imports only the standard library (and internal/lazyre, so
+// that its parser's expressions compile on first use, not at every
+// process start), so every package that writes or reads these lines can
+// use it.
 package inband

@@ -2,8 +2,8 @@ package inband
 
 import (
 	"errors"
+	"github.com/terse-dev/terse/internal/lazyre"
 	"iter"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -68,38 +68,38 @@ func Family(text string) string {
 var ErrUnknown = errors.New("inband: not an in-band line")
 
 var (
-	reNearChange = regexp.MustCompile(`^([^:,\]]+): `)
-	reLevels     = regexp.MustCompile(`^> \[levels: full = as in the source;(?: standard = (.+?);)?(?: minimal = (.+?);)? missing or blank fields of a shortened item were left out\]$`)
-	reLeftOut    = regexp.MustCompile(`^> \[left out of (.+?): ((?:\w+) [\d–, ]+) \((\d+) of (\d+) (\w+)\)\]$`)
-	reDetail     = regexp.MustCompile(`^> \[detail (.+?): (?:(\w+ [\d–, ]+) standard \((.*?)\))?(?:(?:; )?(\w+ [\d–, ]+) minimal \((.*?)\))?(; the rest full)?\]$`)
-	reChunkHead  = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (\S+): (.+), in full( \(join the parts in order\))?\]$`)
-	reSplitShort = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (\S+): ([\d,]+) tokens in full, over the budget of ([\d,]+), so (.+)\]$`)
-	reSplitLong  = regexp.MustCompile(`^> \[chunk (\d+) of (\d+) of (\S+): (.+), ([\d,]+) tokens in full: over the budget of ([\d,]+), so (.+); (?:a budget of at least [\d,]+ gets it in one piece|no fetch returns more than ([\d,]+) tokens, so it comes back only in pieces)\]$`)
-	reHow        = regexp.MustCompile(`^(?:split into (\d+) chunks|split into (\d+) parts to join in order|its compact JSON is split into (\d+) parts to join in order|its text is split into (\d+) parts to join in order)$`)
-	reSubIndex   = regexp.MustCompile(`^\[chunks\] (\d+) (chunks|parts):$`)
-	reSubChunk   = regexp.MustCompile(`^  chunk (\d+): (.+), ≈([\d,]+) tokens(, over budget)?$`)
-	reSubFoot    = regexp.MustCompile(`^\[/chunks\] Get chunk N: (.+) \(no other arguments needed\)$`)
-	reIndex      = regexp.MustCompile(`^\[chunks\] (\d+) (\w+?)s?(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them(?: \((.+)\))? and leaves out (\d+):$`)
-	reIndexChunk = regexp.MustCompile(`^  chunk (\d+): (.+?)(?:, ≈([\d,]+) tokens)?(, over budget)?(?:; (.+?))?; in this response: (.+)$`)
-	reFootFetch  = regexp.MustCompile(`^\[/chunks\] Get chunk N whole: (.+) \(no other arguments needed: a fetch returns up to ([\d,]+) tokens\)(; a chunk over budget comes back as smaller chunks, fetched the same way)?$`)
-	reFootDown   = regexp.MustCompile(`^\[/chunks\] The rest is not retrievable right now \(the chunk store is unavailable\); (.*)\.$`)
-	reGap        = regexp.MustCompile(`^\[… (\d+) lines? left out: lines? (\d+)(?:–(\d+))?(?:, (.+))? …\]$`)
-	reElided     = regexp.MustCompile(`^(?:all (\d+) (\w+) left out, too large for this budget|(\d+) of (\d+) (\w+) (left out|shortened|cut)(?:, (\d+) (shortened|cut))?)`)
-	reOneChunk   = regexp.MustCompile(`^: get (.+?)( whole)? with: (.+?)(, over budget: it comes back as smaller chunks, fetched the same way)?; a fetch returns up to ([\d,]+) tokens\]$`)
-	reByChunk    = regexp.MustCompile(`^: get chunk N of (\d+) whole with: (.+?); (chunk 1: .+); a fetch returns up to ([\d,]+) tokens\]$`)
-	reBudget     = regexp.MustCompile(`^> \[budget raised from (\d+) to (\d+) tokens: the least that declares what is left out\]$`)
-	reJSONDoc    = regexp.MustCompile(`^> \[JSON document (\d+) of (\d+)\]$`)
+	reNearChange = lazyre.New(`^([^:,\]]+): `)
+	reLevels     = lazyre.New(`^> \[levels: full = as in the source;(?: standard = (.+?);)?(?: minimal = (.+?);)? missing or blank fields of a shortened item were left out\]$`)
+	reLeftOut    = lazyre.New(`^> \[left out of (.+?): ((?:\w+) [\d–, ]+) \((\d+) of (\d+) (\w+)\)\]$`)
+	reDetail     = lazyre.New(`^> \[detail (.+?): (?:(\w+ [\d–, ]+) standard \((.*?)\))?(?:(?:; )?(\w+ [\d–, ]+) minimal \((.*?)\))?(; the rest full)?\]$`)
+	reChunkHead  = lazyre.New(`^> \[chunk (\d+) of (\d+) of (\S+): (.+), in full( \(join the parts in order\))?\]$`)
+	reSplitShort = lazyre.New(`^> \[chunk (\d+) of (\d+) of (\S+): ([\d,]+) tokens in full, over the budget of ([\d,]+), so (.+)\]$`)
+	reSplitLong  = lazyre.New(`^> \[chunk (\d+) of (\d+) of (\S+): (.+), ([\d,]+) tokens in full: over the budget of ([\d,]+), so (.+); (?:a budget of at least [\d,]+ gets it in one piece|no fetch returns more than ([\d,]+) tokens, so it comes back only in pieces)\]$`)
+	reHow        = lazyre.New(`^(?:split into (\d+) chunks|split into (\d+) parts to join in order|its compact JSON is split into (\d+) parts to join in order|its text is split into (\d+) parts to join in order)$`)
+	reSubIndex   = lazyre.New(`^\[chunks\] (\d+) (chunks|parts):$`)
+	reSubChunk   = lazyre.New(`^  chunk (\d+): (.+), ≈([\d,]+) tokens(, over budget)?$`)
+	reSubFoot    = lazyre.New(`^\[/chunks\] Get chunk N: (.+) \(no other arguments needed\)$`)
+	reIndex      = lazyre.New(`^\[chunks\] (\d+) (\w+?)s?(?: (?:at|in) (.+?))?, numbered 1(?:–\d+)?, in (\d+) chunks?; this response shows (\d+) of them(?: \((.+)\))? and leaves out (\d+):$`)
+	reIndexChunk = lazyre.New(`^  chunk (\d+): (.+?)(?:, ≈([\d,]+) tokens)?(, over budget)?(?:; (.+?))?; in this response: (.+)$`)
+	reFootFetch  = lazyre.New(`^\[/chunks\] Get chunk N whole: (.+) \(no other arguments needed: a fetch returns up to ([\d,]+) tokens\)(; a chunk over budget comes back as smaller chunks, fetched the same way)?$`)
+	reFootDown   = lazyre.New(`^\[/chunks\] The rest is not retrievable right now \(the chunk store is unavailable\); (.*)\.$`)
+	reGap        = lazyre.New(`^\[… (\d+) lines? left out: lines? (\d+)(?:–(\d+))?(?:, (.+))? …\]$`)
+	reElided     = lazyre.New(`^(?:all (\d+) (\w+) left out, too large for this budget|(\d+) of (\d+) (\w+) (left out|shortened|cut)(?:, (\d+) (shortened|cut))?)`)
+	reOneChunk   = lazyre.New(`^: get (.+?)( whole)? with: (.+?)(, over budget: it comes back as smaller chunks, fetched the same way)?; a fetch returns up to ([\d,]+) tokens\]$`)
+	reByChunk    = lazyre.New(`^: get chunk N of (\d+) whole with: (.+?); (chunk 1: .+); a fetch returns up to ([\d,]+) tokens\]$`)
+	reBudget     = lazyre.New(`^> \[budget raised from (\d+) to (\d+) tokens: the least that declares what is left out\]$`)
+	reJSONDoc    = lazyre.New(`^> \[JSON document (\d+) of (\d+)\]$`)
 )
 
 var (
-	reElidedRuns = regexp.MustCompile(`^> \[elided: (.+), (\d+) runs? \((\d+) of (\d+) lines kept\); get chunk N whole: (.+)\]$`)
-	reStale      = regexp.MustCompile(`^> \[stale: result of (.+?) left out; (.+) changed the file since; read it again for its current content\]$`)
-	reTrimmed    = regexp.MustCompile(`^> \[trimmed: result of (.+); (?:(call it again to see it)|not recoverable: the call may have side effects, do not repeat it)\]$`)
-	reApplied    = regexp.MustCompile(`^> \[applied: (\d+) bytes of (.+?) left out of (.+), which succeeded; read the file for its current content\]$`)
-	reElidedRes  = regexp.MustCompile("^> \\[elided: result of (.+), (\\d+) bytes, left out (\\d+) requests later; (?:call it again to see it|`(.+)` prints it)\\]$")
-	reToolCall   = regexp.MustCompile(`^(.+?) call (\S*)(?: \((.+)\))?$`)
-	reDropped    = regexp.MustCompile(`^> \[trimmed: (\d+) earlier tool calls and their results left out \((.+?)(, …)?\); (?:call a tool again to see its result|(calls that only read can be made again, the others' results are not recoverable))\]$`)
-	reFolded     = regexp.MustCompile(`^\[… (\d+) lines left out: lines (\d+)–(\d+)(?: \((.+)\))?; chunk (\d+) …\]$`)
+	reElidedRuns = lazyre.New(`^> \[elided: (.+), (\d+) runs? \((\d+) of (\d+) lines kept\); get chunk N whole: (.+)\]$`)
+	reStale      = lazyre.New(`^> \[stale: result of (.+?) left out; (.+) changed the file since; read it again for its current content\]$`)
+	reTrimmed    = lazyre.New(`^> \[trimmed: result of (.+); (?:(call it again to see it)|not recoverable: the call may have side effects, do not repeat it)\]$`)
+	reApplied    = lazyre.New(`^> \[applied: (\d+) bytes of (.+?) left out of (.+), which succeeded; read the file for its current content\]$`)
+	reElidedRes  = lazyre.New("^> \\[elided: result of (.+), (\\d+) bytes, left out (\\d+) requests later; (?:call it again to see it|`(.+)` prints it)\\]$")
+	reToolCall   = lazyre.New(`^(.+?) call (\S*)(?: \((.+)\))?$`)
+	reDropped    = lazyre.New(`^> \[trimmed: (\d+) earlier tool calls and their results left out \((.+?)(, …)?\); (?:call a tool again to see its result|(calls that only read can be made again, the others' results are not recoverable))\]$`)
+	reFolded     = lazyre.New(`^\[… (\d+) lines left out: lines (\d+)–(\d+)(?: \((.+)\))?; chunk (\d+) …\]$`)
 )
 
 // parseToolCall reads a call as [ToolCall] writes it.
@@ -490,7 +490,7 @@ func ParseRuns(s string, a, b int) ([]Run, error) {
 	return runs, nil
 }
 
-var reRun = regexp.MustCompile(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
+var reRun = lazyre.New(`^(\w+?)s? (\d+)(?:–(\d+))? (full|standard|minimal|shown|cut|left out)$`)
 
 // Number reads a count as the in-band text writes it ("12,345").
 func Number(s string) int { return atoi(s) }
@@ -501,8 +501,8 @@ func atoi(s string) int {
 }
 
 var (
-	reSpan = regexp.MustCompile(`^(\w+?)s? ([\d,]+)(?:–([\d,]+))?`)
-	reCut  = regexp.MustCompile(`…\[\+\d+ chars\]$`)
+	reSpan = lazyre.New(`^(\w+?)s? ([\d,]+)(?:–([\d,]+))?`)
+	reCut  = lazyre.New(`…\[\+\d+ chars\]$`)
 )
 
 // ParseSpan reads the range a span opens with ("items 5–8 of 30",

@@ -23,7 +23,7 @@ const module = "github.com/terse-dev/terse"
 // package must take its place in the layering on purpose.
 var allowed = map[string][]string{
 	"tree":             {},
-	"inband":           {},
+	"inband":           {"internal/lazyre"},
 	"toolname":         {},
 	"tokens":           {},
 	"toon":             {"tree"},
