@@ -28,7 +28,13 @@ func checkRedisURL(s string) error {
 		return fmt.Errorf("bad Redis URL: %v", err)
 	}
 	if err := checkRedisTarget(u); err != nil {
-		return fmt.Errorf("bad Redis URL: redis: %v", err)
+		msg := err.Error()
+		if p, ok := u.User.Password(); ok && p != "" {
+			// A part of the URL the error names (an option, a path) may
+			// hold the password's text.
+			msg = strings.ReplaceAll(msg, p, "***")
+		}
+		return fmt.Errorf("bad Redis URL: redis: %s", msg)
 	}
 	return nil
 }
