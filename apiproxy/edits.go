@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/inband"
@@ -24,8 +25,14 @@ import (
 //
 //	> [ref: toolu_01ABC (Bash "git status"), byte-identical]
 func repeatText(c call, id string) string {
+	return inband.Ref{ID: refName(c, id)}.String()
+}
+
+// refName names the call id of c in a reference: `toolu_01ABC (Bash
+// "git status")` (hook.RefName).
+func refName(c call, id string) string {
 	args, _ := tree.ParseString(c.args)
-	return hook.RefHint(c.name, hook.Ref{ID: id, Input: args})
+	return hook.RefName(c.name, hook.Ref{ID: id, Input: args})
 }
 
 // staleText stands for a read that the write w superseded.
@@ -225,6 +232,7 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 	var edits []Edit
 	seen := make(map[uint64][]string) // content hash → first call ids showing it
 	texts := make(map[string]string)  // call id → its text
+	var lines dedup.Lines             // the texts shown whole or in part, for line references
 	out := mapResults(msgs, func(i int, p *history.Part) (history.Part, bool) {
 		c := calls[p.ID]
 		if rw.excluded(c.name) || p.IsError {
@@ -282,6 +290,17 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		}
 		seen[k] = append(seen[k], p.ID)
 		texts[p.ID] = text
+		if prof.NoRefs || prof.MaxRefs > 0 && refs >= prof.MaxRefs {
+			return *p, false
+		}
+		// Runs of lines an earlier result showed: line references.
+		if s, n := lines.Refer(text); n > 0 && len(s) < len(text) {
+			refs++
+			lines.Add(refName(c, p.ID), s)
+			edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Before: text, After: s, msg: i})
+			return withText(*p, s), true
+		}
+		lines.Add(refName(c, p.ID), text)
 		return *p, false
 	})
 	if len(applied) > 0 {

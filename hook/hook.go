@@ -146,6 +146,12 @@ func Reply(tool string, updated tree.Value) []byte {
 // of its calls that is, by its tool and main argument (at most 40
 // characters; quotes, brackets and line breaks replaced).
 func RefHint(tool string, ref Ref) string {
+	return inband.Ref{ID: RefName(tool, ref)}.String()
+}
+
+// RefName is how a reference names the earlier call ref of tool: its
+// tool_use_id and its label, `toolu_01ABC (Bash "git status")`.
+func RefName(tool string, ref Ref) string {
 	label := tool
 	if IsMCP(tool) {
 		label = toolname.Tool(tool)
@@ -156,7 +162,7 @@ func RefHint(tool string, ref Ref) string {
 			break
 		}
 	}
-	return inband.Ref{ID: ref.ID + " (" + label + ")"}.String()
+	return ref.ID + " (" + label + ")"
 }
 
 // clip shortens s to at most n characters (with "…" when cut) and replaces

@@ -24,6 +24,21 @@ type Ref struct{ ID string }
 
 func (x Ref) String() string { return "> [ref: " + x.ID + ", byte-identical]" }
 
+// RefLines replaces a run of lines byte-identical to lines From–To
+// (1-based, as shown, counted from the first line of its text) of the
+// result shown with ID:
+// "> [ref: toolu_01ABC (Read \"a.go\"), lines 12–80 of its result, byte-identical]".
+type RefLines struct {
+	ID       string
+	From, To int
+}
+
+func (x RefLines) String() string {
+	return "> [ref: " + x.ID + ", lines " + strconv.Itoa(x.From) + "–" + strconv.Itoa(x.To) + refLinesTail
+}
+
+const refLinesTail = " of its result, byte-identical]"
+
 // Change is one scalar that differs in a near reference: its path and
 // its old and new values, each written exactly (a JSON string when the
 // bare text could be misread).

@@ -113,7 +113,7 @@ func TestParseLines(t *testing.T) {
 // TestWriteParse writes typed values and reads them back.
 func TestWriteParse(t *testing.T) {
 	vals := []Line{
-		ID{"a1"}, Ref{"a1"}, NearRef{"a1", []Change{{"x", "1", "2"}, {"y.z", `"a, b"`, "null"}}},
+		ID{"a1"}, Ref{"a1"}, RefLines{"a1", 1, 1}, RefLines{`toolu_1 (Read "a, lines 2–3.go")`, 12, 80}, NearRef{"a1", []Change{{"x", "1", "2"}, {"y.z", `"a, b"`, "null"}}},
 		BudgetRaised{1, 70}, JSONDoc{1, 2}, Filtered{[]string{"a", "b"}}, FilterFailed{FilterNoMatch}, FilterFailed{FilterRootMissing("/data")},
 		Brake{}, Levels{"s", ""}, Levels{"", "m"}, Levels{"s", "m"}, DiffLevels{true, false}, DiffLevels{false, true},
 		LeftOut{"/items", "items 1–3", 3, 10, "items"},

@@ -167,6 +167,8 @@ func parseNote(line string) (Line, bool) {
 		return Brake{}, true
 	case strings.HasPrefix(line, "> [id: ") && strings.HasSuffix(line, "]"):
 		return ID{line[len("> [id: ") : len(line)-1]}, true
+	case strings.HasPrefix(line, "> [ref: ") && strings.HasSuffix(line, refLinesTail):
+		return parseRefLines(line[len("> [ref: ") : len(line)-len(refLinesTail)])
 	case strings.HasPrefix(line, "> [ref: ") && strings.HasSuffix(line, ", byte-identical]"):
 		return Ref{line[len("> [ref: ") : len(line)-len(", byte-identical]")]}, true
 	case strings.HasPrefix(line, "> [near-ref: ") && strings.HasSuffix(line, "]"):
@@ -302,6 +304,20 @@ func parseIndexLine(line string) (Line, bool) {
 		return g, true
 	}
 	return nil, false
+}
+
+// parseRefLines reads "ID, lines A–B" of a RefLines line.
+func parseRefLines(s string) (Line, bool) {
+	i := strings.LastIndex(s, ", lines ")
+	if i < 0 {
+		return nil, false
+	}
+	a, b, ok := strings.Cut(s[i+len(", lines "):], "–")
+	from, to := atoi(a), atoi(b)
+	if !ok || from < 1 || to < from {
+		return nil, false
+	}
+	return RefLines{ID: s[:i], From: from, To: to}, true
 }
 
 func parseNearRef(s string) (Line, bool) {

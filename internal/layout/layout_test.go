@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"tune":             {"", "tree", "tokens", "dedup", "config", "telemetry", "profile"},
 	"profile":          {"", "config", "tokens", "toolname"},
 	"fit/readtest":     {"tree", "inband"},
-	"apiproxy":         {"", "tree", "tokens", "history", "store", "fit", "telemetry", "shape", "hook", "toolname", "inband", "meter", "meter/prom"},
+	"apiproxy":         {"", "tree", "tokens", "history", "store", "fit", "telemetry", "shape", "hook", "toolname", "inband", "meter", "meter/prom", "dedup"},
 	"cmd/terse":        {"*"},
 	"internal/corpus":  {},
 	"internal/layout":  {},

@@ -1,0 +1,214 @@
+package dedup
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strings"
+
+	"github.com/terse-dev/terse/inband"
+)
+
+// Line references: a run of lines of a result that repeats, byte for
+// byte and in order, lines of one result the model was shown before
+// (a file read again after an edit, a hunk that git add -p prints again
+// after git diff, a pull-request comment whose diff hunk another one
+// already carried) becomes one line naming that result and the run's
+// place in it,
+//
+//	> [ref: toolu_01ABC (Read "a.go"), lines 12–80 of its result, byte-identical]
+//
+// where lines 12–80 are counted from the first line of the earlier
+// result's text as it was shown. [Lines] finds the runs; [ResolveLines]
+// puts them back.
+//
+// A run never holds an in-band line (a header, a note, another
+// reference): what a reader needs to read a text stays in it. A result
+// that already holds a line reading as a line reference gets none (it
+// could not be told from one). A run is at least [Lines.MinLines] lines,
+// and its reference at most a quarter of the bytes it stands for.
+
+// Defaults of a zero [Lines].
+const (
+	DefaultMinLines = 4
+	// maxCandidates bounds the earlier places a line is looked up at
+	// (the most recent ones), so that a line repeated everywhere ("}")
+	// costs no more than that.
+	maxCandidates = 16
+	// maxLinesText is the size above which a result is neither indexed
+	// nor referred: the index stays bounded.
+	maxLinesText = 4 << 20
+)
+
+var linesSeed = maphash.MakeSeed()
+
+// Lines remembers the texts of results shown to the model, in order, and
+// writes a new result's runs of lines that repeat one of them as line
+// references. The zero value is ready to use; a Lines is not safe for
+// concurrent use.
+type Lines struct {
+	// MinLines is the shortest run replaced (DefaultMinLines when 0).
+	MinLines int
+
+	shown []shownText
+	at    map[uint64][]linePlace
+}
+
+type shownText struct {
+	name  string
+	lines []string
+}
+
+type linePlace struct{ text, line int32 }
+
+// Add records text as shown to the model under name, the ID its
+// references carry (a call id, optionally with the call's label:
+// `toolu_01ABC (Read "a.go")`).
+func (x *Lines) Add(name, text string) {
+	if len(text) > maxLinesText {
+		return
+	}
+	if x.at == nil {
+		x.at = make(map[uint64][]linePlace)
+	}
+	lines := strings.Split(text, "\n")
+	t := int32(len(x.shown))
+	x.shown = append(x.shown, shownText{name: name, lines: lines})
+	for i, l := range lines {
+		if referable(l) {
+			k := maphash.String(linesSeed, l)
+			x.at[k] = append(x.at[k], linePlace{t, int32(i)})
+		}
+	}
+}
+
+// referable reports whether line may be part of a run: not an in-band
+// line.
+func referable(line string) bool {
+	if !strings.HasPrefix(line, "> [") {
+		return true
+	}
+	_, err := inband.Parse(line)
+	return err != nil
+}
+
+// Refer returns text with its runs of lines that repeat lines of one
+// shown result replaced by references to them, and how many it wrote
+// (text itself and 0 when none pays). It does not record text.
+func (x *Lines) Refer(text string) (string, int) {
+	if len(x.shown) == 0 || len(text) > maxLinesText {
+		return text, 0
+	}
+	lines := strings.Split(text, "\n")
+	for _, l := range lines {
+		if v, err := inband.Parse(l); err == nil {
+			if _, ok := v.(inband.RefLines); ok {
+				return text, 0
+			}
+		}
+	}
+	minLines := x.MinLines
+	if minLines <= 0 {
+		minLines = DefaultMinLines
+	}
+	var b strings.Builder
+	refs, done := 0, 0 // lines[:done] are written
+	for i := 0; i+minLines <= len(lines); {
+		run, from := x.longest(lines, i)
+		if run >= minLines {
+			ref := inband.RefLines{ID: x.shown[from.text].name, From: int(from.line) + 1, To: int(from.line) + run}.String()
+			if 4*len(ref) <= runBytes(lines[i:i+run]) {
+				if refs == 0 {
+					b.Grow(len(text))
+				}
+				for _, l := range lines[done:i] {
+					b.WriteString(l)
+					b.WriteByte('\n')
+				}
+				b.WriteString(ref)
+				if i+run < len(lines) {
+					b.WriteByte('\n')
+				}
+				refs++
+				i += run
+				done = i
+				continue
+			}
+		}
+		i++
+	}
+	if refs == 0 {
+		return text, 0
+	}
+	if done < len(lines) {
+		b.WriteString(strings.Join(lines[done:], "\n"))
+	}
+	return b.String(), refs
+}
+
+// longest finds the longest run of lines from lines[i] that repeats
+// lines of one shown text, the most recent one on a tie.
+func (x *Lines) longest(lines []string, i int) (int, linePlace) {
+	if !referable(lines[i]) {
+		return 0, linePlace{}
+	}
+	cands := x.at[maphash.String(linesSeed, lines[i])]
+	best, at := 0, linePlace{}
+	for j := len(cands) - 1; j >= 0 && j >= len(cands)-maxCandidates; j-- {
+		c := cands[j]
+		prev := x.shown[c.text].lines
+		n := 0
+		for i+n < len(lines) && int(c.line)+n < len(prev) && prev[int(c.line)+n] == lines[i+n] && referable(lines[i+n]) {
+			n++
+		}
+		if n > best {
+			best, at = n, c
+		}
+	}
+	return best, at
+}
+
+// runBytes is the size of lines with their line breaks.
+func runBytes(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	return n
+}
+
+// ErrUnresolved is the error of [ResolveLines] when a reference names a
+// result it cannot look up, or lines that result does not have.
+var ErrUnresolved = errors.New("unresolved line reference")
+
+// ResolveLines replaces every line reference of text with the lines it
+// names, looked up by name in the texts shown before (lookup returns a
+// result's text as it was shown): the inverse of [Lines.Refer].
+func ResolveLines(text string, lookup func(name string) (string, bool)) (string, error) {
+	if !strings.Contains(text, refLinesMark) {
+		return text, nil
+	}
+	lines := strings.Split(text, "\n")
+	out := make([]string, 0, len(lines))
+	for n, l := range lines {
+		v, err := inband.Parse(l)
+		r, ok := v.(inband.RefLines)
+		if err != nil || !ok {
+			out = append(out, l)
+			continue
+		}
+		src, found := lookup(r.ID)
+		if !found {
+			return "", fmt.Errorf("line %d: %w: no result %s", n+1, ErrUnresolved, r.ID)
+		}
+		prev := strings.Split(src, "\n")
+		if r.To > len(prev) {
+			return "", fmt.Errorf("line %d: %w: %s has %d lines, not %d", n+1, ErrUnresolved, r.ID, len(prev), r.To)
+		}
+		out = append(out, prev[r.From-1:r.To]...)
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+// refLinesMark is in every line reference.
+const refLinesMark = " of its result, byte-identical]"
