@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/terse-dev/terse"
-	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/internal/replay"
 	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
@@ -61,9 +60,10 @@ func TestReplayShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			var tab, refs replay.Table
+			var tab, tabRefs replay.Table
+			var refs replay.Refs
 			classes := map[string]int{}
-			lost, elided, joined, expanded, fitted, referenced := 0, 0, 0, 0, 0, 0
+			lost, elided, joined, expanded, fitted := 0, 0, 0, 0, 0
 			for _, r := range results {
 				res, err := p.ProcessString(ctx, r.Text, &terse.Request{Tool: r.Tool, ToolInput: string(r.Input), WorkDir: r.WorkDir})
 				if err != nil {
@@ -129,22 +129,23 @@ func TestReplayShapes(t *testing.T) {
 				// With references: a result byte-identical to one the
 				// model still has is the reference to that call, when
 				// that is smaller.
-				refAfter := after
-				if r.Earlier != nil {
-					in, _ := tree.Parse(r.Earlier.Input)
-					if n := c.Count(hook.RefHint(r.Tool, hook.Ref{ID: r.Earlier.ID, Input: in})); n < after {
-						refAfter = n
-						referenced++
-					}
+				shown, err := refs.Apply(r, res.Text)
+				if err != nil {
+					t.Errorf("%s %s: %v", r.File, r.Tool, err)
 				}
-				refs.Add(name, res.Text != r.Text || refAfter < after, before, refAfter)
+				refAfter := after
+				if shown != res.Text {
+					refAfter = c.Count(shown)
+				}
+				tabRefs.Add(name, res.Text != r.Text || shown != res.Text, before, refAfter)
 			}
 			var sb strings.Builder
 			sb.WriteString(tab.String())
 			fmt.Fprintf(&sb, "shaped per class: %v; fitted to the budget: %d\n", classes, fitted)
 			fmt.Fprintf(&sb, "expand byte-identical: %d of %d; elisions joined back: %d of %d; anchors lost: %d\n",
 				expanded, classes["lossless"]+classes["display"], joined, elided, lost)
-			fmt.Fprintf(&sb, "with references to identical earlier results still in context (%d results):\n%s", referenced, refs.String())
+			fmt.Fprintf(&sb, "with references to what the model still has, as terse api writes them (%d results whole, %d with %d line references, all resolved):\n%s",
+				refs.Whole, refs.Lined, refs.Runs, tabRefs.String())
 			t.Log("\n" + sb.String())
 			if lost > 0 {
 				t.Errorf("%d anchors lost", lost)

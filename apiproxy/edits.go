@@ -10,6 +10,7 @@ import (
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/inband"
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/toolname"
 	"github.com/terse-dev/terse/tree"
@@ -208,6 +209,10 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 	if len(staleBy) > 0 && len(x.batches) > 0 {
 		again = fetchedBack(msgs[:edit], calls, x.batches)
 	}
+	var back map[string]bool // results given whole, never line references
+	if len(x.batches) > 0 {
+		back = fetchedBack(msgs, calls, x.batches)
+	}
 	var origs map[string]string // call id → its result as the client sent it
 	if len(old) > 0 {
 		origs = make(map[string]string)
@@ -232,7 +237,8 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 	var edits []Edit
 	seen := make(map[uint64][]string) // content hash → first call ids showing it
 	texts := make(map[string]string)  // call id → its text
-	var lines dedup.Lines             // the texts shown whole or in part, for line references
+	var lines dedup.Lines             // the texts shown, for line references
+	names := make(map[string]string)  // their names in a reference → call ids
 	out := mapResults(msgs, func(i int, p *history.Part) (history.Part, bool) {
 		c := calls[p.ID]
 		if rw.excluded(c.name) || p.IsError {
@@ -294,13 +300,31 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 			return *p, false
 		}
 		// Runs of lines an earlier result showed: line references.
-		if s, n := lines.Refer(text); n > 0 && len(s) < len(text) {
+		// A command's error and verdict lines stay in view.
+		var keep func(string) bool
+		if orig, ok := sentText(x.norm, i, p.ID); ok && shape.Outcome(orig, shape.Call{Tool: c.name, Input: []byte(c.args)}) {
+			keep = shape.ErrorLine
+		}
+		// What the agent fetched back stays whole: a chunk, a result as
+		// an earlier one of the same call a batch may have left out.
+		if back[p.ID] || fetchesChunk(c.name, c.args) {
+			lines.Add(refName(c, p.ID), text)
+			names[refName(c, p.ID)] = p.ID
+			return *p, false
+		}
+		// Lines are counted in a result's text before its own line
+		// references (it gets that text back when one it names is
+		// trimmed: finish).
+		name := refName(c, p.ID)
+		s, n := lines.Refer(text, keep)
+		lines.Add(name, text)
+		names[name] = p.ID
+		if n > 0 && len(s) < len(text) {
 			refs++
-			lines.Add(refName(c, p.ID), s)
-			edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Before: text, After: s, msg: i})
+			named := referredCalls(s, names)
+			edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: named[0], Before: text, After: s, msg: i, refs: named})
 			return withText(*p, s), true
 		}
-		lines.Add(refName(c, p.ID), text)
 		return *p, false
 	})
 	if len(applied) > 0 {
@@ -320,6 +344,37 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		})
 	}
 	return out, edits
+}
+
+// referredCalls lists the calls the line references of text name, in
+// order, by their names in names.
+func referredCalls(text string, names map[string]string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, "> [ref: ") {
+			continue
+		}
+		if v, err := inband.Parse(l); err == nil {
+			if r, ok := v.(inband.RefLines); ok && !slices.Contains(out, names[r.ID]) {
+				out = append(out, names[r.ID])
+			}
+		}
+	}
+	return out
+}
+
+// sentText is the text of the result of call id in message i as the
+// client sent it.
+func sentText(norm []history.Message, i int, id string) (string, bool) {
+	if i >= len(norm) {
+		return "", false
+	}
+	for j := range norm[i].Parts {
+		if p := &norm[i].Parts[j]; p.Kind == history.ToolResult && p.ID == id {
+			return resultText(p)
+		}
+	}
+	return "", false
 }
 
 // firstBatch finds, for a message before the edit boundary, the first
@@ -650,7 +705,11 @@ func finish(out, edited, base []history.Message, calls map[string]call, edits []
 			continue // trimmed or dropped: history's saving
 		}
 		if e.Source == SourceRepeat {
-			if !shown[e.Ref] {
+			gone := !shown[e.Ref]
+			for _, id := range e.refs {
+				gone = gone || !shown[id]
+			}
+			if gone {
 				restore[e.CallID] = true
 				continue
 			}

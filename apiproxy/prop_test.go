@@ -157,6 +157,13 @@ func checkBlocks(t *rapid.T, i int, in, out []byte) {
 					b = obj("type", "tool_result", "tool_use_id", get(b, "tool_use_id").Str(), "content", rest)
 					text = rest
 				}
+				if hasLineRefs(text) {
+					resolved, err := resolvedText(get(b, "tool_use_id").Str(), results(ov), 0)
+					if err != nil {
+						t.Fatalf("request %d: %v", i, err)
+					}
+					text = resolved
+				}
 				if !slices.Contains(inBlocks, b.String()) && !namesCall(text) && !inContents(inBlocks, text) && !restoresOne(inBlocks, text) {
 					t.Fatalf("request %d: result changed without naming its call or restoring: %s", i, b)
 				}
@@ -292,6 +299,13 @@ func checkResponsesItems(t *rapid.T, i int, in, out []byte) {
 			outputs[id] = true
 			if !slices.Contains(inItems, it.String()) {
 				text := withoutDropNote(get(it, "output").Str())
+				if hasLineRefs(text) {
+					resolved, err := resolvedText(id, outputsOf(ov), 0)
+					if err != nil {
+						t.Fatalf("request %d: %v", i, err)
+					}
+					text = resolved
+				}
 				if !namesCall(text) && !inContents(inItems, text) && !restoresOne(inItems, text) {
 					t.Fatalf("request %d: output changed without naming a call or restoring: %s", i, it)
 				}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/terse-dev/terse/dedup"
 	"os"
 	"path/filepath"
 	"slices"
@@ -313,14 +314,16 @@ func checkRequest(direct, out []byte, _ bool, st ...store.Store) []string {
 	}
 	bad = append(bad, checkCalls(dv, ov)...)
 	before := results(dv)
-	for id, after := range results(ov) {
+	afterAll := results(ov)
+	for id, after := range afterAll {
 		b := before[id]
 		if tree.Equal(b, after) {
 			continue
 		}
-		text := after.Str()
-		if after.Kind() == tree.KindArray {
-			text = get(after.Index(0), "text").Str()
+		text, err := resolvedText(id, afterAll, 0)
+		if err != nil {
+			bad = append(bad, "result "+id+": "+err.Error())
+			continue
 		}
 		bt := b.Str()
 		if b.Kind() == tree.KindArray {
@@ -557,6 +560,59 @@ func resultForms(body []byte, responses bool) map[string]string {
 func get(v tree.Value, k string) tree.Value {
 	x, _ := v.Get(k)
 	return x
+}
+
+// outputsOf maps the call ids of a Responses request to their outputs.
+func outputsOf(v tree.Value) map[string]tree.Value {
+	out := make(map[string]tree.Value)
+	for _, it := range get(v, "input").Items() {
+		if t := get(it, "type").Str(); t == "function_call_output" || t == "custom_tool_call_output" {
+			out[get(it, "call_id").Str()] = get(it, "output")
+		}
+	}
+	return out
+}
+
+// hasLineRefs reports whether text holds a line reference.
+func hasLineRefs(text string) bool {
+	return strings.Contains(text, " of its result, byte-identical]")
+}
+
+// resolvedText is the text of the result of id in results with its line
+// references resolved (against the results they name, resolved in turn).
+func resolvedText(id string, results map[string]tree.Value, depth int) (string, error) {
+	v := results[id]
+	text := v.Str()
+	if v.Kind() == tree.KindArray {
+		text = get(v.Index(0), "text").Str()
+	}
+	// Lines are counted in the result, without terse's notes before it.
+	text = withoutDropNote(text)
+	if first, rest, ok := strings.Cut(text, "\n"); ok {
+		if _, ok := parseLine[inband.Resent](first); ok {
+			text = rest
+		}
+	}
+	if depth > 64 {
+		return "", fmt.Errorf("line references nest deeper than 64")
+	}
+	var lookupErr error
+	out, err := dedup.ResolveLines(text, func(name string) (string, bool) {
+		ref, _, _ := strings.Cut(name, " (")
+		if _, ok := results[ref]; !ok {
+			return "", false
+		}
+		t, err := resolvedText(ref, results, depth+1)
+		if err != nil {
+			lookupErr = err
+			return "", false
+		}
+		return t, true
+	})
+	if lookupErr != nil {
+		return "", lookupErr
+	}
+	return out, err
 }
 
 // restores reports whether a changed result text gives back the original
@@ -843,11 +899,15 @@ func checkResponses(direct, out []byte, _ bool) []string {
 			bad = append(bad, fmt.Sprintf("item %d (%s) changed", i, typ))
 			continue
 		}
-		text := get(b[i], "output").Str()
-		if namesCall(text) {
+		text, err := resolvedText(get(b[i], "call_id").Str(), outputsOf(ov), 0)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("item %d: %v", i, err))
 			continue
 		}
-		if !restores(text, get(a[i], "output").Str()) {
+		if !hasLineRefs(get(b[i], "output").Str()) && namesCall(text) {
+			continue
+		}
+		if text != get(a[i], "output").Str() && !restores(text, get(a[i], "output").Str()) {
 			bad = append(bad, fmt.Sprintf("item %d: output changed without naming a call or restoring to it", i))
 		}
 	}

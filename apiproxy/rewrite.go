@@ -177,11 +177,12 @@ type Edit struct {
 	Source Source
 	CallID string
 	Tool   string
-	Ref    string // the earlier call a repeat names, the write that made a read stale, or an elision's fetch command
+	Ref    string // the earlier call a repeat names (the first its line references name), the write that made a read stale, or an elision's fetch command
 	Before string // the result's text as sent (SourceApplied: the call's input)
 	After  string // what replaced it
 
-	msg int // the index of the message changed
+	msg  int      // the index of the message changed
+	refs []string // the calls line references name (a repeat's Ref first)
 }
 
 // Result is what [Rewriter.Rewrite] did to one request.

@@ -19,11 +19,15 @@ import (
 //	> [ref: toolu_01ABC (Read "a.go"), lines 12–80 of its result, byte-identical]
 //
 // where lines 12–80 are counted from the first line of the earlier
-// result's text as it was shown. [Lines] finds the runs; [ResolveLines]
+// result's text as the tool gave it (as shaped, before its own line
+// references: a result given line references can be referred to in
+// turn, and its lines keep their numbers if it gets its text back). [Lines] finds the runs; [ResolveLines]
 // puts them back.
 //
 // A run never holds an in-band line (a header, a note, another
-// reference): what a reader needs to read a text stays in it. A result
+// reference), nor a line the caller keeps in view (an error or verdict
+// line of a command's output): what a reader needs to read a text stays
+// in it. A result
 // that already holds a line reading as a line reference gets none (it
 // could not be told from one). A run is at least [Lines.MinLines] lines,
 // and its reference at most a quarter of the bytes it stands for.
@@ -61,7 +65,8 @@ type shownText struct {
 
 type linePlace struct{ text, line int32 }
 
-// Add records text as shown to the model under name, the ID its
+// Add records text, shown to the model (before line references), under
+// name, the ID its
 // references carry (a call id, optionally with the call's label:
 // `toolu_01ABC (Read "a.go")`).
 func (x *Lines) Add(name, text string) {
@@ -94,8 +99,9 @@ func referable(line string) bool {
 
 // Refer returns text with its runs of lines that repeat lines of one
 // shown result replaced by references to them, and how many it wrote
-// (text itself and 0 when none pays). It does not record text.
-func (x *Lines) Refer(text string) (string, int) {
+// (text itself and 0 when none pays). Lines keep reports true for (when
+// keep is not nil) stay as they are. Refer does not record text.
+func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 	if len(x.shown) == 0 || len(text) > maxLinesText {
 		return text, 0
 	}
@@ -111,10 +117,14 @@ func (x *Lines) Refer(text string) (string, int) {
 	if minLines <= 0 {
 		minLines = DefaultMinLines
 	}
+	ok := make([]bool, len(lines)) // lines a run may hold
+	for i, l := range lines {
+		ok[i] = referable(l) && (keep == nil || !keep(l))
+	}
 	var b strings.Builder
 	refs, done := 0, 0 // lines[:done] are written
 	for i := 0; i+minLines <= len(lines); {
-		run, from := x.longest(lines, i)
+		run, from := x.longest(lines, ok, i)
 		if run >= minLines {
 			ref := inband.RefLines{ID: x.shown[from.text].name, From: int(from.line) + 1, To: int(from.line) + run}.String()
 			if 4*len(ref) <= runBytes(lines[i:i+run]) {
@@ -147,9 +157,10 @@ func (x *Lines) Refer(text string) (string, int) {
 }
 
 // longest finds the longest run of lines from lines[i] that repeats
-// lines of one shown text, the most recent one on a tie.
-func (x *Lines) longest(lines []string, i int) (int, linePlace) {
-	if !referable(lines[i]) {
+// lines of one shown text, the most recent one on a tie; ok says which
+// lines a run may hold.
+func (x *Lines) longest(lines []string, ok []bool, i int) (int, linePlace) {
+	if !ok[i] {
 		return 0, linePlace{}
 	}
 	cands := x.at[maphash.String(linesSeed, lines[i])]
@@ -158,7 +169,7 @@ func (x *Lines) longest(lines []string, i int) (int, linePlace) {
 		c := cands[j]
 		prev := x.shown[c.text].lines
 		n := 0
-		for i+n < len(lines) && int(c.line)+n < len(prev) && prev[int(c.line)+n] == lines[i+n] && referable(lines[i+n]) {
+		for i+n < len(lines) && int(c.line)+n < len(prev) && ok[i+n] && prev[int(c.line)+n] == lines[i+n] {
 			n++
 		}
 		if n > best {
@@ -183,7 +194,8 @@ var ErrUnresolved = errors.New("unresolved line reference")
 
 // ResolveLines replaces every line reference of text with the lines it
 // names, looked up by name in the texts shown before (lookup returns a
-// result's text as it was shown): the inverse of [Lines.Refer].
+// result's text as [Lines.Add] recorded it): the inverse of
+// [Lines.Refer].
 func ResolveLines(text string, lookup func(name string) (string, bool)) (string, error) {
 	if !strings.Contains(text, refLinesMark) {
 		return text, nil

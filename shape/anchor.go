@@ -99,3 +99,27 @@ func isHex(s string, upper bool) bool {
 	}
 	return len(s) > 0
 }
+
+// ErrorLine reports whether line is an error, failure or verdict line.
+func ErrorLine(line string) bool {
+	for _, h := range errorHints {
+		if strings.Contains(line, h) {
+			return anchorError.MatchString(line)
+		}
+	}
+	return false
+}
+
+// Outcome reports whether text, the result of call as the tool gave it,
+// is the output of a run whose error and verdict lines state how it went:
+// a test run's, a build's or other shell output, not JSON data. A
+// reference that stands for lines shown before keeps such lines of it
+// in view (dedup.Lines.Refer with ErrorLine).
+func Outcome(text string, call Call) bool {
+	switch Detect(text, call) {
+	case "test", "build", "log":
+		t := strings.TrimLeft(text, " \t\r\n")
+		return t == "" || t[0] != '{' && t[0] != '['
+	}
+	return false
+}

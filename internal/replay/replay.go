@@ -10,8 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/terse-dev/terse/dedup"
+	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/internal/corpus"
+	"github.com/terse-dev/terse/shape"
+	"github.com/terse-dev/terse/tree"
 	"github.com/terse-dev/terse/tune"
 )
 
@@ -20,11 +24,19 @@ type Result struct {
 	tune.Result
 	// File is the transcript the result was read from.
 	File string
+	// Context names the context the result is in: its session (the main
+	// conversation or one sub-agent) and compactions before it. Results
+	// of one context are what the model has at once.
+	Context Context
 	// Earlier is the latest earlier result of the same context that is
 	// byte-identical to this one and that the model still has as it was,
 	// or nil: this one can be a reference to it.
 	Earlier *tune.Result
 }
+
+// Context is a session (by its place in the corpus) and a partition of
+// it (compactions before).
+type Context struct{ Session, Partition int }
 
 // Results reads every transcript of the corpus, in file and transcript
 // order; tb is skipped when the corpus is absent.
@@ -40,10 +52,10 @@ func Results(tb testing.TB) []Result {
 		tb.Fatal(err)
 	}
 	var out []Result
-	for _, s := range logs.Sessions {
+	for n, s := range logs.Sessions {
 		rs := make([]Result, len(s.Results))
 		for i := range s.Results {
-			rs[i] = Result{Result: s.Results[i], File: s.File}
+			rs[i] = Result{Result: s.Results[i], File: s.File, Context: Context{n, s.Results[i].Partition}}
 		}
 		earlier(s.Results, rs)
 		out = append(out, rs...)
@@ -185,4 +197,72 @@ func JoinChunks(fetch func(n int) (string, error)) (string, error) {
 			return strings.Join(parts, "\n"), nil
 		}
 	}
+}
+
+// Refs gives each result, in order, the references a surface that sees
+// the whole context (terse api) writes for it: a whole reference to a
+// byte-identical earlier result ([Result.Earlier]), else line references
+// ([dedup.Lines]) to runs of lines of earlier results as they were
+// shown, the error and verdict lines of a command's output kept in view
+// (shape.Outcome); and checks that every line reference resolves to the text it
+// stands for. The zero value is ready to use.
+type Refs struct {
+	lines map[Context]*dedup.Lines
+	shown map[Context]map[string]string // name → text before references
+	// Whole and Lined count the results given a whole reference and line
+	// references; Runs counts the line references.
+	Whole, Lined, Runs int
+}
+
+// Apply returns what the model is shown of r, whose text as shaped is
+// text: a reference when one is smaller, else text.
+func (x *Refs) Apply(r Result, text string) (string, error) {
+	in, _ := tree.Parse(r.Input)
+	if r.Earlier != nil {
+		earlier, _ := tree.Parse(r.Earlier.Input)
+		if s := hook.RefHint(r.Tool, hook.Ref{ID: r.Earlier.ID, Input: earlier}); len(s) < len(text) {
+			x.Whole++
+			return s, nil
+		}
+	}
+	if r.ID == "" || r.IsError || len(r.Text) < MinRefBytes {
+		return text, nil
+	}
+	if x.lines == nil {
+		x.lines = make(map[Context]*dedup.Lines)
+		x.shown = make(map[Context]map[string]string)
+	}
+	l := x.lines[r.Context]
+	if l == nil {
+		l = &dedup.Lines{}
+		x.lines[r.Context] = l
+		x.shown[r.Context] = make(map[string]string)
+	}
+	name := hook.RefName(r.Tool, hook.Ref{ID: r.ID, Input: in})
+	var keep func(string) bool
+	if shape.Outcome(r.Text, shape.Call{Tool: r.Tool, Input: r.Input}) {
+		keep = shape.ErrorLine
+	}
+	s, n := l.Refer(text, keep)
+	if n > 0 && len(s) < len(text) {
+		back, err := dedup.ResolveLines(s, func(name string) (string, bool) {
+			t, ok := x.shown[r.Context][name]
+			return t, ok
+		})
+		if err != nil {
+			return text, err
+		}
+		if back != text {
+			return text, fmt.Errorf("%s: line references resolve to another text", r.ID)
+		}
+		x.Lined++
+		x.Runs += n
+	}
+	// Lines are counted in the text before its own references.
+	l.Add(name, text)
+	x.shown[r.Context][name] = text
+	if n > 0 && len(s) < len(text) {
+		return s, nil
+	}
+	return text, nil
 }
