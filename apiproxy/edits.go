@@ -301,9 +301,16 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		}
 		// Runs of lines an earlier result showed: line references.
 		// A command's error and verdict lines stay in view.
-		var keep func(string) bool
-		if orig, ok := sentText(x.norm, i, p.ID); ok && shape.Outcome(orig, shape.Call{Tool: c.name, Input: []byte(c.args)}) {
-			keep = shape.ErrorLine
+		// (Asked only when a run is found.)
+		outcome := -1
+		keep := func(line string) bool {
+			if outcome < 0 {
+				outcome = 0
+				if orig, ok := sentText(x.norm, i, p.ID); ok && shape.Outcome(orig, shape.Call{Tool: c.name, Input: []byte(c.args)}) {
+					outcome = 1
+				}
+			}
+			return outcome == 1 && shape.ErrorLine(line)
 		}
 		// What the agent fetched back stays whole: a chunk, a result as
 		// an earlier one of the same call a batch may have left out.

@@ -100,16 +100,19 @@ func referable(line string) bool {
 // Refer returns text with its runs of lines that repeat lines of one
 // shown result replaced by references to them, and how many it wrote
 // (text itself and 0 when none pays). Lines keep reports true for (when
-// keep is not nil) stay as they are. Refer does not record text.
+// keep is not nil) stay as they are; keep is asked only of lines that
+// could start or extend a run. Refer does not record text.
 func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 	if len(x.shown) == 0 || len(text) > maxLinesText {
 		return text, 0
 	}
 	lines := strings.Split(text, "\n")
-	for _, l := range lines {
-		if v, err := inband.Parse(l); err == nil {
-			if _, ok := v.(inband.RefLines); ok {
-				return text, 0
+	if strings.Contains(text, refLinesMark) {
+		for _, l := range lines {
+			if v, err := inband.Parse(l); err == nil {
+				if _, ok := v.(inband.RefLines); ok {
+					return text, 0
+				}
 			}
 		}
 	}
@@ -117,14 +120,13 @@ func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 	if minLines <= 0 {
 		minLines = DefaultMinLines
 	}
-	ok := make([]bool, len(lines)) // lines a run may hold
-	for i, l := range lines {
-		ok[i] = referable(l) && (keep == nil || !keep(l))
-	}
+	// Whether a run may hold a line is asked only of the lines that
+	// start or extend one.
+	ok := okLines{lines: lines, keep: keep, state: make([]int8, len(lines))}
 	var b strings.Builder
 	refs, done := 0, 0 // lines[:done] are written
 	for i := 0; i+minLines <= len(lines); {
-		run, from := x.longest(lines, ok, i)
+		run, from := x.longest(lines, &ok, i)
 		if run >= minLines {
 			ref := inband.RefLines{ID: x.shown[from.text].name, From: int(from.line) + 1, To: int(from.line) + run}.String()
 			if 4*len(ref) <= runBytes(lines[i:i+run]) {
@@ -159,17 +161,17 @@ func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 // longest finds the longest run of lines from lines[i] that repeats
 // lines of one shown text, the most recent one on a tie; ok says which
 // lines a run may hold.
-func (x *Lines) longest(lines []string, ok []bool, i int) (int, linePlace) {
-	if !ok[i] {
+func (x *Lines) longest(lines []string, ok *okLines, i int) (int, linePlace) {
+	cands := x.at[maphash.String(linesSeed, lines[i])]
+	if len(cands) == 0 || !ok.at(i) {
 		return 0, linePlace{}
 	}
-	cands := x.at[maphash.String(linesSeed, lines[i])]
 	best, at := 0, linePlace{}
 	for j := len(cands) - 1; j >= 0 && j >= len(cands)-maxCandidates; j-- {
 		c := cands[j]
 		prev := x.shown[c.text].lines
 		n := 0
-		for i+n < len(lines) && int(c.line)+n < len(prev) && ok[i+n] && prev[int(c.line)+n] == lines[i+n] {
+		for i+n < len(lines) && int(c.line)+n < len(prev) && prev[int(c.line)+n] == lines[i+n] && ok.at(i+n) {
 			n++
 		}
 		if n > best {
@@ -177,6 +179,23 @@ func (x *Lines) longest(lines []string, ok []bool, i int) (int, linePlace) {
 		}
 	}
 	return best, at
+}
+
+// okLines says which lines a run may hold, each asked once.
+type okLines struct {
+	lines []string
+	keep  func(string) bool
+	state []int8 // 0 not asked, 1 yes, 2 no
+}
+
+func (o *okLines) at(i int) bool {
+	if o.state[i] == 0 {
+		o.state[i] = 2
+		if referable(o.lines[i]) && (o.keep == nil || !o.keep(o.lines[i])) {
+			o.state[i] = 1
+		}
+	}
+	return o.state[i] == 1
 }
 
 // runBytes is the size of lines with their line breaks.

@@ -111,15 +111,17 @@ func ErrorLine(line string) bool {
 }
 
 // Outcome reports whether text, the result of call as the tool gave it,
-// is the output of a run whose error and verdict lines state how it went:
-// a test run's, a build's or other shell output, not JSON data. A
-// reference that stands for lines shown before keeps such lines of it
-// in view (dedup.Lines.Refer with ErrorLine).
+// may be the output of a run whose error and verdict lines state how it
+// went: anything but a file read, a search, a listing, a fetched page and
+// JSON data. A reference that stands for lines shown before keeps those
+// lines of it in view (dedup.Lines.Refer with ErrorLine). It looks at the
+// tool's name and the text's first byte only: it is asked on every
+// request.
 func Outcome(text string, call Call) bool {
-	switch Detect(text, call) {
-	case "test", "build", "log":
-		t := strings.TrimLeft(text, " \t\r\n")
-		return t == "" || t[0] != '{' && t[0] != '['
+	switch call.Tool {
+	case "Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch":
+		return false
 	}
-	return false
+	t := strings.TrimLeft(text, " \t\r\n")
+	return t == "" || t[0] != '{' && t[0] != '['
 }
