@@ -73,7 +73,8 @@ func fileText(name string, lines int) string {
 }
 
 // TestInBandTexts pins what the model reads in place of results: a
-// repeat, a stale read, a trimmed result, and a JSON re-encoding.
+// repeat, line references, a stale read, a trimmed result, and a JSON
+// re-encoding.
 func TestInBandTexts(t *testing.T) {
 	var c convo
 	c.user("Fix the bug in a.go.")
@@ -113,6 +114,15 @@ func TestInBandTexts(t *testing.T) {
 		t.Fatal("no batch of edits")
 	}
 
+	// A file read again after an edit: its unchanged lines are line
+	// references to the first read.
+	var l convo
+	l.user("Fix a.go.")
+	l.call("Read", `{"file_path":"/src/a.go"}`, fileText("a", 40))
+	l.call("Edit", `{"file_path":"/src/a.go","old_string":"compute(140)","new_string":"compute(141)"}`, "The file /src/a.go has been updated.")
+	l.call("Read", `{"file_path":"/src/a.go"}`, strings.Replace(fileText("a", 40), "compute(140)", "compute(141)", 1))
+	lined := NewRewriter(Options{Window: 200_000}).Rewrite(l.request(), history.Anthropic)
+
 	var files []txtar.File
 	add := func(name string, res Result) {
 		var b bytes.Buffer
@@ -124,6 +134,7 @@ func TestInBandTexts(t *testing.T) {
 	add("roomy-edits", roomy)
 	add("tight-edits", tight)
 	add("batch-edits", batch)
+	add("line-refs", lined)
 	var trimmed []string
 	v, _ := tree.Parse(tight.Body)
 	for _, m := range get(v, "messages").Items() {

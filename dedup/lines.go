@@ -21,7 +21,10 @@ import (
 // where lines 12–80 are counted from the first line of the earlier
 // result's text as the tool gave it (as shaped, before its own line
 // references: a result given line references can be referred to in
-// turn, and its lines keep their numbers if it gets its text back). [Lines] finds the runs; [ResolveLines]
+// turn, and its lines keep their numbers if it gets its text back),
+// not counting terse's own lines (a shaping's header, a note): in a
+// file read, they are the numbers of the file's lines when the read
+// starts at its first line. [Lines] finds the runs; [ResolveLines]
 // puts them back.
 //
 // A run never holds an in-band line (a header, a note, another
@@ -76,15 +79,26 @@ func (x *Lines) Add(name, text string) {
 	if x.at == nil {
 		x.at = make(map[uint64][]linePlace)
 	}
-	lines := strings.Split(text, "\n")
+	lines := counted(text)
 	t := int32(len(x.shown))
 	x.shown = append(x.shown, shownText{name: name, lines: lines})
 	for i, l := range lines {
+		k := maphash.String(linesSeed, l)
+		x.at[k] = append(x.at[k], linePlace{t, int32(i)})
+	}
+}
+
+// counted are the lines of text a reference counts: all but terse's own
+// (in-band) lines.
+func counted(text string) []string {
+	lines := strings.Split(text, "\n")
+	out := lines[:0]
+	for _, l := range lines {
 		if referable(l) {
-			k := maphash.String(linesSeed, l)
-			x.at[k] = append(x.at[k], linePlace{t, int32(i)})
+			out = append(out, l)
 		}
 	}
+	return out
 }
 
 // referable reports whether line may be part of a run: not an in-band
@@ -191,7 +205,9 @@ type okLines struct {
 func (o *okLines) at(i int) bool {
 	if o.state[i] == 0 {
 		o.state[i] = 2
-		if referable(o.lines[i]) && (o.keep == nil || !o.keep(o.lines[i])) {
+		// The empty "line" after a final line break is not a line.
+		last := i == len(o.lines)-1 && o.lines[i] == ""
+		if !last && referable(o.lines[i]) && (o.keep == nil || !o.keep(o.lines[i])) {
 			o.state[i] = 1
 		}
 	}
@@ -232,7 +248,7 @@ func ResolveLines(text string, lookup func(name string) (string, bool)) (string,
 		if !found {
 			return "", fmt.Errorf("line %d: %w: no result %s", n+1, ErrUnresolved, r.ID)
 		}
-		prev := strings.Split(src, "\n")
+		prev := counted(src)
 		if r.To > len(prev) {
 			return "", fmt.Errorf("line %d: %w: %s has %d lines, not %d", n+1, ErrUnresolved, r.ID, len(prev), r.To)
 		}
