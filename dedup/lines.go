@@ -56,25 +56,28 @@ type Lines struct {
 
 type shownText struct {
 	name  string
-	lines []string
+	lines []string // its lines: strings.Split(text, "\n")
+	n     int      // how many of them are lines of the text (lineCount)
 }
 
 type linePlace struct{ text, line int32 }
 
 // Add records text as shown to the model under name, the ID its
 // references carry (a call id, optionally with the call's label:
-// `toolu_01ABC (Read "a.go")`).
+// `toolu_01ABC (Read "a.go")`). A name with a line break, which no line
+// can carry, is not recorded.
 func (x *Lines) Add(name, text string) {
-	if len(text) > maxLinesText {
+	if len(text) > maxLinesText || strings.Contains(name, "\n") {
 		return
 	}
 	if x.at == nil {
 		x.at = make(map[uint64][]linePlace)
 	}
 	lines := strings.Split(text, "\n")
+	n := lineCount(text, lines)
 	t := int32(len(x.shown))
-	x.shown = append(x.shown, shownText{name: name, lines: lines})
-	for i, l := range lines {
+	x.shown = append(x.shown, shownText{name: name, lines: lines, n: n})
+	for i, l := range lines[:n] {
 		if referable(l) {
 			k := maphash.String(linesSeed, l)
 			x.at[k] = append(x.at[k], linePlace{t, int32(i)})
@@ -82,12 +85,20 @@ func (x *Lines) Add(name, text string) {
 	}
 }
 
-// referable reports whether line may be part of a run: not an in-band
-// line.
-func referable(line string) bool {
-	if !strings.HasPrefix(line, "> [") {
-		return true
+// lineCount is how many of lines, text split at its line breaks, are
+// lines of text: a final line break ends the last line and opens none,
+// and an empty text has none.
+func lineCount(text string, lines []string) int {
+	if strings.HasSuffix(text, "\n") || text == "" {
+		return len(lines) - 1
 	}
+	return len(lines)
+}
+
+// referable reports whether line may be part of a run: not an in-band
+// line (anything inband.Parse reads: a "> [" note, but also a gap
+// marker or a line of a chunk index).
+func referable(line string) bool {
 	_, err := inband.Parse(line)
 	return err != nil
 }
@@ -100,12 +111,14 @@ func (x *Lines) Refer(text string) (string, int) {
 		return text, 0
 	}
 	lines := strings.Split(text, "\n")
-	for _, l := range lines {
-		if v, err := inband.Parse(l); err == nil {
-			if _, ok := v.(inband.RefLines); ok {
-				return text, 0
-			}
+	n := lineCount(text, lines)
+	ok := make([]bool, n) // lines[i] may be part of a run
+	for i, l := range lines[:n] {
+		v, err := inband.Parse(l)
+		if _, isRef := v.(inband.RefLines); err == nil && isRef {
+			return text, 0
 		}
+		ok[i] = err != nil
 	}
 	minLines := x.MinLines
 	if minLines <= 0 {
@@ -113,11 +126,12 @@ func (x *Lines) Refer(text string) (string, int) {
 	}
 	var b strings.Builder
 	refs, done := 0, 0 // lines[:done] are written
-	for i := 0; i+minLines <= len(lines); {
-		run, from := x.longest(lines, i)
+	for i := 0; i+minLines <= n; {
+		run, from := x.longest(lines[:n], ok, i)
 		if run >= minLines {
 			ref := inband.RefLines{ID: x.shown[from.text].name, From: int(from.line) + 1, To: int(from.line) + run}.String()
-			if 4*len(ref) <= runBytes(lines[i:i+run]) {
+			// The run's bytes, without the line break that follows it.
+			if 4*len(ref) <= runBytes(lines[i:i+run])-1 {
 				if refs == 0 {
 					b.Grow(len(text))
 				}
@@ -147,18 +161,20 @@ func (x *Lines) Refer(text string) (string, int) {
 }
 
 // longest finds the longest run of lines from lines[i] that repeats
-// lines of one shown text, the most recent one on a tie.
-func (x *Lines) longest(lines []string, i int) (int, linePlace) {
-	if !referable(lines[i]) {
+// lines of one shown text, the most recent one on a tie; ok tells the
+// lines that may be part of a run.
+func (x *Lines) longest(lines []string, ok []bool, i int) (int, linePlace) {
+	if !ok[i] {
 		return 0, linePlace{}
 	}
 	cands := x.at[maphash.String(linesSeed, lines[i])]
 	best, at := 0, linePlace{}
 	for j := len(cands) - 1; j >= 0 && j >= len(cands)-maxCandidates; j-- {
 		c := cands[j]
-		prev := x.shown[c.text].lines
+		s := &x.shown[c.text]
+		prev := s.lines[c.line:s.n]
 		n := 0
-		for i+n < len(lines) && int(c.line)+n < len(prev) && prev[int(c.line)+n] == lines[i+n] && referable(lines[i+n]) {
+		for n < len(prev) && i+n < len(lines) && prev[n] == lines[i+n] && ok[i+n] {
 			n++
 		}
 		if n > best {
@@ -202,8 +218,8 @@ func ResolveLines(text string, lookup func(name string) (string, bool)) (string,
 			return "", fmt.Errorf("line %d: %w: no result %s", n+1, ErrUnresolved, r.ID)
 		}
 		prev := strings.Split(src, "\n")
-		if r.To > len(prev) {
-			return "", fmt.Errorf("line %d: %w: %s has %d lines, not %d", n+1, ErrUnresolved, r.ID, len(prev), r.To)
+		if has := lineCount(src, prev); r.To > has {
+			return "", fmt.Errorf("line %d: %w: %s has %d lines, not %d", n+1, ErrUnresolved, r.ID, has, r.To)
 		}
 		out = append(out, prev[r.From-1:r.To]...)
 	}
