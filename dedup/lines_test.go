@@ -354,3 +354,121 @@ func FuzzResolveLines(f *testing.F) {
 		}
 	})
 }
+
+// reRefLine is a line reference as a reader finds it: by its words.
+var reRefLine = regexp.MustCompile(`^> \[ref: (.+), lines (\d+)–(\d+) of its result, byte-identical\]$`)
+
+// reNumbered is a line of a numbered read: "     N→text".
+var reNumbered = regexp.MustCompile(`^ *(\d+)→(.*)$`)
+
+// readFileLines reads a numbered file read the way a model must: from
+// its text, following each line reference to the earlier result it
+// names (by the name the reference carries) and taking the lines it
+// says. It returns the file's lines by number.
+func readFileLines(text string, shown func(name string) (string, bool)) (map[int]string, error) {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		m := reRefLine.FindStringSubmatch(l)
+		if m == nil {
+			lines = append(lines, l)
+			continue
+		}
+		src, ok := shown(m[1])
+		if !ok {
+			return nil, fmt.Errorf("%q names no result shown", l)
+		}
+		from, _ := strconv.Atoi(m[2])
+		to, _ := strconv.Atoi(m[3])
+		prev := strings.Split(strings.TrimSuffix(src, "\n"), "\n")
+		if from < 1 || to > len(prev) || from > to {
+			return nil, fmt.Errorf("%q: %s has %d lines", l, m[1], len(prev))
+		}
+		lines = append(lines, prev[from-1:to]...)
+	}
+	out := make(map[int]string)
+	for _, l := range lines {
+		m := reNumbered.FindStringSubmatch(l)
+		if m == nil {
+			return nil, fmt.Errorf("not a numbered line: %q", l)
+		}
+		n, _ := strconv.Atoi(m[1])
+		if _, dup := out[n]; dup {
+			return nil, fmt.Errorf("line %d twice", n)
+		}
+		out[n] = m[2]
+	}
+	return out, nil
+}
+
+// editFile changes a few lines of a file in place, inserts some and
+// deletes some, as an agent's edits do.
+func editFile(r *rand.Rand, lines []string) []string {
+	out := append([]string{}, lines...)
+	for k := 1 + r.IntN(3); k > 0 && len(out) > 0; k-- {
+		i := r.IntN(len(out))
+		switch r.IntN(3) {
+		case 0:
+			out[i] = "\t" + out[i] + " // changed"
+		case 1:
+			out = append(out[:i:i], append([]string{"\tlog.Println(\"inserted\")"}, out[i:]...)...)
+		default:
+			out = append(out[:i:i], out[i+1:]...)
+		}
+	}
+	return out
+}
+
+// TestLinesReading: a file read again after an edit, referred against
+// the earlier read (and the edit's snippet), answers "what is the exact
+// text of line N" for every line of the file, read only from its text
+// and the earlier results its references name.
+func TestLinesReading(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	asked, referred, before, after := 0, 0, 0, 0
+	for iter := 0; iter < 200; iter++ {
+		file := goLines(20 + r.IntN(400))
+		for i := range file { // lines of their own, so that a run is one place
+			if r.IntN(3) == 0 {
+				file[i] += fmt.Sprintf(" // v%d", r.IntN(1000))
+			}
+		}
+		edited := editFile(r, file)
+		name := fmt.Sprintf("toolu_%03dR (Read \"f%d.go\")", iter, iter)
+		texts := map[string]string{name: numbered(file)}
+		var x dedup.Lines
+		x.Add(name, texts[name])
+		if r.IntN(2) == 0 { // the edit's snippet: some lines of the new file
+			i := r.IntN(len(edited))
+			snip := "The file f.go has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n"
+			for j := i; j < min(len(edited), i+12); j++ {
+				snip += fmt.Sprintf("%6d→%s\n", j+1, edited[j])
+			}
+			sn := fmt.Sprintf("toolu_%03dE (Edit \"f%d.go\")", iter, iter)
+			texts[sn] = snip
+			x.Add(sn, snip)
+		}
+		reread := numbered(edited)
+		out, n := x.Refer(reread)
+		if n > 0 {
+			referred++
+		}
+		before, after = before+len(reread), after+len(out)
+		read, err := readFileLines(out, func(name string) (string, bool) { s, ok := texts[name]; return s, ok })
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if len(read) != len(edited) {
+			t.Fatalf("read %d lines, the file has %d:\n%s", len(read), len(edited), out)
+		}
+		for i, want := range edited {
+			asked++
+			if got, ok := read[i+1]; !ok || got != want {
+				t.Fatalf("line %d: read %q, the file has %q\n%s", i+1, got, want, out)
+			}
+		}
+	}
+	if referred < 150 {
+		t.Fatalf("only %d of 200 re-reads got references", referred)
+	}
+	t.Logf("%d lines asked, all answered; %d of 200 re-reads referred, %d → %d bytes", asked, referred, before, after)
+}
