@@ -233,6 +233,7 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 	seen := make(map[uint64][]string) // content hash → first call ids showing it
 	texts := make(map[string]string)  // call id → its text
 	var lines dedup.Lines             // the texts shown whole or in part, for line references
+	named := make(map[string]string)  // the name lines knows a text by → its call id
 	out := mapResults(msgs, func(i int, p *history.Part) (history.Part, bool) {
 		c := calls[p.ID]
 		if rw.excluded(c.name) || p.IsError {
@@ -293,14 +294,22 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		if prof.NoRefs || prof.MaxRefs > 0 && refs >= prof.MaxRefs {
 			return *p, false
 		}
-		// Runs of lines an earlier result showed: line references.
+		// Runs of lines an earlier result showed: line references (not
+		// in a result the agent fetched back: it asked to see it).
+		name := refName(c, p.ID)
+		named[name] = p.ID
+		if again[p.ID] || fetchesChunk(c.name, c.args) {
+			lines.Add(name, text)
+			return *p, false
+		}
 		if s, n := lines.Refer(text); n > 0 && len(s) < len(text) {
 			refs++
-			lines.Add(refName(c, p.ID), s)
-			edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Before: text, After: s, msg: i})
+			lines.Add(name, s)
+			ids := lineRefIDs(s, named)
+			edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: ids[0], Before: text, After: s, msg: i, lines: ids})
 			return withText(*p, s), true
 		}
-		lines.Add(refName(c, p.ID), text)
+		lines.Add(name, text)
 		return *p, false
 	})
 	if len(applied) > 0 {
@@ -320,6 +329,23 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		})
 	}
 	return out, edits
+}
+
+// lineRefIDs are the call ids of the results the line references of s
+// name (named maps a name to its call id), in order, each once.
+func lineRefIDs(s string, named map[string]string) []string {
+	var ids []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "> [ref: ") {
+			continue
+		}
+		if v, err := inband.Parse(l); err == nil {
+			if r, ok := v.(inband.RefLines); ok && !slices.Contains(ids, named[r.ID]) {
+				ids = append(ids, named[r.ID])
+			}
+		}
+	}
+	return ids
 }
 
 // firstBatch finds, for a message before the edit boundary, the first
@@ -649,8 +675,11 @@ func finish(out, edited, base []history.Message, calls map[string]call, edits []
 		if !shown[e.CallID] {
 			continue // trimmed or dropped: history's saving
 		}
+		// A repeat whose earlier result is not shown in full, or a
+		// result with line references to one that is put back as it was
+		// (its lines are no longer as they were counted), is put back.
 		if e.Source == SourceRepeat {
-			if !shown[e.Ref] {
+			if !shown[e.Ref] || slices.ContainsFunc(e.lines, func(id string) bool { return !shown[id] || restore[id] }) {
 				restore[e.CallID] = true
 				continue
 			}

@@ -157,7 +157,7 @@ func checkBlocks(t *rapid.T, i int, in, out []byte) {
 					b = obj("type", "tool_result", "tool_use_id", get(b, "tool_use_id").Str(), "content", rest)
 					text = rest
 				}
-				if !slices.Contains(inBlocks, b.String()) && !namesCall(text) && !inContents(inBlocks, text) && !restoresOne(inBlocks, text) {
+				if !slices.Contains(inBlocks, b.String()) && !namesCall(text) && !inContents(inBlocks, text) && !restoresOne(inBlocks, text) && !resolvesOne(inBlocks, text, results(ov)) {
 					t.Fatalf("request %d: result changed without naming its call or restoring: %s", i, b)
 				}
 			}
@@ -292,7 +292,7 @@ func checkResponsesItems(t *rapid.T, i int, in, out []byte) {
 			outputs[id] = true
 			if !slices.Contains(inItems, it.String()) {
 				text := withoutDropNote(get(it, "output").Str())
-				if !namesCall(text) && !inContents(inItems, text) && !restoresOne(inItems, text) {
+				if !namesCall(text) && !inContents(inItems, text) && !restoresOne(inItems, text) && !resolvesOne(inItems, text, callOutputs(ov)) {
 					t.Fatalf("request %d: output changed without naming a call or restoring: %s", i, it)
 				}
 			}

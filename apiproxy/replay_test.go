@@ -313,7 +313,8 @@ func checkRequest(direct, out []byte, _ bool, st ...store.Store) []string {
 	}
 	bad = append(bad, checkCalls(dv, ov)...)
 	before := results(dv)
-	for id, after := range results(ov) {
+	sentRes := results(ov)
+	for id, after := range sentRes {
 		b := before[id]
 		if tree.Equal(b, after) {
 			continue
@@ -328,6 +329,12 @@ func checkRequest(direct, out []byte, _ bool, st ...store.Store) []string {
 		}
 		text = withoutDropNote(text)
 		if text == bt {
+			continue
+		}
+		if back, ok, err := resolveSent(text, sentRes); ok {
+			if err != nil || back != bt && !restores(back, bt) {
+				bad = append(bad, fmt.Sprintf("result %s: its line references do not give it back (%v)", id, err))
+			}
 			continue
 		}
 		if v := checkBatched(dv, id, text, joinedText(b), st); v != "" {

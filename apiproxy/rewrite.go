@@ -181,7 +181,8 @@ type Edit struct {
 	Before string // the result's text as sent (SourceApplied: the call's input)
 	After  string // what replaced it
 
-	msg int // the index of the message changed
+	msg   int      // the index of the message changed
+	lines []string // the earlier calls a result's line references name (Ref is the first)
 }
 
 // Result is what [Rewriter.Rewrite] did to one request.
