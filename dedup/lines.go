@@ -51,7 +51,17 @@ type Lines struct {
 	MinLines int
 
 	shown []shownText
-	at    map[uint64][]linePlace
+	// head holds, by the hash of a line, 1 + the index in places of
+	// the line's most recent place; each place links to the one before.
+	head   map[uint64]int32
+	places []linePlace
+	// last is the text Refer split last: Add records it without
+	// splitting it again.
+	last struct {
+		text  string
+		lines []string
+		ok    []bool
+	}
 }
 
 type shownText struct {
@@ -60,7 +70,9 @@ type shownText struct {
 	n     int      // how many of them are lines of the text (lineCount)
 }
 
-type linePlace struct{ text, line int32 }
+// linePlace is line line of shown text text, and 1 + the index in
+// places of the place before it of a line of the same hash (0: none).
+type linePlace struct{ text, line, prev int32 }
 
 // Add records text as shown to the model under name, the ID its
 // references carry (a call id, optionally with the call's label:
@@ -70,18 +82,27 @@ func (x *Lines) Add(name, text string) {
 	if len(text) > maxLinesText || strings.Contains(name, "\n") {
 		return
 	}
-	if x.at == nil {
-		x.at = make(map[uint64][]linePlace)
+	if x.head == nil {
+		x.head = make(map[uint64]int32)
 	}
-	lines := strings.Split(text, "\n")
+	var lines []string
+	var ok []bool
+	if x.last.lines != nil && len(text) == len(x.last.text) && text == x.last.text {
+		lines, ok = x.last.lines, x.last.ok
+	} else {
+		lines = strings.Split(text, "\n")
+	}
+	x.last.text, x.last.lines, x.last.ok = "", nil, nil
 	n := lineCount(text, lines)
 	t := int32(len(x.shown))
 	x.shown = append(x.shown, shownText{name: name, lines: lines, n: n})
 	for i, l := range lines[:n] {
-		if referable(l) {
-			k := maphash.String(linesSeed, l)
-			x.at[k] = append(x.at[k], linePlace{t, int32(i)})
+		if ok != nil && !ok[i] || ok == nil && !referable(l) {
+			continue
 		}
+		k := maphash.String(linesSeed, l)
+		x.places = append(x.places, linePlace{t, int32(i), x.head[k]})
+		x.head[k] = int32(len(x.places))
 	}
 }
 
@@ -120,6 +141,7 @@ func (x *Lines) Refer(text string) (string, int) {
 		}
 		ok[i] = err != nil
 	}
+	x.last.text, x.last.lines, x.last.ok = text, lines, ok
 	minLines := x.MinLines
 	if minLines <= 0 {
 		minLines = DefaultMinLines
@@ -167,10 +189,9 @@ func (x *Lines) longest(lines []string, ok []bool, i int) (int, linePlace) {
 	if !ok[i] {
 		return 0, linePlace{}
 	}
-	cands := x.at[maphash.String(linesSeed, lines[i])]
 	best, at := 0, linePlace{}
-	for j := len(cands) - 1; j >= 0 && j >= len(cands)-maxCandidates; j-- {
-		c := cands[j]
+	for j, k := x.head[maphash.String(linesSeed, lines[i])], 0; j != 0 && k < maxCandidates; j, k = x.places[j-1].prev, k+1 {
+		c := x.places[j-1]
 		s := &x.shown[c.text]
 		prev := s.lines[c.line:s.n]
 		n := 0
