@@ -19,11 +19,12 @@ import (
 //	> [ref: toolu_01ABC (Read "a.go"), lines 12–80 of its result, byte-identical]
 //
 // where lines 12–80 are counted from the first line of the earlier
-// result's text as it was shown. [Lines] finds the runs; [ResolveLines]
-// puts them back.
+// result's text as it was shown (a final line break ends its last line:
+// a text of 80 lines has no line 81). [Lines] finds the runs;
+// [ResolveLines] puts them back.
 //
-// A run never holds an in-band line (a header, a note, another
-// reference): what a reader needs to read a text stays in it. A result
+// A run never holds an in-band line (a header, a note, a gap marker,
+// another reference): what a reader needs to read a text stays in it. A result
 // that already holds a line reading as a line reference gets none (it
 // could not be told from one). A run is at least [Lines.MinLines] lines,
 // and its reference at most a quarter of the bytes it stands for.
@@ -227,6 +228,7 @@ func ResolveLines(text string, lookup func(name string) (string, bool)) (string,
 	}
 	lines := strings.Split(text, "\n")
 	out := make([]string, 0, len(lines))
+	split := make(map[string][]string) // name → its text's lines (lineCount of them)
 	for n, l := range lines {
 		v, err := inband.Parse(l)
 		r, ok := v.(inband.RefLines)
@@ -234,13 +236,18 @@ func ResolveLines(text string, lookup func(name string) (string, bool)) (string,
 			out = append(out, l)
 			continue
 		}
-		src, found := lookup(r.ID)
-		if !found {
-			return "", fmt.Errorf("line %d: %w: no result %s", n+1, ErrUnresolved, r.ID)
+		prev, seen := split[r.ID]
+		if !seen {
+			src, found := lookup(r.ID)
+			if !found {
+				return "", fmt.Errorf("line %d: %w: no result %s", n+1, ErrUnresolved, r.ID)
+			}
+			prev = strings.Split(src, "\n")
+			prev = prev[:lineCount(src, prev)]
+			split[r.ID] = prev
 		}
-		prev := strings.Split(src, "\n")
-		if has := lineCount(src, prev); r.To > has {
-			return "", fmt.Errorf("line %d: %w: %s has %d lines, not %d", n+1, ErrUnresolved, r.ID, has, r.To)
+		if r.To > len(prev) {
+			return "", fmt.Errorf("line %d: %w: %s has %d lines, not %d", n+1, ErrUnresolved, r.ID, len(prev), r.To)
 		}
 		out = append(out, prev[r.From-1:r.To]...)
 	}
