@@ -58,40 +58,49 @@ type Lines struct {
 	MinLines int
 
 	shown []shownText
-	at    map[uint64][]linePlace
+	// head holds, by the hash of a line, 1 + the index in places of the
+	// line's most recent place; each place links to the one before.
+	head   map[uint64]int32
+	places []linePlace
 }
 
 type shownText struct {
 	name  string
-	lines []string
+	lines []string // its counted lines (counted)
 }
 
-type linePlace struct{ text, line int32 }
+// linePlace is line line of shown text text, and 1 + the index in
+// places of the place before it of a line of the same hash (0: none).
+type linePlace struct{ text, line, prev int32 }
 
 // Add records text, shown to the model (before line references), under
-// name, the ID its
-// references carry (a call id, optionally with the call's label:
-// `toolu_01ABC (Read "a.go")`).
+// name, the ID its references carry (a call id, optionally with the
+// call's label: `toolu_01ABC (Read "a.go")`). A name with a line break,
+// which no line can carry, is not recorded.
 func (x *Lines) Add(name, text string) {
-	if len(text) > maxLinesText {
+	if len(text) > maxLinesText || strings.Contains(name, "\n") {
 		return
 	}
-	if x.at == nil {
-		x.at = make(map[uint64][]linePlace)
+	if x.head == nil {
+		x.head = make(map[uint64]int32)
 	}
 	lines := counted(text)
 	t := int32(len(x.shown))
 	x.shown = append(x.shown, shownText{name: name, lines: lines})
 	for i, l := range lines {
 		k := maphash.String(linesSeed, l)
-		x.at[k] = append(x.at[k], linePlace{t, int32(i)})
+		x.places = append(x.places, linePlace{t, int32(i), x.head[k]})
+		x.head[k] = int32(len(x.places))
 	}
 }
 
 // counted are the lines of text a reference counts: all but terse's own
-// (in-band) lines.
+// (in-band) lines; a final line break ends the last line and opens none.
 func counted(text string) []string {
 	lines := strings.Split(text, "\n")
+	if strings.HasSuffix(text, "\n") {
+		lines = lines[:len(lines)-1]
+	}
 	out := lines[:0]
 	for _, l := range lines {
 		if referable(l) {
@@ -102,9 +111,10 @@ func counted(text string) []string {
 }
 
 // referable reports whether line may be part of a run: not an in-band
-// line.
+// line (anything inband.Parse reads: a "> [" note, but also a gap marker
+// or a line of a chunk index; every one opens with ">", "[" or "  chunk ").
 func referable(line string) bool {
-	if !strings.HasPrefix(line, "> [") {
+	if line == "" || line[0] != '>' && line[0] != '[' && !strings.HasPrefix(line, "  chunk ") {
 		return true
 	}
 	_, err := inband.Parse(line)
@@ -143,7 +153,8 @@ func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 		run, from := x.longest(lines, &ok, i)
 		if run >= minLines {
 			ref := inband.RefLines{ID: x.shown[from.text].name, From: int(from.line) + 1, To: int(from.line) + run}.String()
-			if 4*len(ref) <= runBytes(lines[i:i+run]) {
+			// The run's bytes, without the line break that follows it.
+			if 4*len(ref) <= runBytes(lines[i:i+run])-1 {
 				if refs == 0 {
 					b.Grow(len(text))
 				}
@@ -176,16 +187,16 @@ func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 // lines of one shown text, the most recent one on a tie; ok says which
 // lines a run may hold.
 func (x *Lines) longest(lines []string, ok *okLines, i int) (int, linePlace) {
-	cands := x.at[maphash.String(linesSeed, lines[i])]
-	if len(cands) == 0 || !ok.at(i) {
+	j := x.head[maphash.String(linesSeed, lines[i])]
+	if j == 0 || !ok.at(i) {
 		return 0, linePlace{}
 	}
 	best, at := 0, linePlace{}
-	for j := len(cands) - 1; j >= 0 && j >= len(cands)-maxCandidates; j-- {
-		c := cands[j]
-		prev := x.shown[c.text].lines
+	for k := 0; j != 0 && k < maxCandidates; j, k = x.places[j-1].prev, k+1 {
+		c := x.places[j-1]
+		prev := x.shown[c.text].lines[c.line:]
 		n := 0
-		for i+n < len(lines) && int(c.line)+n < len(prev) && prev[int(c.line)+n] == lines[i+n] && ok.at(i+n) {
+		for n < len(prev) && i+n < len(lines) && prev[n] == lines[i+n] && ok.at(i+n) {
 			n++
 		}
 		if n > best {
@@ -237,6 +248,7 @@ func ResolveLines(text string, lookup func(name string) (string, bool)) (string,
 	}
 	lines := strings.Split(text, "\n")
 	out := make([]string, 0, len(lines))
+	split := make(map[string][]string) // name → its counted lines
 	for n, l := range lines {
 		v, err := inband.Parse(l)
 		r, ok := v.(inband.RefLines)
@@ -244,11 +256,15 @@ func ResolveLines(text string, lookup func(name string) (string, bool)) (string,
 			out = append(out, l)
 			continue
 		}
-		src, found := lookup(r.ID)
-		if !found {
-			return "", fmt.Errorf("line %d: %w: no result %s", n+1, ErrUnresolved, r.ID)
+		prev, seen := split[r.ID]
+		if !seen {
+			src, found := lookup(r.ID)
+			if !found {
+				return "", fmt.Errorf("line %d: %w: no result %s", n+1, ErrUnresolved, r.ID)
+			}
+			prev = counted(src)
+			split[r.ID] = prev
 		}
-		prev := counted(src)
 		if r.To > len(prev) {
 			return "", fmt.Errorf("line %d: %w: %s has %d lines, not %d", n+1, ErrUnresolved, r.ID, len(prev), r.To)
 		}

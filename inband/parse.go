@@ -167,7 +167,7 @@ func parseNote(line string) (Line, bool) {
 		return Brake{}, true
 	case strings.HasPrefix(line, "> [id: ") && strings.HasSuffix(line, "]"):
 		return ID{line[len("> [id: ") : len(line)-1]}, true
-	case strings.HasPrefix(line, "> [ref: ") && strings.HasSuffix(line, refLinesTail):
+	case len(line) >= len("> [ref: ")+len(refLinesTail) && strings.HasPrefix(line, "> [ref: ") && strings.HasSuffix(line, refLinesTail):
 		return parseRefLines(line[len("> [ref: ") : len(line)-len(refLinesTail)])
 	case strings.HasPrefix(line, "> [ref: ") && strings.HasSuffix(line, ", byte-identical]"):
 		return Ref{line[len("> [ref: ") : len(line)-len(", byte-identical]")]}, true
@@ -246,7 +246,7 @@ func parseNote(line string) (Line, bool) {
 		return Trimmed{cs[0], m[2] != ""}, true
 	case strings.HasPrefix(line, "> [trimmed: "):
 		return parseDropped(line)
-	case strings.HasPrefix(line, "> [the result of ") && strings.HasSuffix(line, " follows, as sent]"):
+	case len(line) >= len("> [the result of ")+len(" follows, as sent]") && strings.HasPrefix(line, "> [the result of ") && strings.HasSuffix(line, " follows, as sent]"):
 		c, ok := parseToolCall(line[len("> [the result of ") : len(line)-len(" follows, as sent]")])
 		return Resent{c}, ok
 	case strings.HasPrefix(line, "> ["):
