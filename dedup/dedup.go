@@ -1,5 +1,6 @@
 // Package dedup replaces a tool result the agent has already seen with a
-// one-line reference to it.
+// one-line reference to it, and ([Lines]) runs of lines it has already
+// seen with line references.
 //
 // A [Cache] keeps, per session and context partition ([Key]), a bounded
 // LRU of fingerprints (the first 128 bits of SHA-256) of results the agent
