@@ -210,8 +210,10 @@ type Refs struct {
 	lines map[Context]*dedup.Lines
 	shown map[Context]map[string]string // name → text before references
 	// Whole and Lined count the results given a whole reference and line
-	// references; Runs counts the line references.
-	Whole, Lined, Runs int
+	// references; Runs counts the line references; KeptInView counts the
+	// error and verdict lines of commands' outputs given line references
+	// (every one stays in view).
+	Whole, Lined, Runs, KeptInView int
 }
 
 // Apply returns what the model is shown of r, whose text as shaped is
@@ -255,6 +257,12 @@ func (x *Refs) Apply(r Result, text string) (string, error) {
 		if back != text {
 			return text, fmt.Errorf("%s: line references resolve to another text", r.ID)
 		}
+		if keep != nil && errorLines(s) != errorLines(text) {
+			return text, fmt.Errorf("%s: an error or verdict line of a command's output is not in view", r.ID)
+		}
+		if keep != nil {
+			x.KeptInView += errorLines(s)
+		}
 		x.Lined++
 		x.Runs += n
 	}
@@ -265,4 +273,15 @@ func (x *Refs) Apply(r Result, text string) (string, error) {
 		return s, nil
 	}
 	return text, nil
+}
+
+// errorLines counts the error, failure and verdict lines of text.
+func errorLines(text string) int {
+	n := 0
+	for l := range strings.SplitSeq(text, "\n") {
+		if shape.ErrorLine(l) {
+			n++
+		}
+	}
+	return n
 }
