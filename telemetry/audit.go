@@ -44,6 +44,12 @@ func Audit(dir string, sources iter.Seq2[string, []byte]) (leaks []Leak, files i
 	for _, w := range Vocabulary() {
 		vocab.WriteString(`,"` + w + `":"` + w + `"` + "\n")
 	}
+	// A field and one of its enumerated values, as encoded.
+	for key, values := range enumerated() {
+		for _, w := range values {
+			vocab.WriteString(`,"` + key + `":"` + w + `","` + "\n")
+		}
+	}
 	schema := vocab.String()
 	seen := map[string]bool{}
 	for name, data := range sources {

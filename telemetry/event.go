@@ -333,6 +333,13 @@ func vocab(s string, list []string) string {
 	return "other"
 }
 
+// enumerated maps the fields whose values come from a fixed list to that
+// list.
+func enumerated() map[string][]string {
+	return map[string][]string{"tok": tokenizers, "fmt": formats, "entry": entries, "class": Classes,
+		"shape": ShapeNames[:], "tshape": TextShapes, "tclass": ShapeClasses, "err": errClasses, "skip": untouched}
+}
+
 // Vocabulary lists every fixed string an event file can hold besides
 // numbers and hashes: the keys and the names of every closed set. Tool
 // names appear only when opted into.

@@ -72,8 +72,9 @@ type ReplayOptions struct {
 }
 
 // FromLogs reads transcripts into a report and a plan (rules P1–P3), and
-// replays every tool result through terse's pipeline (auto format, dedup
-// per session partition, the default budget) to measure what it saves.
+// replays every tool result through terse's pipeline (auto format, the
+// default text shaping, dedup per session partition, the default budget)
+// to measure what it saves.
 func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan, error) {
 	counter := tokens.O200kBase()
 	t := &logTally{counter: counter, o: o, tools: map[string]*ToolCost{}, mcp: map[string]bool{}, clock: int64(1_800_000_000_000)}
@@ -90,7 +91,7 @@ func FromLogs(ctx context.Context, l *Logs, o ReplayOptions) (*LogReport, *Plan,
 		}
 		t.compactions += s.Compactions
 		cache := dedup.New(dedup.Options{})
-		p, err := terse.New(&terse.Options{Format: "auto", Tokenizer: counter, Dedup: cache})
+		p, err := terse.New(&terse.Options{Format: "auto", Tokenizer: counter, Dedup: cache, Shape: config.Default().Shape.Options()})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -332,7 +333,7 @@ func (r *LogReport) lines() []string {
 	out = append(out, "",
 		fmt.Sprintf("Identical re-reads: %d results, %d tokens (%s).", r.ReReads, r.ReReadTokens, pct(r.ReReadTokens, r.Tokens)),
 		fmt.Sprintf("Stale reads (a file read, then edited): %d reads, %d tokens.", r.StaleReads, r.StaleReadTokens),
-		fmt.Sprintf("Replayed through terse (auto format, dedup, default budget): %d → %d tokens, %s saved; %d results failed to parse.",
+		fmt.Sprintf("Replayed through terse (auto format, text shaping, dedup, default budget): %d → %d tokens, %s saved; %d results failed to parse.",
 			r.ReplayIn, r.ReplayOut, pct(r.ReplayIn-r.ReplayOut, r.ReplayIn), r.ReplayErrors))
 	var src []string
 	for _, k := range []string{"filter", "dedup", "encoding", "fit"} {
