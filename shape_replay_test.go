@@ -144,7 +144,7 @@ func TestReplayShapes(t *testing.T) {
 			fmt.Fprintf(&sb, "shaped per class: %v; fitted to the budget: %d\n", classes, fitted)
 			fmt.Fprintf(&sb, "expand byte-identical: %d of %d; elisions joined back: %d of %d; anchors lost: %d\n",
 				expanded, classes["lossless"]+classes["display"], joined, elided, lost)
-			fmt.Fprintf(&sb, "with references to what the model still has, as terse api writes them (%d results whole, %d with %d line references, all resolved; %d error and verdict lines of commands' outputs among them, all in view):\n%s",
+			fmt.Fprintf(&sb, "with references to what the model still has, as terse api writes them (%d results whole, %d with %d line references, all resolved; %d error, verdict and file:line lines of commands' outputs among them, all in view):\n%s",
 				refs.Whole, refs.Lined, refs.Runs, refs.KeptInView, tabRefs.String())
 			t.Log("\n" + sb.String())
 			if lost > 0 {

@@ -300,7 +300,7 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 			return *p, false
 		}
 		// Runs of lines an earlier result showed: line references.
-		// A command's error and verdict lines stay in view.
+		// A command's error and verdict lines and file:line findings stay in view.
 		// (Asked only when a run is found.)
 		outcome := -1
 		keep := func(line string) bool {
@@ -310,7 +310,7 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 					outcome = 1
 				}
 			}
-			return outcome == 1 && shape.ErrorLine(line)
+			return outcome == 1 && shape.InView(line)
 		}
 		// What the agent fetched back stays whole: a chunk, a result as
 		// an earlier one of the same call a batch may have left out.

@@ -110,11 +110,31 @@ func ErrorLine(line string) bool {
 	return false
 }
 
+// InView reports whether a line of a command's output stays in view
+// when what is around it is a reference to lines shown before: an error,
+// failure or verdict line, or one that names a file:line (a compiler's
+// or a linter's finding).
+func InView(line string) bool {
+	if ErrorLine(line) {
+		return true
+	}
+	if !strings.Contains(line, ":") {
+		return false
+	}
+	for f := range strings.FieldsFuncSeq(line, notWordish) {
+		f = strings.TrimRight(f, ".:-")
+		if p, rest, ok := strings.Cut(f, ":"); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' && isPathAnchor(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Outcome reports whether text, the result of call as the tool gave it,
 // may be the output of a run whose error and verdict lines state how it
 // went: anything but a file read, a search, a listing, a fetched page and
 // JSON data. A reference that stands for lines shown before keeps those
-// lines of it in view (dedup.Lines.Refer with ErrorLine). It looks at the
+// lines of it in view (dedup.Lines.Refer with InView). It looks at the
 // tool's name and the text's first byte only: it is asked on every
 // request.
 func Outcome(text string, call Call) bool {

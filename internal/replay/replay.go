@@ -203,7 +203,8 @@ func JoinChunks(fetch func(n int) (string, error)) (string, error) {
 // the whole context (terse api) writes for it: a whole reference to a
 // byte-identical earlier result ([Result.Earlier]), else line references
 // ([dedup.Lines]) to runs of lines of earlier results as they were
-// shown, the error and verdict lines of a command's output kept in view
+// shown, the error and verdict lines and file:line findings of a
+// command's output kept in view
 // (shape.Outcome); and checks that every line reference resolves to the text it
 // stands for. The zero value is ready to use.
 type Refs struct {
@@ -211,7 +212,7 @@ type Refs struct {
 	shown map[Context]map[string]string // name → text before references
 	// Whole and Lined count the results given a whole reference and line
 	// references; Runs counts the line references; KeptInView counts the
-	// error and verdict lines of commands' outputs given line references
+	// error and verdict lines and file:line findings of commands' outputs given line references
 	// (every one stays in view).
 	Whole, Lined, Runs, KeptInView int
 }
@@ -243,7 +244,7 @@ func (x *Refs) Apply(r Result, text string) (string, error) {
 	name := hook.RefName(r.Tool, hook.Ref{ID: r.ID, Input: in})
 	var keep func(string) bool
 	if shape.Outcome(r.Text, shape.Call{Tool: r.Tool, Input: r.Input}) {
-		keep = shape.ErrorLine
+		keep = shape.InView
 	}
 	s, n := l.Refer(text, keep)
 	if n > 0 && len(s) < len(text) {
@@ -258,7 +259,7 @@ func (x *Refs) Apply(r Result, text string) (string, error) {
 			return text, fmt.Errorf("%s: line references resolve to another text", r.ID)
 		}
 		if keep != nil && errorLines(s) != errorLines(text) {
-			return text, fmt.Errorf("%s: an error or verdict line of a command's output is not in view", r.ID)
+			return text, fmt.Errorf("%s: an error, verdict or file:line line of a command's output is not in view", r.ID)
 		}
 		if keep != nil {
 			x.KeptInView += errorLines(s)
@@ -275,11 +276,11 @@ func (x *Refs) Apply(r Result, text string) (string, error) {
 	return text, nil
 }
 
-// errorLines counts the error, failure and verdict lines of text.
+// errorLines counts the lines of text shape.InView keeps in view.
 func errorLines(text string) int {
 	n := 0
 	for l := range strings.SplitSeq(text, "\n") {
-		if shape.ErrorLine(l) {
+		if shape.InView(l) {
 			n++
 		}
 	}
