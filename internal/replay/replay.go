@@ -276,11 +276,12 @@ func (x *Refs) Apply(r Result, text string) (string, error) {
 	return text, nil
 }
 
-// errorLines counts the lines of text shape.InView keeps in view.
+// errorLines counts the lines of text shape.InView keeps in view (not
+// counting references, whose call labels may hold such words).
 func errorLines(text string) int {
 	n := 0
 	for l := range strings.SplitSeq(text, "\n") {
-		if shape.InView(l) {
+		if !strings.HasPrefix(l, "> [ref: ") && shape.InView(l) {
 			n++
 		}
 	}
