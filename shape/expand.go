@@ -95,6 +95,13 @@ func expandAt(text string) (string, Class, error) {
 		col += len(r) + len("; ")
 	}
 	lines := strings.Split(body, "\n")
+	if holdsLineRef(body) {
+		for n, l := range lines {
+			if isLineRef(l) {
+				return "", None, &ExpandError{Line: n + 2, Col: 1, Msg: "a line reference stands for lines of an earlier result: put them back first (terse api's dedup.ResolveLines)"}
+			}
+		}
+	}
 	for i := len(rules) - 1; i >= 0; i-- {
 		r := rules[i]
 		if r == ruleDisplay && (class != Display || i != 0) {
@@ -110,4 +117,24 @@ func expandAt(text string) (string, Class, error) {
 		lines = out
 	}
 	return strings.Join(lines, "\n"), class, nil
+}
+
+// holdsLineRef reports whether text has a line that reads as a line
+// reference ("> [ref: …, lines 1–9 of its result, byte-identical]").
+func holdsLineRef(text string) bool {
+	if !strings.Contains(text, " of its result, byte-identical]") {
+		return false
+	}
+	for l := range strings.SplitSeq(text, "\n") {
+		if isLineRef(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLineRef(line string) bool {
+	v, err := inband.Parse(line)
+	_, ok := v.(inband.RefLines)
+	return err == nil && ok
 }

@@ -1,6 +1,11 @@
 package shape
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // TestInView: the lines of a command's output that a line reference
 // never stands for.
@@ -42,5 +47,31 @@ func TestOutcome(t *testing.T) {
 		if got := Outcome(c.text, Call{Tool: c.tool}); got != c.want {
 			t.Errorf("Outcome(%q, %s) = %v, want %v", c.text, c.tool, got, c.want)
 		}
+	}
+}
+
+// TestExpandRefusesLineRefs: a shaped text given line references is not
+// expanded (an error at the reference's line), and a text that holds a
+// line reading as one is not shaped.
+func TestExpandRefusesLineRefs(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "%6d→line %d\n", i, i)
+	}
+	r := Shape(b.String(), Call{Tool: "Read"}, nil)
+	if r.Class != Lossless {
+		t.Fatalf("not shaped: %s", r.Why)
+	}
+	lines := strings.Split(r.Text, "\n")
+	ref := `> [ref: toolu_01 (Read "a.go"), lines 1–9 of its result, byte-identical]`
+	referred := strings.Join(append(append(lines[:1:1], ref), lines[10:]...), "\n")
+	_, err := Expand(referred)
+	var ee *ExpandError
+	if !errors.As(err, &ee) || ee.Line != 2 {
+		t.Fatalf("Expand of a text with a line reference: %v", err)
+	}
+	literal := strings.Replace(b.String(), "     5→line 5\n", ref+"\n", 1)
+	if r := Shape(literal, Call{Tool: "Bash", Input: []byte(`{"command":"cat -n a.go"}`)}, nil); r.Text != literal {
+		t.Errorf("a text holding a line reference was shaped: %q", r.Text[:80])
 	}
 }

@@ -184,6 +184,12 @@ func Shape(text string, call Call, o *Options) Result {
 	if len(text) < minBytes {
 		return Result{Text: text, Shape: kind, Why: "short"}
 	}
+	if holdsLineRef(text) {
+		// terse expand refuses a text with a line reference (one stands
+		// for lines it does not hold): a text that holds one as it is
+		// stays as it is.
+		return Result{Text: text, Shape: kind, Why: "holds a line reference"}
+	}
 	// Git output (commit SHAs, branch names, a detached HEAD) is shaped
 	// losslessly or not at all; a compiler's or linter's keeps what a
 	// terminal shows at least: every error line and file:line.
