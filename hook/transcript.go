@@ -129,6 +129,9 @@ type result struct {
 	id      string
 	visible string     // the text the model was shown
 	output  tree.Value // toolUseResult: the tool's output object
+	// text is the text the model was shown when it is one text (the
+	// content string, or a single text block), else "".
+	text string
 }
 
 type call struct {
@@ -161,7 +164,8 @@ func parseEntry(line []byte) (entry, bool) {
 		switch typ.Str() {
 		case "tool_result":
 			id, _ := b.Get("tool_use_id")
-			r := result{id: id.Str(), visible: visibleText(b)}
+			r := result{id: id.Str()}
+			r.visible, r.text = visibleText(b)
 			if hasOut {
 				r.output = out
 			}
@@ -177,20 +181,32 @@ func parseEntry(line []byte) (entry, bool) {
 }
 
 // visibleText is the text of a tool_result block: its content string, or
-// its text blocks joined.
-func visibleText(b tree.Value) string {
+// its text blocks joined. one is the text when the block shows one text
+// (its content string, or a single text block and nothing else), whose
+// lines the model reads as they are numbered in it; else "".
+func visibleText(b tree.Value) (visible, one string) {
 	c, _ := b.Get("content")
 	if c.Kind() == tree.KindString {
-		return c.Str()
+		if c.Escaped() {
+			return c.Str(), ""
+		}
+		return c.Str(), c.Str()
 	}
+	items := c.Items()
 	var sb strings.Builder
-	for _, it := range c.Items() {
+	for _, it := range items {
 		if t, _ := it.Get("text"); t.Kind() == tree.KindString {
 			sb.WriteString(t.Str())
 			sb.WriteByte('\n')
 		}
 	}
-	return sb.String()
+	if len(items) == 1 {
+		typ, _ := items[0].Get("type")
+		if t, _ := items[0].Get("text"); typ.Str() == "text" && t.Kind() == tree.KindString && !t.Escaped() {
+			one = t.Str()
+		}
+	}
+	return sb.String(), one
 }
 
 // needle is how a transcript line holding text writes its start: the
@@ -199,11 +215,17 @@ func visibleText(b tree.Value) string {
 // and control characters escaped, everything else as it is), at most
 // maxNeedle bytes. Lines holding an earlier copy of the text hold it.
 func needle(text string) []byte {
-	var b []byte
-	for i := 0; i < len(text) && len(b) < maxNeedle; i++ {
+	return appendEscaped(nil, text, maxNeedle)
+}
+
+// appendEscaped appends text escaped as Claude Code escapes a JSON
+// string's content (see needle) to b, stopping before b would grow past
+// max bytes (at a character boundary).
+func appendEscaped(b []byte, text string, max int) []byte {
+	for i := 0; i < len(text) && len(b) < max; i++ {
 		if utf8.RuneStart(text[i]) {
 			_, size := utf8.DecodeRuneInString(text[i:])
-			if len(b)+size > maxNeedle {
+			if len(b)+size > max {
 				break
 			}
 		}

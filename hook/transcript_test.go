@@ -184,5 +184,6 @@ func FuzzTranscript(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		tr := ParseTranscript(data)
 		tr.Find("Bash", "", "", []string{text})
+		tr.Shown("", "t1", []string{text})
 	})
 }

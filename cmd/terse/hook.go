@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -99,9 +100,9 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return nil
 	}
 	type done struct {
-		out  []byte
-		tool string
-		err  error
+		out       []byte
+		tool      string
+		err, warn error
 	}
 	ch := make(chan done, 1)
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -119,10 +120,13 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}()
 		h := &hookRunner{cfgPath: *cfgPath}
 		d.out, d.err = h.run(ctx, stdin)
-		d.tool = h.tool
+		d.tool, d.warn = h.tool, h.warn
 	}()
 	select {
 	case d := <-ch:
+		if d.warn != nil {
+			lg.printf("claude-code", d.tool, "error", d.warn.Error())
+		}
 		if d.err != nil {
 			lg.printf("claude-code", d.tool, "error", d.err.Error())
 			return nil
@@ -146,6 +150,8 @@ type hookRunner struct {
 	// the transcript the event names (a replay of recorded sessions).
 	storeDir   string
 	transcript *hook.Transcript
+	// warn is what went wrong without stopping the call (it is logged).
+	warn error
 }
 
 // run reads the event and returns the hook's output, or nil for none.
@@ -277,25 +283,32 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	texts := append([]string(nil), orig...)
 	saved := meter.Saved{}
 	tokExtra, bytesIn := 0, tev.BytesIn // the baseline's excess over the fields as sent: meter.Baseline per field shaped
-	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
+	tr := h.openTranscript(ev, size, &tev)
+	defer tr.Close()
+	rest := telemetry.SrcEncoding // what no source claims of the saving
+	if ref, ok := tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, orig); ok {
 		texts[0] = hook.RefHint(ev.ToolName, ref)
 		for i := 1; i < len(texts); i++ {
 			texts[i] = ""
 		}
 		tev.Dedup, tev.Format = telemetry.DedupHit, "hint"
 		tev.Hints[telemetry.HintRef]++
+		rest = telemetry.SrcDedup
 	} else {
 		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID, WorkDir: ev.Cwd,
 			Hints: profile.Gate{E: &eff, C: new(profile.HintCounter)}}
 		if tokExtra, bytesIn, err = shapeSlots(ctx, p, req, slots, origCounts, texts, &tev, saved, bytesIn); err != nil {
 			return nil, tev, err
 		}
+		if err := referLines(tr, ev, slots, texts, c, &tev, saved); err != nil {
+			h.warn = err // the fields stay as shaped
+		}
 	}
 	counts, err := origCounts()
 	if err != nil {
 		return nil, tev, err
 	}
-	if !settleHook(&tev, saved, c, counts, orig, texts, tokExtra, bytesIn) {
+	if !settleHook(&tev, saved, c, counts, orig, texts, tokExtra, bytesIn, rest) {
 		return nil, tev, nil
 	}
 	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
@@ -353,7 +366,9 @@ func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slot
 // settleHook sets tev's token and byte figures and its savings from the
 // fields' counts before and after; it reports false (tev then says why)
 // when the shaped fields save nothing.
-func settleHook(tev *telemetry.Event, saved meter.Saved, c tokens.Counter, counts []int, orig, texts []string, tokExtra, bytesIn int) bool {
+// The rest of the saving, what no source claims, is rest's: the
+// encoding's, or all of it the reference's for a result in context.
+func settleHook(tev *telemetry.Event, saved meter.Saved, c tokens.Counter, counts []int, orig, texts []string, tokExtra, bytesIn int, rest telemetry.Source) bool {
 	before, after, bytesOut := 0, 0, 0
 	for i, t := range texts {
 		before += counts[i]
@@ -372,14 +387,11 @@ func settleHook(tev *telemetry.Event, saved meter.Saved, c tokens.Counter, count
 		return false
 	}
 	tev.TokensIn, tev.BytesIn, tev.TokensOut, tev.BytesOut = tokIn, bytesIn, after, bytesOut
-	rest := telemetry.SrcEncoding
-	if tev.Dedup == telemetry.DedupHit {
-		rest = telemetry.SrcDedup
+	if rest == telemetry.SrcDedup {
 		tev.ShapeClass = ""
 	}
 	// Counted apart, the fields may tokenize a little differently than
-	// the pipeline counted them: the rest is the encoding's (all of it
-	// the reference's for a result in context).
+	// the pipeline counted them.
 	saved.Settle(tokIn-after, rest.String())
 	tev.Saved = saved.BySource()
 	return true
@@ -413,26 +425,83 @@ func countAside(c tokens.Counter, texts []string) func() ([]int, error) {
 	})
 }
 
-// inContext returns the earlier call whose result is identical to
-// this one that the model still has in context, read from the transcript.
-// A missing or unreadable transcript means none.
-func (h *hookRunner) inContext(ev *hook.Event, texts []string, size int, tev *telemetry.Event) (hook.Ref, bool) {
+// openTranscript reads the transcript the event names, to find the
+// earlier results the model still has: nil (no references) for a result
+// too small to refer to, or a transcript missing or unreadable. Close it
+// when done (a replay's own transcript is not mapped: Close leaves it).
+func (h *hookRunner) openTranscript(ev *hook.Event, size int, tev *telemetry.Event) *hook.Transcript {
 	if size < dedup.DefaultMinBytes {
-		return hook.Ref{}, false
+		return nil
 	}
 	tr := h.transcript
 	if tr == nil {
 		if ev.TranscriptPath == "" {
-			return hook.Ref{}, false
+			return nil
 		}
 		var err error
 		if tr, err = hook.ReadTranscript(ev.TranscriptPath, maxTranscript); err != nil {
-			return hook.Ref{}, false
+			return nil
 		}
-		defer tr.Close()
 	}
 	tev.Compactions = tr.Compactions
-	return tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, texts)
+	return tr
+}
+
+// referLines replaces, in the fields that may have them
+// ([hook.LineSlot]), each run of lines that repeats lines of one earlier
+// result the model still has ([hook.Transcript.Shown]) by a line
+// reference to that result (package dedup's [dedup.Lines]), where it
+// saves tokens. Its saving is dedup's. On an error (a panic reading a
+// transcript cut short) texts, tev and saved are left as they were.
+func referLines(tr *hook.Transcript, ev *hook.Event, slots []hook.Slot, texts []string, c tokens.Counter, tev *telemetry.Event, saved meter.Saved) (err error) {
+	if tr == nil {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("line references: panic: %v", r)
+		}
+	}()
+	var idx []int
+	var cand []string
+	for i, s := range slots {
+		if hook.LineSlot(ev.ToolName, s) && len(texts[i]) >= dedup.DefaultMinBytes {
+			idx = append(idx, i)
+			cand = append(cand, texts[i])
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	shown := tr.Shown(ev.AgentID, ev.ToolUseID, cand)
+	if len(shown) == 0 {
+		return nil
+	}
+	var lx dedup.Lines
+	for _, s := range shown {
+		lx.Add(s.Name, s.Text)
+	}
+	type referred struct {
+		i, refs, saved int
+		text           string
+	}
+	var done []referred
+	for _, i := range idx {
+		s, n := lx.Refer(texts[i])
+		if n == 0 || len(s) >= len(texts[i]) {
+			continue
+		}
+		if d := c.Count(texts[i]) - c.Count(s); d > 0 {
+			done = append(done, referred{i, n, d, s})
+		}
+	}
+	for _, d := range done {
+		texts[d.i] = d.text
+		saved[telemetry.SrcDedup.String()] += d.saved
+		tev.Hints[telemetry.HintRef] += uint16(min(d.refs, math.MaxUint16))
+		tev.Dedup = telemetry.DedupHit
+	}
+	return nil
 }
 
 // pipeline builds the pipeline of one hook call: the config's options
