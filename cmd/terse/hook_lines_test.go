@@ -120,22 +120,19 @@ func runHookEvent(t *testing.T, event string, args ...string) tree.Value {
 	return upd
 }
 
-// shownIn is the text the transcript shows for each call, by the name a
-// line reference gives it (read apart from package hook's reader).
-func shownIn(t *testing.T, transcript string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(transcript)
-	if err != nil {
-		t.Fatal(err)
-	}
+// shownByName is the text a transcript shows for each call's result,
+// and the sub-agent whose it is, by the name a line reference gives the
+// call (read apart from package hook's reader).
+func shownByName(transcript string) map[string]shownResult {
 	calls := map[string]hook.Ref{}
 	tools := map[string]string{}
-	out := map[string]string{}
-	for line := range strings.SplitSeq(string(data), "\n") {
+	out := map[string]shownResult{}
+	for line := range strings.SplitSeq(transcript, "\n") {
 		v, err := tree.ParseString(line)
 		if err != nil {
 			continue
 		}
+		agent, _ := v.Get("agentId")
 		msg, _ := v.Get("message")
 		content, _ := msg.Get("content")
 		for _, b := range content.Items() {
@@ -150,12 +147,21 @@ func shownIn(t *testing.T, transcript string) map[string]string {
 			case "tool_result":
 				id, _ := b.Get("tool_use_id")
 				c, _ := b.Get("content")
-				out[hook.RefName(tools[id.Str()], calls[id.Str()])] = c.Str()
+				text := c.Str()
+				if c.Kind() == tree.KindArray && c.Len() == 1 {
+					t, _ := c.Items()[0].Get("text")
+					text = t.Str()
+				}
+				if _, ok := calls[id.Str()]; ok {
+					out[hook.RefName(tools[id.Str()], calls[id.Str()])] = shownResult{text, agent.Str()}
+				}
 			}
 		}
 	}
 	return out
 }
+
+type shownResult struct{ text, agent string }
 
 var lineRefRE = regexp.MustCompile(`(?m)^> \[ref: .*, lines \d+–\d+ of its result, byte-identical\]$`)
 
@@ -208,8 +214,12 @@ func TestHookLineRefs(t *testing.T) {
 			t.Errorf("reference %q: want one to toolu_01 (Bash \"git diff\")", r)
 		}
 	}
-	shown := shownIn(t, path)
-	back, err := dedup.ResolveLines(got, func(name string) (string, bool) { s, ok := shown[name]; return s, ok })
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := shownByName(string(data))
+	back, err := dedup.ResolveLines(got, func(name string) (string, bool) { s, ok := shown[name]; return s.text, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
