@@ -2,7 +2,10 @@ package hook
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
+	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -60,7 +63,7 @@ func LineSlot(tool string, s Slot) bool {
 // one pass over the JSON text for runs of the lines of texts as Claude
 // Code writes them, and only the latest 8 entries holding one are read.
 func (t *Transcript) Shown(agentID, exclude string, texts []string) []Shown {
-	if t == nil || len(texts) == 0 || exclude == "" {
+	if t == nil || exclude == "" || !slices.ContainsFunc(texts, mayRun) {
 		return nil
 	}
 	cur, ok := t.call(exclude, t.data)
@@ -112,6 +115,11 @@ func (t *Transcript) Shown(agentID, exclude string, texts []string) []Shown {
 	return out
 }
 
+// mayRun reports whether text is long enough to hold a run.
+func mayRun(text string) bool {
+	return len(text) >= minRunBytes && strings.Count(text, "\n") >= minRunLines-1
+}
+
 // lineSet holds the lines of texts as a transcript writes them (JSON
 // string content, escaped as Claude Code escapes it), to find runs of
 // them in the transcript's bytes without parsing it.
@@ -159,12 +167,16 @@ func (s *lineSet) has(p []byte) bool {
 
 // runs calls found with an offset in data inside each run of at least
 // minRunLines consecutive lines of the set, of minRunBytes bytes or
-// more, found in data's JSON strings. A piece of data is the text
-// between two line breaks of a JSON string (the escape \n), or between
-// a string's quote and a line break: so a text's first and last lines
-// are pieces too. What is not a string's content makes pieces of its
-// own, which match no line but by chance; a chance match only makes an
-// entry read for nothing.
+// more, in one of data's JSON strings. It reads data as JSON text
+// (JSONL): a string's pieces are the text between its quotes and its
+// line breaks (the escape \n), so a text's first and last lines are
+// pieces too, and a run never spans two strings. It skips what is never
+// a result the model was shown: the rest of a line from its
+// toolUseResult member on (the tool's output object, which Claude Code
+// writes after the message), and lines whose type is assistant or
+// progress. A line cut short may throw the reading of strings off until
+// the next such skip: that only hides runs, it never shows one that is
+// not there (Shown reads each entry it finds in full).
 func (s *lineSet) runs(data []byte, found func(at int)) {
 	run, runBytes, told := 0, 0, false
 	piece := func(p []byte, at int) {
@@ -179,30 +191,67 @@ func (s *lineSet) runs(data []byte, found func(at int)) {
 			told = true
 		}
 	}
+	inString := false
 	start := 0 // where the current piece starts
 	for i := 0; i < len(data); {
-		j := bytes.IndexByte(data[i:], '\\')
-		end := len(data)
-		if j >= 0 {
-			end = i + j
-		}
-		// Quotes in data[i:end] end strings (escaped ones are \").
-		for seg := i; ; {
-			q := bytes.IndexByte(data[seg:end], '"')
-			if q < 0 {
-				break
-			}
-			piece(data[start:seg+q], seg+q)
-			seg += q + 1
-			start = seg
-		}
-		if j < 0 {
+		j := nextSpecial(data, i)
+		if j == len(data) {
 			break
 		}
-		if end+1 < len(data) && data[end+1] == 'n' {
-			piece(data[start:end], end)
-			start = end + 2
+		if data[j] == '\\' {
+			if inString && j+1 < len(data) && data[j+1] == 'n' {
+				piece(data[start:j], j)
+				start = j + 2
+			}
+			i = j + 2
+			continue
 		}
-		i = end + 2
+		i = j + 1
+		if !inString {
+			inString, start = true, i
+			continue
+		}
+		inString = false
+		piece(data[start:j], j)
+		run, runBytes, told = 0, 0, false
+		if i < len(data) && data[i] == ':' && skipsLine(data[start:j], data[i+1:]) {
+			k := bytes.IndexByte(data[i:], '\n')
+			if k < 0 {
+				break
+			}
+			i += k + 1
+		}
 	}
+}
+
+// skipsLine reports whether a transcript line's member key, whose value
+// starts value, ends what the model may have been shown in it.
+func skipsLine(key, value []byte) bool {
+	switch string(key) {
+	case "toolUseResult":
+		return true
+	case "type":
+		return bytes.HasPrefix(value, []byte(`"assistant"`)) || bytes.HasPrefix(value, []byte(`"progress"`))
+	}
+	return false
+}
+
+// nextSpecial returns the index of the first backslash or quote in
+// b[i:], or len(b): eight bytes at a time.
+func nextSpecial(b []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		bs, q := x^('\\'*lo), x^('"'*lo)
+		// The lowest byte flagged is the first zero byte of bs or q.
+		if t := ((bs-lo)&^bs | (q-lo)&^q) & hi; t != 0 {
+			return i + bits.TrailingZeros64(t)>>3
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '\\' || c == '"' {
+			return i
+		}
+	}
+	return len(b)
 }

@@ -130,3 +130,19 @@ func FuzzShown(f *testing.F) {
 func validShown(s string) bool {
 	return s != "" && strings.ToValidUTF8(s, "\ufffd") == s
 }
+
+func TestNextSpecial(t *testing.T) {
+	for _, s := range []string{"", "a", `"`, `\`, "abcdefgh", `abcdefg"`, `abcdefgh\`, "\x80\xff\x5b\x5d\x21\x23 \"", "é→x" + strings.Repeat("y", 20) + `\"`} {
+		for i := 0; i <= len(s); i++ {
+			want := strings.IndexAny(s[i:], `\"`)
+			if want < 0 {
+				want = len(s)
+			} else {
+				want += i
+			}
+			if got := nextSpecial([]byte(s), i); got != want {
+				t.Errorf("nextSpecial(%q, %d) = %d, want %d", s, i, got, want)
+			}
+		}
+	}
+}
