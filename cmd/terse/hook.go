@@ -43,7 +43,11 @@ prints it, "terse chunk --session ID HANDLE N", bound to the session. A
 result byte-identical to an earlier one the model still has in context
 (read from the session's transcript: after the last compaction, not
 cleared, not replaced, not a path written since) becomes a reference to
-that call, "> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]".
+that call, "> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]"; in
+other results (Bash stdout, Grep content, WebFetch result, MCP text), a
+run of 4 lines or more repeating lines of one earlier result in context becomes
+"> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), lines 12–80 of its result,
+byte-identical]", counted in the text the model was shown.
 File reads (Read) are never changed: Claude Code numbers their lines after
 the hook. Bash output over BASH_MAX_OUTPUT_LENGTH (30,000 characters by
 default), which Claude Code keeps in a file and previews, is left alone.
@@ -283,8 +287,14 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	texts := append([]string(nil), orig...)
 	saved := meter.Saved{}
 	tokExtra, bytesIn := 0, tev.BytesIn // the baseline's excess over the fields as sent: meter.Baseline per field shaped
-	tr := h.openTranscript(ev, size, &tev)
-	defer tr.Close()
+	// References, whole or of lines, are the "ref" hint family: off for
+	// the client or tool, results are shown as they are.
+	var tr *hook.Transcript
+	refs := eff.Hint(telemetry.HintNames[telemetry.HintRef]).Allowed
+	if refs {
+		tr = h.openTranscript(ev, size, &tev)
+		defer tr.Close()
+	}
 	rest := telemetry.SrcEncoding // what no source claims of the saving
 	if ref, ok := tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, orig); ok {
 		texts[0] = hook.RefHint(ev.ToolName, ref)

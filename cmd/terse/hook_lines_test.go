@@ -285,3 +285,32 @@ func TestHookLineRefsNeverRead(t *testing.T) {
 		t.Errorf("a Read result was replaced: %.300s", upd.String())
 	}
 }
+
+// TestHookRefsOff: with the "ref" hint family off ([hints.ref] enabled =
+// false), neither a whole reference nor line references are written:
+// the results are shown as they are (shaped), as the config documents.
+func TestHookRefsOff(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("TERSE_HOOK_LOG", filepath.Join(dir, "hook.log"))
+	cfg := filepath.Join(dir, "terse.toml")
+	if err := os.WriteFile(cfg, []byte("[hints.ref]\nenabled = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diff, addP := diffAndAddP()
+	path := new(hookTx).
+		call("toolu_01", "Bash", `{"command":"git diff"}`).result("toolu_01", bashResponse(diff), diff).
+		call("toolu_02", "Bash", `{"command":"git add -p"}`).write(t)
+	for _, c := range []struct{ name, stdout string }{{"line references", addP}, {"a whole reference", diff}} {
+		upd := runHookEvent(t, hookEvent(path, "Bash", "toolu_02", `{"command":"git add -p"}`, bashResponse(c.stdout)), "--config", cfg)
+		if s, _ := upd.Get("stdout"); strings.Contains(s.Str(), "> [ref: ") {
+			t.Errorf("%s with ref off:\n%s", c.name, s.Str())
+		}
+		// On, the same event gets them.
+		upd = runHookEvent(t, hookEvent(path, "Bash", "toolu_02", `{"command":"git add -p"}`, bashResponse(c.stdout)))
+		if s, _ := upd.Get("stdout"); !strings.Contains(s.Str(), "> [ref: toolu_01") {
+			t.Errorf("%s with ref on: none in\n%s", c.name, s.Str())
+		}
+	}
+}
