@@ -20,6 +20,7 @@ import (
 	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/profile"
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
@@ -307,10 +308,11 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	} else {
 		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID, WorkDir: ev.Cwd,
 			Hints: profile.Gate{E: &eff, C: new(profile.HintCounter)}}
-		if tokExtra, bytesIn, err = shapeSlots(ctx, p, req, slots, origCounts, texts, &tev, saved, bytesIn); err != nil {
+		classes := make([]string, len(slots))
+		if tokExtra, bytesIn, err = shapeSlots(ctx, p, req, slots, origCounts, texts, classes, &tev, saved, bytesIn); err != nil {
 			return nil, tev, err
 		}
-		if err := referLines(tr, ev, slots, texts, c, &tev, saved); err != nil {
+		if err := referLines(tr, ev, slots, texts, classes, c, &tev, saved); err != nil {
 			h.warn = err // the fields stay as shaped
 		}
 	}
@@ -325,10 +327,11 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 }
 
 // shapeSlots runs each field through the pipeline and keeps, in texts,
-// the shaped text of each that it makes smaller, adding to tev and
-// saved. It returns the baseline's excess over the fields as sent and
+// the shaped text of each that it makes smaller, and in classes its
+// shaping's class (Report.ShapeClass), adding to tev and saved. It
+// returns the baseline's excess over the fields as sent and
 // the bytes in (the raw size of each field shaped).
-func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slots []hook.Slot, origCounts func() ([]int, error), texts []string, tev *telemetry.Event, saved meter.Saved, bytesIn int) (int, int, error) {
+func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slots []hook.Slot, origCounts func() ([]int, error), texts, classes []string, tev *telemetry.Event, saved meter.Saved, bytesIn int) (int, int, error) {
 	tokExtra := 0
 	for i, s := range slots {
 		res, err := p.ProcessString(ctx, s.Text, req)
@@ -351,6 +354,7 @@ func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slot
 		}
 		texts[i] = res.Text
 		r := &res.Report
+		classes[i] = r.ShapeClass
 		if r.ShapeClass != "" && tev.ShapeClass == "" {
 			tev.TextShape, tev.ShapeClass = r.Shape, r.ShapeClass
 		}
@@ -461,9 +465,12 @@ func (h *hookRunner) openTranscript(ev *hook.Event, size int, tev *telemetry.Eve
 // ([hook.LineSlot]), each run of lines that repeats lines of one earlier
 // result the model still has ([hook.Transcript.Shown]) by a line
 // reference to that result (package dedup's [dedup.Lines]), where it
-// saves tokens. Its saving is dedup's. On an error (a panic reading a
+// saves tokens. Its saving is dedup's. Only a field left as it was or
+// elided (classes[i]) gets them: a lossless or display shaping's rule,
+// an encoding's decoder, read the text as it is, line numbers included
+// ("paths as a tree from line K"). On an error (a panic reading a
 // transcript cut short) texts, tev and saved are left as they were.
-func referLines(tr *hook.Transcript, ev *hook.Event, slots []hook.Slot, texts []string, c tokens.Counter, tev *telemetry.Event, saved meter.Saved) (err error) {
+func referLines(tr *hook.Transcript, ev *hook.Event, slots []hook.Slot, texts, classes []string, c tokens.Counter, tev *telemetry.Event, saved meter.Saved) (err error) {
 	if tr == nil {
 		return nil
 	}
@@ -475,7 +482,8 @@ func referLines(tr *hook.Transcript, ev *hook.Event, slots []hook.Slot, texts []
 	var idx []int
 	var cand []string
 	for i, s := range slots {
-		if hook.LineSlot(ev.ToolName, s) && len(texts[i]) >= dedup.DefaultMinBytes {
+		plain := texts[i] == s.Text || classes[i] == shape.Elide.String()
+		if plain && hook.LineSlot(ev.ToolName, s) && len(texts[i]) >= dedup.DefaultMinBytes {
 			idx = append(idx, i)
 			cand = append(cand, texts[i])
 		}

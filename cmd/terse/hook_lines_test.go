@@ -314,3 +314,43 @@ func TestHookRefsOff(t *testing.T) {
 		}
 	}
 }
+
+// TestHookLineRefsNotInShaped: a text shaped losslessly (here search
+// results as a path tree, whose declaration names the line the tree
+// starts at) gets no line references, even when its lines repeat those
+// of an earlier result shown the same way: the shaping's rule reads the
+// text as it is.
+func TestHookLineRefsNotInShaped(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("TERSE_HOOK_LOG", filepath.Join(dir, "hook.log"))
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "/work/app/src/internal/store/file_%02d.go:%d:\tfunc Handler%d(ctx context.Context) error {\n", i, i+10, i)
+	}
+	grep1 := b.String()
+	grep2 := grep1 + "/work/app/src/internal/store/zz.go:3:\tfunc Last(ctx context.Context) error {\n"
+	resp := func(s string) string {
+		return `{"mode":"content","numFiles":41,"filenames":[],"content":` + jsonString(s) + `,"numLines":41}`
+	}
+	input := `{"pattern":"func .*ctx","output_mode":"content"}`
+	shaped := func(transcript, content string) string {
+		upd := runHookEvent(t, hookEvent(transcript, "Grep", "toolu_09", input, resp(content)))
+		if upd.Kind() != tree.KindObject {
+			t.Fatal("search results not shaped")
+		}
+		s, _ := upd.Get("content")
+		return s.Str()
+	}
+	// The earlier result as the hook showed it.
+	first := shaped("/nonexistent/t.jsonl", grep1)
+	if !strings.HasPrefix(first, "> [lossless: ") {
+		t.Fatalf("not shaped losslessly:\n%s", first)
+	}
+	want := shaped("/nonexistent/t.jsonl", grep2)
+	path := new(hookTx).call("toolu_01", "Grep", input).result("toolu_01", resp(first), first).call("toolu_09", "Grep", input).write(t)
+	if got := shaped(path, grep2); got != want {
+		t.Errorf("a lossless shaping changed by line references:\n%s\nwant:\n%s", got, want)
+	}
+}
