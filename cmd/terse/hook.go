@@ -18,6 +18,7 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/profile"
 	"github.com/terse-dev/terse/shape"
@@ -439,6 +440,15 @@ func countAside(c tokens.Counter, texts []string) func() ([]int, error) {
 	})
 }
 
+// shapingHeader reports whether text starts with a lossless or display
+// shaping's declaration (an elided text may carry one too).
+func shapingHeader(text string) bool {
+	first, _, _ := strings.Cut(text, "\n")
+	v, err := inband.Parse(first)
+	_, ok := v.(inband.Shaping)
+	return err == nil && ok
+}
+
 // openTranscript reads the transcript the event names, to find the
 // earlier results the model still has: nil (no references) for a result
 // too small to refer to, or a transcript missing or unreadable. Close it
@@ -482,7 +492,7 @@ func referLines(tr *hook.Transcript, ev *hook.Event, slots []hook.Slot, texts, c
 	var idx []int
 	var cand []string
 	for i, s := range slots {
-		plain := texts[i] == s.Text || classes[i] == shape.Elide.String()
+		plain := texts[i] == s.Text || classes[i] == shape.Elide.String() && !shapingHeader(texts[i])
 		if plain && hook.LineSlot(ev.ToolName, s) && len(texts[i]) >= dedup.DefaultMinBytes {
 			idx = append(idx, i)
 			cand = append(cand, texts[i])
