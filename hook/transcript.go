@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -305,6 +306,12 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 		}
 	}
 	p := needle(longest)
+	// A line holding the result holds, escaped the same way, the longest
+	// line of its texts (a string field's text is its lines joined by
+	// escaped line breaks, a list's items are strings): only lines that
+	// do are parsed, so that the many lines a common start matches
+	// (outputs of the same command) cost a search each, not a parse.
+	whole := appendEscaped(nil, longestLine(texts), math.MaxInt)
 	data := t.data
 	seen := -1 // end of the last line looked at
 	for off := 0; ; {
@@ -318,6 +325,9 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 			continue
 		}
 		seen = end
+		if len(whole) > len(p) && !bytes.Contains(data[start:end], whole) {
+			continue
+		}
 		e, ok := parseEntry(data[start:end])
 		if !ok || e.sidechain != cur.sidechain || e.agentID != cur.agentID {
 			continue
@@ -340,6 +350,19 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 		}
 	}
 	return id, input
+}
+
+// longestLine is the longest line of texts.
+func longestLine(texts []string) string {
+	longest := ""
+	for _, s := range texts {
+		for line := range strings.SplitSeq(s, "\n") {
+			if len(line) > len(longest) {
+				longest = line
+			}
+		}
+	}
+	return longest
 }
 
 func sameTexts(slots []Slot, texts []string) bool {
