@@ -294,8 +294,9 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	var tr *hook.Transcript
 	refs := eff.Hint(telemetry.HintNames[telemetry.HintRef]).Allowed
 	if refs {
-		tr = h.openTranscript(ev, size, &tev)
-		defer tr.Close()
+		var done func()
+		tr, done = h.openTranscript(ev, size, &tev)
+		defer done()
 	}
 	rest := telemetry.SrcEncoding // what no source claims of the saving
 	if ref, ok := tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, orig); ok {
@@ -451,24 +452,26 @@ func shapingHeader(text string) bool {
 
 // openTranscript reads the transcript the event names, to find the
 // earlier results the model still has: nil (no references) for a result
-// too small to refer to, or a transcript missing or unreadable. Close it
-// when done (a replay's own transcript is not mapped: Close leaves it).
-func (h *hookRunner) openTranscript(ev *hook.Event, size int, tev *telemetry.Event) *hook.Transcript {
+// too small to refer to, or a transcript missing or unreadable. done
+// releases what it read (not the runner's own transcript).
+func (h *hookRunner) openTranscript(ev *hook.Event, size int, tev *telemetry.Event) (tr *hook.Transcript, done func()) {
+	done = func() {}
 	if size < dedup.DefaultMinBytes {
-		return nil
+		return nil, done
 	}
-	tr := h.transcript
+	tr = h.transcript
 	if tr == nil {
 		if ev.TranscriptPath == "" {
-			return nil
+			return nil, done
 		}
 		var err error
 		if tr, err = hook.ReadTranscript(ev.TranscriptPath, maxTranscript); err != nil {
-			return nil
+			return nil, done
 		}
+		done = tr.Close
 	}
 	tev.Compactions = tr.Compactions
-	return tr
+	return tr, done
 }
 
 // referLines replaces, in the fields that may have them
