@@ -15,7 +15,9 @@ import (
 
 // Transcript is a Claude Code session transcript (JSONL, one entry per
 // line), from its last compaction boundary on: what the model can still
-// see. It answers one question, [Transcript.Find].
+// see. It answers two questions: which earlier call gave the same
+// result ([Transcript.Find]), and which earlier results share runs of
+// lines with it ([Transcript.Shown]).
 type Transcript struct {
 	data []byte // the lines after the last compaction boundary
 	// Compactions counts the compaction boundaries read.
