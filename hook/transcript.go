@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,9 @@ import (
 
 // Transcript is a Claude Code session transcript (JSONL, one entry per
 // line), from its last compaction boundary on: what the model can still
-// see. It answers one question, [Transcript.Find].
+// see. It answers two questions: which earlier call gave the same
+// result ([Transcript.Find]), and which earlier results share runs of
+// lines with it ([Transcript.Shown]).
 type Transcript struct {
 	data []byte // the lines after the last compaction boundary
 	// Compactions counts the compaction boundaries read.
@@ -129,6 +132,9 @@ type result struct {
 	id      string
 	visible string     // the text the model was shown
 	output  tree.Value // toolUseResult: the tool's output object
+	// text is the text the model was shown when it is one text (the
+	// content string, or a single text block), else "".
+	text string
 }
 
 type call struct {
@@ -161,7 +167,8 @@ func parseEntry(line []byte) (entry, bool) {
 		switch typ.Str() {
 		case "tool_result":
 			id, _ := b.Get("tool_use_id")
-			r := result{id: id.Str(), visible: visibleText(b)}
+			r := result{id: id.Str()}
+			r.visible, r.text = visibleText(b)
 			if hasOut {
 				r.output = out
 			}
@@ -177,20 +184,32 @@ func parseEntry(line []byte) (entry, bool) {
 }
 
 // visibleText is the text of a tool_result block: its content string, or
-// its text blocks joined.
-func visibleText(b tree.Value) string {
+// its text blocks joined. one is the text when the block shows one text
+// (its content string, or a single text block and nothing else), whose
+// lines the model reads as they are numbered in it; else "".
+func visibleText(b tree.Value) (visible, one string) {
 	c, _ := b.Get("content")
 	if c.Kind() == tree.KindString {
-		return c.Str()
+		if c.Escaped() {
+			return c.Str(), ""
+		}
+		return c.Str(), c.Str()
 	}
+	items := c.Items()
 	var sb strings.Builder
-	for _, it := range c.Items() {
+	for _, it := range items {
 		if t, _ := it.Get("text"); t.Kind() == tree.KindString {
 			sb.WriteString(t.Str())
 			sb.WriteByte('\n')
 		}
 	}
-	return sb.String()
+	if len(items) == 1 {
+		typ, _ := items[0].Get("type")
+		if t, _ := items[0].Get("text"); typ.Str() == "text" && t.Kind() == tree.KindString && !t.Escaped() {
+			one = t.Str()
+		}
+	}
+	return sb.String(), one
 }
 
 // needle is how a transcript line holding text writes its start: the
@@ -199,11 +218,17 @@ func visibleText(b tree.Value) string {
 // and control characters escaped, everything else as it is), at most
 // maxNeedle bytes. Lines holding an earlier copy of the text hold it.
 func needle(text string) []byte {
-	var b []byte
-	for i := 0; i < len(text) && len(b) < maxNeedle; i++ {
+	return appendEscaped(nil, text, maxNeedle)
+}
+
+// appendEscaped appends text escaped as Claude Code escapes a JSON
+// string's content (see needle) to b, stopping before b would grow past
+// max bytes (at a character boundary).
+func appendEscaped(b []byte, text string, max int) []byte {
+	for i := 0; i < len(text) && len(b) < max; i++ {
 		if utf8.RuneStart(text[i]) {
 			_, size := utf8.DecodeRuneInString(text[i:])
-			if len(b)+size > maxNeedle {
+			if len(b)+size > max {
 				break
 			}
 		}
@@ -283,6 +308,12 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 		}
 	}
 	p := needle(longest)
+	// A line holding the result holds, escaped the same way, the longest
+	// line of its texts (a string field's text is its lines joined by
+	// escaped line breaks, a list's items are strings): only lines that
+	// do are parsed, so that the many lines a common start matches
+	// (outputs of the same command) cost a search each, not a parse.
+	whole := appendEscaped(nil, longestLine(texts), math.MaxInt)
 	data := t.data
 	seen := -1 // end of the last line looked at
 	for off := 0; ; {
@@ -296,6 +327,9 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 			continue
 		}
 		seen = end
+		if len(whole) > len(p) && !bytes.Contains(data[start:end], whole) {
+			continue
+		}
 		e, ok := parseEntry(data[start:end])
 		if !ok || e.sidechain != cur.sidechain || e.agentID != cur.agentID {
 			continue
@@ -318,6 +352,19 @@ func (t *Transcript) find(tool, agentID, exclude string, texts []string) (id str
 		}
 	}
 	return id, input
+}
+
+// longestLine is the longest line of texts.
+func longestLine(texts []string) string {
+	longest := ""
+	for _, s := range texts {
+		for line := range strings.SplitSeq(s, "\n") {
+			if len(line) > len(longest) {
+				longest = line
+			}
+		}
+	}
+	return longest
 }
 
 func sameTexts(slots []Slot, texts []string) bool {

@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +185,28 @@ func FuzzTranscript(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		tr := ParseTranscript(data)
 		tr.Find("Bash", "", "", []string{text})
+		tr.Shown("", "t1", []string{text})
 	})
+}
+
+// TestFindCommonStart: earlier results that start like this one (the
+// same command's outputs) but differ later are passed over, and a list
+// of names (Glob's filenames, its items JSON strings) is still found.
+func TestFindCommonStart(t *testing.T) {
+	var names []string
+	for i := range 30 {
+		names = append(names, fmt.Sprintf("/w/src/internal/package_%02d/file_%02d.go", i%4, i))
+	}
+	list := strings.Join(names, "\n")
+	glob := `{"filenames":["` + strings.Join(names, `","`) + `"],"numFiles":30}`
+	other := strings.Replace(glob, "file_29", "file_99", 1)
+	x := new(tx).call("t1", "Glob", `{"pattern":"**/*.go"}`, false).result("t1", glob, list, false)
+	for i := 2; i < 6; i++ {
+		id := fmt.Sprintf("t%d", i)
+		x.call(id, "Glob", `{"pattern":"**/*.go"}`, false).result(id, other, strings.Replace(list, "file_29", "file_99", 1), false)
+	}
+	x.call("t9", "Glob", `{}`, false)
+	if ref, _ := ParseTranscript(x.text()).Find("Glob", "", "t9", []string{list}); ref.ID != "t1" {
+		t.Errorf("Find = %q, want t1", ref.ID)
+	}
 }

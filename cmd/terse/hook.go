@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,8 +18,10 @@ import (
 	"github.com/terse-dev/terse/config"
 	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/hook"
+	"github.com/terse-dev/terse/inband"
 	"github.com/terse-dev/terse/meter"
 	"github.com/terse-dev/terse/profile"
+	"github.com/terse-dev/terse/shape"
 	"github.com/terse-dev/terse/store"
 	"github.com/terse-dev/terse/telemetry"
 	"github.com/terse-dev/terse/tokens"
@@ -42,7 +45,11 @@ prints it, "terse chunk --session ID HANDLE N", bound to the session. A
 result byte-identical to an earlier one the model still has in context
 (read from the session's transcript: after the last compaction, not
 cleared, not replaced, not a path written since) becomes a reference to
-that call, "> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]".
+that call, "> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), byte-identical]"; in
+other results (Bash stdout, Grep content, WebFetch result, MCP text), a
+run of 4 lines or more repeating lines of one earlier result in context becomes
+"> [ref: TOOL_USE_ID (TOOL \"ARGUMENT\"), lines 12–80 of its result,
+byte-identical]", counted in the text the model was shown.
 File reads (Read) are never changed: Claude Code numbers their lines after
 the hook. Bash output over BASH_MAX_OUTPUT_LENGTH (30,000 characters by
 default), which Claude Code keeps in a file and previews, is left alone.
@@ -99,9 +106,9 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return nil
 	}
 	type done struct {
-		out  []byte
-		tool string
-		err  error
+		out       []byte
+		tool      string
+		err, warn error
 	}
 	ch := make(chan done, 1)
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -119,10 +126,13 @@ func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}()
 		h := &hookRunner{cfgPath: *cfgPath}
 		d.out, d.err = h.run(ctx, stdin)
-		d.tool = h.tool
+		d.tool, d.warn = h.tool, h.warn
 	}()
 	select {
 	case d := <-ch:
+		if d.warn != nil {
+			lg.printf("claude-code", d.tool, "error", d.warn.Error())
+		}
 		if d.err != nil {
 			lg.printf("claude-code", d.tool, "error", d.err.Error())
 			return nil
@@ -146,6 +156,8 @@ type hookRunner struct {
 	// the transcript the event names (a replay of recorded sessions).
 	storeDir   string
 	transcript *hook.Transcript
+	// warn is what went wrong without stopping the call (it is logged).
+	warn error
 }
 
 // run reads the event and returns the hook's output, or nil for none.
@@ -277,35 +289,51 @@ func (h *hookRunner) handle(ctx context.Context, cfg *config.Config, ev *hook.Ev
 	texts := append([]string(nil), orig...)
 	saved := meter.Saved{}
 	tokExtra, bytesIn := 0, tev.BytesIn // the baseline's excess over the fields as sent: meter.Baseline per field shaped
-	if ref, ok := h.inContext(ev, orig, size, &tev); ok {
+	// References, whole or of lines, are the "ref" hint family: off for
+	// the client or tool, results are shown as they are.
+	var tr *hook.Transcript
+	refs := eff.Hint(telemetry.HintNames[telemetry.HintRef]).Allowed
+	if refs {
+		var done func()
+		tr, done = h.openTranscript(ev, size, &tev)
+		defer done()
+	}
+	rest := telemetry.SrcEncoding // what no source claims of the saving
+	if ref, ok := tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, orig); ok {
 		texts[0] = hook.RefHint(ev.ToolName, ref)
 		for i := 1; i < len(texts); i++ {
 			texts[i] = ""
 		}
 		tev.Dedup, tev.Format = telemetry.DedupHit, "hint"
 		tev.Hints[telemetry.HintRef]++
+		rest = telemetry.SrcDedup
 	} else {
 		req := &terse.Request{Tool: ev.ToolName, ToolInput: ev.ToolInputJSON, Scope: ev.SessionID, WorkDir: ev.Cwd,
 			Hints: profile.Gate{E: &eff, C: new(profile.HintCounter)}}
-		if tokExtra, bytesIn, err = shapeSlots(ctx, p, req, slots, origCounts, texts, &tev, saved, bytesIn); err != nil {
+		classes := make([]string, len(slots))
+		if tokExtra, bytesIn, err = shapeSlots(ctx, p, req, slots, origCounts, texts, classes, &tev, saved, bytesIn); err != nil {
 			return nil, tev, err
+		}
+		if err := referLines(tr, ev, slots, texts, classes, c, &tev, saved); err != nil {
+			h.warn = err // the fields stay as shaped
 		}
 	}
 	counts, err := origCounts()
 	if err != nil {
 		return nil, tev, err
 	}
-	if !settleHook(&tev, saved, c, counts, orig, texts, tokExtra, bytesIn) {
+	if !settleHook(&tev, saved, c, counts, orig, texts, tokExtra, bytesIn, rest) {
 		return nil, tev, nil
 	}
 	return hook.Reply(ev.ToolName, hook.Replace(ev.ToolName, ev.ToolResponse, slots, texts)), tev, nil
 }
 
 // shapeSlots runs each field through the pipeline and keeps, in texts,
-// the shaped text of each that it makes smaller, adding to tev and
-// saved. It returns the baseline's excess over the fields as sent and
+// the shaped text of each that it makes smaller, and in classes its
+// shaping's class (Report.ShapeClass), adding to tev and saved. It
+// returns the baseline's excess over the fields as sent and
 // the bytes in (the raw size of each field shaped).
-func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slots []hook.Slot, origCounts func() ([]int, error), texts []string, tev *telemetry.Event, saved meter.Saved, bytesIn int) (int, int, error) {
+func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slots []hook.Slot, origCounts func() ([]int, error), texts, classes []string, tev *telemetry.Event, saved meter.Saved, bytesIn int) (int, int, error) {
 	tokExtra := 0
 	for i, s := range slots {
 		res, err := p.ProcessString(ctx, s.Text, req)
@@ -328,6 +356,7 @@ func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slot
 		}
 		texts[i] = res.Text
 		r := &res.Report
+		classes[i] = r.ShapeClass
 		if r.ShapeClass != "" && tev.ShapeClass == "" {
 			tev.TextShape, tev.ShapeClass = r.Shape, r.ShapeClass
 		}
@@ -353,7 +382,9 @@ func shapeSlots(ctx context.Context, p *terse.Pipeline, req *terse.Request, slot
 // settleHook sets tev's token and byte figures and its savings from the
 // fields' counts before and after; it reports false (tev then says why)
 // when the shaped fields save nothing.
-func settleHook(tev *telemetry.Event, saved meter.Saved, c tokens.Counter, counts []int, orig, texts []string, tokExtra, bytesIn int) bool {
+// The rest of the saving, what no source claims, is rest's: the
+// encoding's, or all of it the reference's for a result in context.
+func settleHook(tev *telemetry.Event, saved meter.Saved, c tokens.Counter, counts []int, orig, texts []string, tokExtra, bytesIn int, rest telemetry.Source) bool {
 	before, after, bytesOut := 0, 0, 0
 	for i, t := range texts {
 		before += counts[i]
@@ -372,14 +403,11 @@ func settleHook(tev *telemetry.Event, saved meter.Saved, c tokens.Counter, count
 		return false
 	}
 	tev.TokensIn, tev.BytesIn, tev.TokensOut, tev.BytesOut = tokIn, bytesIn, after, bytesOut
-	rest := telemetry.SrcEncoding
-	if tev.Dedup == telemetry.DedupHit {
-		rest = telemetry.SrcDedup
+	if rest == telemetry.SrcDedup {
 		tev.ShapeClass = ""
 	}
 	// Counted apart, the fields may tokenize a little differently than
-	// the pipeline counted them: the rest is the encoding's (all of it
-	// the reference's for a result in context).
+	// the pipeline counted them.
 	saved.Settle(tokIn-after, rest.String())
 	tev.Saved = saved.BySource()
 	return true
@@ -413,26 +441,108 @@ func countAside(c tokens.Counter, texts []string) func() ([]int, error) {
 	})
 }
 
-// inContext returns the earlier call whose result is identical to
-// this one that the model still has in context, read from the transcript.
-// A missing or unreadable transcript means none.
-func (h *hookRunner) inContext(ev *hook.Event, texts []string, size int, tev *telemetry.Event) (hook.Ref, bool) {
+// shapingHeader reports whether text starts with a lossless or display
+// shaping's declaration (an elided text may carry one too).
+func shapingHeader(text string) bool {
+	first, _, _ := strings.Cut(text, "\n")
+	v, err := inband.Parse(first)
+	_, ok := v.(inband.Shaping)
+	return err == nil && ok
+}
+
+// openTranscript reads the transcript the event names, to find the
+// earlier results the model still has: nil (no references) for a result
+// too small to refer to, or a transcript missing or unreadable. done
+// releases what it read (not the runner's own transcript).
+func (h *hookRunner) openTranscript(ev *hook.Event, size int, tev *telemetry.Event) (tr *hook.Transcript, done func()) {
+	done = func() {}
 	if size < dedup.DefaultMinBytes {
-		return hook.Ref{}, false
+		return nil, done
 	}
-	tr := h.transcript
+	tr = h.transcript
 	if tr == nil {
 		if ev.TranscriptPath == "" {
-			return hook.Ref{}, false
+			return nil, done
 		}
 		var err error
 		if tr, err = hook.ReadTranscript(ev.TranscriptPath, maxTranscript); err != nil {
-			return hook.Ref{}, false
+			return nil, done
 		}
-		defer tr.Close()
+		done = tr.Close
 	}
 	tev.Compactions = tr.Compactions
-	return tr.Find(ev.ToolName, ev.AgentID, ev.ToolUseID, texts)
+	return tr, done
+}
+
+// referLines replaces, in the fields that may have them
+// ([hook.LineSlot]), each run of lines that repeats lines of one earlier
+// result the model still has ([hook.Transcript.Shown]) by a line
+// reference to that result (package dedup's [dedup.Lines]), where it
+// saves tokens. Its saving is dedup's. Only a field left as it was or
+// elided (classes[i]) gets them: a lossless or display shaping's rule,
+// an encoding's decoder, read the text as it is, line numbers included
+// ("paths as a tree from line K"). On an error (a panic reading a
+// transcript cut short) texts, tev and saved are left as they were.
+func referLines(tr *hook.Transcript, ev *hook.Event, slots []hook.Slot, texts, classes []string, c tokens.Counter, tev *telemetry.Event, saved meter.Saved) (err error) {
+	if tr == nil {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("line references: panic: %v", r)
+		}
+	}()
+	var idx []int
+	var cand []string
+	for i, s := range slots {
+		plain := texts[i] == s.Text || classes[i] == shape.Elide.String() && !shapingHeader(texts[i])
+		if plain && hook.LineSlot(ev.ToolName, s) && len(texts[i]) >= dedup.DefaultMinBytes {
+			idx = append(idx, i)
+			cand = append(cand, texts[i])
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	shown := tr.Shown(ev.AgentID, ev.ToolUseID, cand)
+	if len(shown) == 0 {
+		return nil
+	}
+	// A reference counts the lines of a result before its own line
+	// references: one shown with them is not referred to.
+	var lx dedup.Lines
+	for _, s := range shown {
+		if !strings.Contains(s.Text, " of its result, byte-identical]") {
+			lx.Add(s.Name, s.Text)
+		}
+	}
+	type referred struct {
+		i, refs, saved int
+		text           string
+	}
+	var done []referred
+	for _, i := range idx {
+		// A command's error and verdict lines and file:line findings
+		// stay in view.
+		var keep func(string) bool
+		if shape.Outcome(slots[i].Text, shape.Call{Tool: ev.ToolName}) {
+			keep = shape.InView
+		}
+		s, n := lx.Refer(texts[i], keep)
+		if n == 0 || len(s) >= len(texts[i]) {
+			continue
+		}
+		if d := c.Count(texts[i]) - c.Count(s); d > 0 {
+			done = append(done, referred{i, n, d, s})
+		}
+	}
+	for _, d := range done {
+		texts[d.i] = d.text
+		saved[telemetry.SrcDedup.String()] += d.saved
+		tev.Hints[telemetry.HintRef] += uint16(min(d.refs, math.MaxUint16))
+		tev.Dedup = telemetry.DedupHit
+	}
+	return nil
 }
 
 // pipeline builds the pipeline of one hook call: the config's options

@@ -16,6 +16,7 @@ import (
 
 	"github.com/terse-dev/terse"
 	"github.com/terse-dev/terse/config"
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/hook"
 	"github.com/terse-dev/terse/inband"
@@ -30,6 +31,7 @@ import (
 // replayRow is one tool's (or the total's) figures in the replay.
 type replayRow struct {
 	calls, outputs, refs, elided    int
+	lineRefs                        int // results with line references
 	encoded, tables                 int
 	lossless, display               int // shaped text results (package shape)
 	before, after                   int // o200k tokens the model reads
@@ -41,6 +43,7 @@ func (r *replayRow) add(o replayRow) {
 	r.calls += o.calls
 	r.outputs += o.outputs
 	r.refs += o.refs
+	r.lineRefs += o.lineRefs
 	r.elided += o.elided
 	r.encoded += o.encoded
 	r.tables += o.tables
@@ -61,7 +64,9 @@ func (r *replayRow) add(o replayRow) {
 // handled by the same code as "terse hook claude-code", and every
 // replacement is checked: a reference names an earlier call whose result
 // has the same texts and is still in context (after the last compaction
-// boundary), an elision names chunks that give the original back, a
+// boundary), line references resolve, with the text the transcript
+// shows for the result each names (in the same context), to one of the
+// rest, an elision names chunks that give the original back, a
 // lossless text shaping expands to the original byte for byte ("terse
 // expand"), a display shaping to the original's terminal view, and any
 // other change decodes back to the original (JSON encodings, Markdown
@@ -126,9 +131,9 @@ func TestHookReplay(t *testing.T) {
 	slices.Sort(names)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "tool\tcalls\trebuilt\toutputs\trefs\telided\tlossless\tdisplay\tjson\ttables\ttokens before\tafter\tsaved\tcost before\tafter\t")
+	fmt.Fprintln(tw, "tool\tcalls\trebuilt\toutputs\trefs\tline refs\telided\tlossless\tdisplay\tjson\ttables\ttokens before\tafter\tsaved\tcost before\tafter\t")
 	line := func(name string, r replayRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%.0f\t%.0f\t\n", name, r.calls, r.reconstructed, r.outputs, r.refs, r.elided, r.lossless, r.display, r.encoded, r.tables,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f%%\t%.0f\t%.0f\t\n", name, r.calls, r.reconstructed, r.outputs, r.refs, r.lineRefs, r.elided, r.lossless, r.display, r.encoded, r.tables,
 			r.before, r.after, replayPct(r.before-r.after, r.before), r.costBefore, r.costAfter)
 	}
 	for _, n := range names {
@@ -383,7 +388,13 @@ func replayCall(t *testing.T, file string, ev *hook.Event, tr *hook.Transcript, 
 		if nt == s.Text {
 			continue
 		}
-		if ok, why := declared(ev, tr, slots, texts, i, storeDir); !ok {
+		ok, why := declared(ev, tr, slots, texts, i, storeDir)
+		if ok {
+			if w, found := strings.CutSuffix(why, "+lines"); found {
+				r.lineRefs, why = 1, w
+			}
+		}
+		if !ok {
 			t.Errorf("%s: %s %s: field %s changed without a declaration: %s", filepath.Base(file), ev.ToolName, ev.ToolUseID, s.Name, why)
 			r.failed++
 		} else if why == "ref" {
@@ -445,8 +456,30 @@ func slotTexts(tool string, upd tree.Value, slots []hook.Slot) []string {
 // texts, an elision whose chunks give the original back, a lossless text
 // shaping that expands to it (a display shaping: to its terminal view),
 // or an encoding that decodes to it.
+//
+// Line references are resolved first, with the text the transcript shows
+// for the result each names, which must be in the current call's
+// context; what they give back must then be one of the above, or the
+// original ("+lines" is added to the reason).
 func declared(ev *hook.Event, tr *hook.Transcript, slots []hook.Slot, newTexts []string, i int, storeDir string) (bool, string) {
 	orig, nt := slots[i].Text, newTexts[i]
+	if lineRefRE.MatchString(nt) {
+		shown := shownByName(tr.Text())
+		back, err := dedup.ResolveLines(nt, func(name string) (string, bool) {
+			s, ok := shown[name]
+			return s.text, ok && s.agent == ev.AgentID
+		})
+		if err != nil {
+			return false, "line references: " + err.Error()
+		}
+		if back == orig {
+			return true, "text+lines"
+		}
+		texts := append([]string(nil), newTexts...)
+		texts[i] = back
+		ok, why := declared(ev, tr, slots, texts, i, storeDir)
+		return ok, why + "+lines"
+	}
 	if strings.HasPrefix(nt, "> [ref: ") {
 		texts := make([]string, len(slots))
 		for k := range slots {
