@@ -237,8 +237,9 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 	var edits []Edit
 	seen := make(map[uint64][]string) // content hash → first call ids showing it
 	texts := make(map[string]string)  // call id → its text
-	var lines dedup.Lines             // the texts shown, for line references
-	names := make(map[string]string)  // their names in a reference → call ids
+	// The texts shown, by call id, for line references naming the call
+	// as a repeat does.
+	lines := dedup.Lines{Name: func(id string) string { return refName(calls[id], id) }}
 	out := mapResults(msgs, func(i int, p *history.Part) (history.Part, bool) {
 		c := calls[p.ID]
 		if rw.excluded(c.name) || p.IsError {
@@ -315,20 +316,17 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 		// What the agent fetched back stays whole: a chunk, a result as
 		// an earlier one of the same call a batch may have left out.
 		if back[p.ID] || fetchesChunk(c.name, c.args) {
-			lines.Add(refName(c, p.ID), text)
-			names[refName(c, p.ID)] = p.ID
+			lines.Add(p.ID, text)
 			return *p, false
 		}
 		// Lines are counted in a result's text before its own line
 		// references (it gets that text back when one it names is
 		// trimmed: finish).
-		name := refName(c, p.ID)
 		s, n := lines.Refer(text, keep)
-		lines.Add(name, text)
-		names[name] = p.ID
+		lines.Add(p.ID, text)
 		if n > 0 && len(s) < len(text) {
 			refs++
-			named := referredCalls(s, names)
+			named := referredCalls(s)
 			edits = append(edits, Edit{Source: SourceRepeat, CallID: p.ID, Tool: c.name, Ref: named[0], Before: text, After: s, msg: i, refs: named})
 			return withText(*p, s), true
 		}
@@ -354,16 +352,18 @@ func (rw *Rewriter) declare(msgs []history.Message, x *editCtx, edit int) ([]his
 }
 
 // referredCalls lists the calls the line references of text name, in
-// order, by their names in names.
-func referredCalls(text string, names map[string]string) []string {
+// order (a name is the call id, then its label).
+func referredCalls(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
 		if !strings.HasPrefix(l, "> [ref: ") {
 			continue
 		}
 		if v, err := inband.Parse(l); err == nil {
-			if r, ok := v.(inband.RefLines); ok && !slices.Contains(out, names[r.ID]) {
-				out = append(out, names[r.ID])
+			if r, ok := v.(inband.RefLines); ok {
+				if id, _, _ := strings.Cut(r.ID, " ("); !slices.Contains(out, id) {
+					out = append(out, id)
+				}
 			}
 		}
 	}

@@ -56,8 +56,18 @@ var linesSeed = maphash.MakeSeed()
 type Lines struct {
 	// MinLines is the shortest run replaced (DefaultMinLines when 0).
 	MinLines int
+	// Name, when set, gives the ID a reference carries for the key a
+	// text was added under (asked only when a reference is written);
+	// otherwise the key is the ID.
+	Name func(key string) string
 
 	shown []shownText
+	// last is the text Refer split last: Add records it without
+	// splitting it again.
+	last struct {
+		text  string
+		lines []string
+	}
 	// head holds, by the hash of a line, 1 + the index in places of the
 	// line's most recent place; each place links to the one before.
 	head   map[uint64]int32
@@ -75,8 +85,9 @@ type linePlace struct{ text, line, prev int32 }
 
 // Add records text, shown to the model (before line references), under
 // name, the ID its references carry (a call id, optionally with the
-// call's label: `toolu_01ABC (Read "a.go")`). A name with a line break,
-// which no line can carry, is not recorded.
+// call's label: `toolu_01ABC (Read "a.go")`), or the key Lines.Name
+// gives it from. A name with a line break, which no line can carry, is
+// not recorded.
 func (x *Lines) Add(name, text string) {
 	if len(text) > maxLinesText || strings.Contains(name, "\n") {
 		return
@@ -84,7 +95,13 @@ func (x *Lines) Add(name, text string) {
 	if x.head == nil {
 		x.head = make(map[uint64]int32)
 	}
-	lines := counted(text)
+	var lines []string
+	if x.last.lines != nil && len(text) == len(x.last.text) && text == x.last.text {
+		lines = countedOf(text, x.last.lines)
+	} else {
+		lines = counted(text)
+	}
+	x.last.text, x.last.lines = "", nil
 	t := int32(len(x.shown))
 	x.shown = append(x.shown, shownText{name: name, lines: lines})
 	for i, l := range lines {
@@ -96,8 +113,11 @@ func (x *Lines) Add(name, text string) {
 
 // counted are the lines of text a reference counts: all but terse's own
 // (in-band) lines; a final line break ends the last line and opens none.
-func counted(text string) []string {
-	lines := strings.Split(text, "\n")
+func counted(text string) []string { return countedOf(text, strings.Split(text, "\n")) }
+
+// countedOf is counted of text split at its line breaks (lines, which it
+// reuses).
+func countedOf(text string, lines []string) []string {
 	if strings.HasSuffix(text, "\n") {
 		lines = lines[:len(lines)-1]
 	}
@@ -131,6 +151,7 @@ func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 		return text, 0
 	}
 	lines := strings.Split(text, "\n")
+	x.last.text, x.last.lines = text, lines
 	if strings.Contains(text, refLinesMark) {
 		for _, l := range lines {
 			if v, err := inband.Parse(l); err == nil {
@@ -152,7 +173,11 @@ func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 	for i := 0; i+minLines <= len(lines); {
 		run, from := x.longest(lines, &ok, i)
 		if run >= minLines {
-			ref := inband.RefLines{ID: x.shown[from.text].name, From: int(from.line) + 1, To: int(from.line) + run}.String()
+			id := x.shown[from.text].name
+			if x.Name != nil {
+				id = x.Name(id)
+			}
+			ref := inband.RefLines{ID: id, From: int(from.line) + 1, To: int(from.line) + run}.String()
 			// The run's bytes, without the line break that follows it.
 			if 4*len(ref) <= runBytes(lines[i:i+run])-1 {
 				if refs == 0 {
