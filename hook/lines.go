@@ -18,10 +18,12 @@ type Shown struct {
 }
 
 // Bounds of [Transcript.Shown]: it reads only the transcript's last
-// shownWindow bytes, and gives at most maxShown results, the latest.
+// shownWindow bytes, and gives the results of at most maxShown entries
+// of the call's context, the latest, of at most maxParsed entries read.
 const (
 	shownWindow = 4 << 20
 	maxShown    = 8
+	maxParsed   = 4 * maxShown
 	// A run is at least minRunLines lines, and a line reference at
 	// least minRefBytes long may stand for at most a quarter of the
 	// run's bytes (dedup's rule): runs shorter than minRunBytes are not
@@ -61,7 +63,8 @@ func LineSlot(tool string, s Slot) bool {
 //
 // The work is bounded: only the transcript's last 4 MB are searched, in
 // one pass over the JSON text for runs of the lines of texts as Claude
-// Code writes them, and only the latest 8 entries holding one are read.
+// Code writes them, and only the latest 8 entries of the call's context
+// holding one (of at most 32 read) are used.
 func (t *Transcript) Shown(agentID, exclude string, texts []string) []Shown {
 	if t == nil || exclude == "" || !slices.ContainsFunc(texts, mayRun) {
 		return nil
@@ -92,15 +95,23 @@ func (t *Transcript) Shown(agentID, exclude string, texts []string) []Shown {
 		}
 		spans = append(spans, [2]int{start, end})
 	})
-	if len(spans) > maxShown {
-		spans = spans[len(spans)-maxShown:]
+	// The latest maxShown entries of the call's own context, of at most
+	// maxParsed parsed (another sub-agent's entries may hold runs too).
+	type held struct {
+		sp [2]int
+		e  entry
 	}
-	var out []Shown
-	for _, sp := range spans {
-		e, ok := parseEntry(data[sp[0]:sp[1]])
-		if !ok || e.sidechain != cur.sidechain || e.agentID != cur.agentID {
-			continue
+	var keep []held
+	for i, parsed := len(spans)-1, 0; i >= 0 && len(keep) < maxShown && parsed < maxParsed; i-- {
+		parsed++
+		if e, ok := parseEntry(data[spans[i][0]:spans[i][1]]); ok && e.sidechain == cur.sidechain && e.agentID == cur.agentID {
+			keep = append(keep, held{spans[i], e})
 		}
+	}
+	slices.Reverse(keep)
+	var out []Shown
+	for _, h := range keep {
+		sp, e := h.sp, h.e
 		for _, r := range e.results {
 			if r.id == "" || r.id == exclude || r.text == "" {
 				continue

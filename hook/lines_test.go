@@ -69,6 +69,9 @@ func TestShown(t *testing.T) {
 		{"its call not in the transcript",
 			new(tx).result("t1", bashOut(h), h, false),
 			nil},
+		{"crowded by a sub-agent's",
+			crowded(new(tx).call("t1", "Bash", `{"command":"git diff"}`, false).result("t1", bashOut(h), h, false), h, maxShown+2),
+			[]string{`t1 (Bash "git diff")`}},
 		{"a path written since",
 			new(tx).call("t1", "Grep", `{"pattern":"x","path":"/w/a.diff"}`, false).result("t1", `{"mode":"content"}`, h, false).
 				call("t2", "Write", `{"file_path":"/w/a.diff","content":"x"}`, false).result("t2", `{}`, "File created", false),
@@ -145,4 +148,13 @@ func TestNextSpecial(t *testing.T) {
 			}
 		}
 	}
+}
+
+// crowded adds n results of a sub-agent that repeat h after x.
+func crowded(x *tx, h string, n int) *tx {
+	for i := range n {
+		id := fmt.Sprintf("s%d", i)
+		x.call(id, "Bash", `{}`, true).result(id, bashOut(h), h, true)
+	}
+	return x
 }
