@@ -59,6 +59,13 @@ func TestReplayShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// As terse api sends results: shaped losslessly at most (its
+			// ceiling), a form kept only when it costs fewer tokens,
+			// then references.
+			api, err := terse.New(&terse.Options{Format: "auto", Tokenizer: c, Shape: &shape.Options{ReadForm: form, Ceiling: shape.Lossless}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			ctx := context.Background()
 			var tab, tabRefs replay.Table
 			var refs replay.Refs
@@ -126,25 +133,22 @@ func TestReplayShapes(t *testing.T) {
 					}
 				}
 				tab.Add(name, res.Text != r.Text, before, after)
-				// With references: a result byte-identical to one the
-				// model still has is the reference to that call, when
-				// that is smaller.
-				shown, err := refs.Apply(r, res.Text)
+				// As terse api: lossless shaping, then references to
+				// what the model still has (whole results, runs of
+				// lines), each checked to resolve.
+				sent := apiForm(t, api, r)
+				shown, err := refs.Apply(r, sent)
 				if err != nil {
 					t.Errorf("%s %s: %v", r.File, r.Tool, err)
 				}
-				refAfter := after
-				if shown != res.Text {
-					refAfter = c.Count(shown)
-				}
-				tabRefs.Add(name, res.Text != r.Text || shown != res.Text, before, refAfter)
+				tabRefs.Add(name, shown != r.Text, before, c.Count(shown))
 			}
 			var sb strings.Builder
 			sb.WriteString(tab.String())
 			fmt.Fprintf(&sb, "shaped per class: %v; fitted to the budget: %d\n", classes, fitted)
 			fmt.Fprintf(&sb, "expand byte-identical: %d of %d; elisions joined back: %d of %d; anchors lost: %d\n",
 				expanded, classes["lossless"]+classes["display"], joined, elided, lost)
-			fmt.Fprintf(&sb, "with references to what the model still has, as terse api writes them (%d results whole, %d with %d line references, all resolved; %d error, verdict and file:line lines of commands' outputs among them, all in view):\n%s",
+			fmt.Fprintf(&sb, "as terse api sends them: shaped losslessly at most, then references to what the model still has (%d results whole, %d with %d line references, all resolved; %d error, verdict and file:line lines of commands' outputs among them, all in view):\n%s",
 				refs.Whole, refs.Lined, refs.Runs, refs.KeptInView, tabRefs.String())
 			t.Log("\n" + sb.String())
 			if lost > 0 {
@@ -152,6 +156,43 @@ func TestReplayShapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// apiForm is the text terse api sends for r before references: its
+// lossless shaping (a shaped text that expands back, JSON that decodes
+// to the original, documents that decode to the original's) when that
+// costs fewer tokens, else the original.
+func apiForm(t *testing.T, p *terse.Pipeline, r replay.Result) string {
+	t.Helper()
+	if len(r.Text) < 64 {
+		return r.Text
+	}
+	req := &terse.Request{Tool: r.Tool, ToolInput: string(r.Input), WorkDir: r.WorkDir}
+	res, err := p.ProcessString(context.Background(), r.Text, req)
+	if err != nil {
+		res, err = p.ProcessText(context.Background(), r.Text, req)
+		if err != nil {
+			return r.Text
+		}
+	}
+	rep := &res.Report
+	switch {
+	case rep.Truncated || rep.ShapeClass != "" && rep.ShapeClass != shape.Lossless.String():
+		t.Errorf("%s %s: terse api's pipeline gave a %s shaping", r.File, r.Tool, rep.ShapeClass)
+		return r.Text
+	case rep.Shape == "json" && rep.ShapeClass == shape.Lossless.String():
+		if docs, err := terse.DecodeJSONDocuments(res.Text); err != nil || !sameDocs(docs, r.Text) {
+			return r.Text
+		}
+	case rep.ShapeClass == shape.Lossless.String():
+		if back, err := shape.Expand(res.Text); err != nil || back != r.Text {
+			return r.Text
+		}
+	}
+	if c := p.Counter(); c.Count(res.Text) >= c.Count(r.Text) {
+		return r.Text
+	}
+	return res.Text
 }
 
 var fetchLine = regexp.MustCompile(`get chunk N whole: terse chunk (c_[0-9a-f]+) N\]`)

@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"github.com/terse-dev/terse/dedup"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/terse-dev/terse"
+	"github.com/terse-dev/terse/dedup"
 	"github.com/terse-dev/terse/fit"
 	"github.com/terse-dev/terse/history"
 	"github.com/terse-dev/terse/inband"
@@ -578,6 +581,22 @@ func hasLineRefs(text string) bool {
 	return strings.Contains(text, " of its result, byte-identical]")
 }
 
+// sameJSONDocs reports whether docs are the JSON documents of text, in
+// order.
+func sameJSONDocs(docs []tree.Value, text string) bool {
+	dec := json.NewDecoder(strings.NewReader(text))
+	for i := 0; ; i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err == io.EOF && i == len(docs)
+		}
+		v, err := tree.Parse(raw)
+		if err != nil || i >= len(docs) || !tree.Equal(v, docs[i]) {
+			return false
+		}
+	}
+}
+
 // resolvedText is the text of the result of id in results with its line
 // references resolved (against the results they name, resolved in turn).
 func resolvedText(id string, results map[string]tree.Value, depth int) (string, error) {
@@ -620,6 +639,10 @@ func resolvedText(id string, results map[string]tree.Value, depth int) (string, 
 // re-encoded JSON document by terse decode (render.Decode), value for
 // value.
 func restores(text, orig string) bool {
+	if strings.HasPrefix(text, "> [JSON document 1 of ") {
+		docs, err := terse.DecodeJSONDocuments(text)
+		return err == nil && sameJSONDocs(docs, orig)
+	}
 	if strings.HasPrefix(text, "> [lossless: ") {
 		back, err := shape.Expand(text)
 		return err == nil && back == orig

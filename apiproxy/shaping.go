@@ -151,6 +151,10 @@ func shapeWith(p *terse.Pipeline, c call, text string) shaped {
 	case r.Kind == "json" && r.Filtered:
 		s.source = SourceFilter
 	case r.Kind == "json":
+	case r.Shape == "json" && r.ShapeClass == shape.Lossless.String():
+		// Several JSON documents in one text, each in the auto
+		// encoding: the pipeline checked that they decode back
+		// (terse.DecodeJSONDocuments), as for one document.
 	case r.ShapeClass == shape.Lossless.String():
 		if orig, err := shape.Expand(res.Text); err != nil || orig != text {
 			return shaped{}

@@ -111,3 +111,22 @@ func TestShapeNeverLarger(t *testing.T) {
 		t.Fatalf("changed: %+v", res.Edits)
 	}
 }
+
+// TestShapedJSONDocuments: a shell result of several JSON documents (two
+// gh api calls) is sent as each document's auto encoding after its line,
+// and reads back (terse.DecodeJSONDocuments) as the original's documents.
+func TestShapedJSONDocuments(t *testing.T) {
+	js := jsonIssues()
+	two := js + "\n" + js + "\n"
+	var c convo
+	c.user("list the issues twice")
+	id := c.call("Bash", `{"command":"gh api issues; gh api issues"}`, two)
+	res := NewRewriter(Options{NoTrim: true}).Rewrite(c.request(), history.Anthropic)
+	got := resultTexts(t, res.Body)[id]
+	if !strings.HasPrefix(got, "> [JSON document 1 of 2]") {
+		t.Fatalf("not sent as JSON documents:\n%.300s", got)
+	}
+	if !restores(got, two) {
+		t.Fatalf("does not decode to the original's documents:\n%.300s", got)
+	}
+}
