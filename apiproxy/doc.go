@@ -67,7 +67,8 @@
 // result gets when it first appears is the one every later request
 // carries, and the prefix stays byte-stable. A form is used only when it
 // costs fewer tokens and restores exactly: a shaped text by shape.Expand
-// (terse expand), byte for byte; JSON by decoding; a filtered result
+// (terse expand), byte for byte; JSON (one document, or several in one
+// text) by decoding; a filtered result
 // under its filter's note.
 //
 // # Proxying
