@@ -111,13 +111,7 @@ func elideTest(text string, extra []PassLine) (candidate, bool) {
 // and its unit and count: the built-in patterns, mix test --trace's
 // lines of tests that did not fail, and the extra patterns.
 func passMatcher(text string, extra []PassLine) func(l string) (string, int, bool) {
-	var failedMix map[string]bool
-	if strings.Contains(text, "ms) [L#") {
-		failedMix = map[string]bool{}
-		for _, m := range mixFailure.FindAllStringSubmatch(text, -1) {
-			failedMix[m[1]] = true
-		}
-	}
+	failedMix := failedMixTests(text)
 	return func(l string) (string, int, bool) {
 		if u, n, ok := passLine(l); ok {
 			return u, n, ok
@@ -136,6 +130,19 @@ func passMatcher(text string, extra []PassLine) func(l string) (string, int, boo
 		}
 		return "", 0, false
 	}
+}
+
+// failedMixTests are the tests a failure report of mix test --trace
+// names, or nil for a text without mix test --trace's lines.
+func failedMixTests(text string) map[string]bool {
+	if !strings.Contains(text, "ms) [L#") {
+		return nil
+	}
+	failed := map[string]bool{}
+	for _, m := range mixFailure.FindAllStringSubmatch(text, -1) {
+		failed[m[1]] = true
+	}
+	return failed
 }
 
 // passUnits is the built-in units and the extra patterns' units.
@@ -339,6 +346,15 @@ func elideLog(text string) (candidate, bool) {
 		if problemLine.MatchString(l) || anchorError.MatchString(l) {
 			for j := max(0, i-logContext); j <= min(n-1, i+logContext); j++ {
 				keep[j] = true
+			}
+		}
+	}
+	// mix test --trace's line of a test a failure report names is that
+	// test's: kept, as the test elision keeps it.
+	if failed := failedMixTests(text); failed != nil {
+		for i, l := range lines {
+			if m := mixTrace.FindStringSubmatch(l); m != nil && failed[m[1]] {
+				keep[i] = true
 			}
 		}
 	}
