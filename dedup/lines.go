@@ -152,14 +152,8 @@ func (x *Lines) Refer(text string, keep func(line string) bool) (string, int) {
 	}
 	lines := strings.Split(text, "\n")
 	x.last.text, x.last.lines = text, lines
-	if strings.Contains(text, refLinesMark) {
-		for _, l := range lines {
-			if v, err := inband.Parse(l); err == nil {
-				if _, ok := v.(inband.RefLines); ok {
-					return text, 0
-				}
-			}
-		}
+	if inband.HasRefLines(text) {
+		return text, 0
 	}
 	minLines := x.MinLines
 	if minLines <= 0 {
@@ -268,7 +262,7 @@ var ErrUnresolved = errors.New("unresolved line reference")
 // result's text as [Lines.Add] recorded it): the inverse of
 // [Lines.Refer].
 func ResolveLines(text string, lookup func(name string) (string, bool)) (string, error) {
-	if !strings.Contains(text, refLinesMark) {
+	if !inband.HasRefLines(text) {
 		return text, nil
 	}
 	lines := strings.Split(text, "\n")
@@ -297,6 +291,3 @@ func ResolveLines(text string, lookup func(name string) (string, bool)) (string,
 	}
 	return strings.Join(out, "\n"), nil
 }
-
-// refLinesMark is in every line reference.
-const refLinesMark = " of its result, byte-identical]"

@@ -39,6 +39,21 @@ func (x RefLines) String() string {
 
 const refLinesTail = " of its result, byte-identical]"
 
+// HasRefLines reports whether a line of text reads as a [RefLines].
+func HasRefLines(text string) bool {
+	if !strings.Contains(text, refLinesTail) {
+		return false
+	}
+	for l := range strings.SplitSeq(text, "\n") {
+		if v, err := Parse(l); err == nil {
+			if _, ok := v.(RefLines); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Change is one scalar that differs in a near reference: its path and
 // its old and new values, each written exactly (a JSON string when the
 // bare text could be misread).

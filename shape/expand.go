@@ -95,9 +95,9 @@ func expandAt(text string) (string, Class, error) {
 		col += len(r) + len("; ")
 	}
 	lines := strings.Split(body, "\n")
-	if holdsLineRef(body) {
+	if inband.HasRefLines(body) {
 		for n, l := range lines {
-			if isLineRef(l) {
+			if inband.HasRefLines(l) {
 				return "", None, &ExpandError{Line: n + 2, Col: 1, Msg: "a line reference stands for lines of an earlier result: put them back first (terse api's dedup.ResolveLines)"}
 			}
 		}
@@ -117,24 +117,4 @@ func expandAt(text string) (string, Class, error) {
 		lines = out
 	}
 	return strings.Join(lines, "\n"), class, nil
-}
-
-// holdsLineRef reports whether text has a line that reads as a line
-// reference ("> [ref: …, lines 1–9 of its result, byte-identical]").
-func holdsLineRef(text string) bool {
-	if !strings.Contains(text, " of its result, byte-identical]") {
-		return false
-	}
-	for l := range strings.SplitSeq(text, "\n") {
-		if isLineRef(l) {
-			return true
-		}
-	}
-	return false
-}
-
-func isLineRef(line string) bool {
-	v, err := inband.Parse(line)
-	_, ok := v.(inband.RefLines)
-	return err == nil && ok
 }

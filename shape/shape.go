@@ -184,7 +184,7 @@ func Shape(text string, call Call, o *Options) Result {
 	if len(text) < minBytes {
 		return Result{Text: text, Shape: kind, Why: "short"}
 	}
-	if holdsLineRef(text) {
+	if inband.HasRefLines(text) {
 		// terse expand refuses a text with a line reference (one stands
 		// for lines it does not hold): a text that holds one as it is
 		// stays as it is.

@@ -512,7 +512,7 @@ func referLines(tr *hook.Transcript, ev *hook.Event, slots []hook.Slot, texts, c
 	// references: one shown with them is not referred to.
 	var lx dedup.Lines
 	for _, s := range shown {
-		if !strings.Contains(s.Text, " of its result, byte-identical]") {
+		if !inband.HasRefLines(s.Text) {
 			lx.Add(s.Name, s.Text)
 		}
 	}
